@@ -1,0 +1,1486 @@
+#!/usr/bin/env python3
+"""Grader for EngiAI evaluation runs: recorded agent trials rescored from their artefacts.
+
+Run:
+    python grade_engiai.py RUN_DIR                          # rescore every trial, print the table
+    python grade_engiai.py RUN_DIR --problem beams2d        # only some problems (registry choices)
+    python grade_engiai.py RUN_DIR --style workflow-distractor
+    python grade_engiai.py RUN_DIR --json report.json --out rescored/
+    python grade_engiai.py RUN_DIR --strict                 # anything inconclusive: FAIL, 0.0
+
+RUN_DIR holds reference.h5 (ground-truth designs and objectives, MMD baselines) and
+trials/<trial_id>/ (trial.json, arrays.h5, exported STL files, training_script.py);
+reference/engiai/TRIAL_FORMAT.md describes every field.  Nothing submitted is executed:
+scores are recomputed from the arrays, the STL geometry, the parsed training script and the
+recorded tool trace; scores the trial claims are compared and reported, never used.
+
+Per trial: design optimization = 0.65 design quality + 0.20 tool efficiency + 0.15 task
+completion; RAG = rag_accuracy; HPC = 0.80 workflow completion + 0.20 tool efficiency;
+training code = six weighted terms, model_quality = clip(baseline_mmd / agent_mmd, 0, 1).
+A trial the harness could not make scorable (no baseline, no usable MMD, no ground truth,
+thermoelastic2d unsupported by the agent's tools) has score None, and its (problem, style)
+cell is printed UNSCORABLE / UNSUPPORTED with its reasons, never averaged.
+
+Score: the mean over fully scorable (problem, style) cells of the cell means.  RESULT: PASS
+when every trial was scorable and every artefact valid; PARTIAL when some cell is not
+scorable, some artefact invalid or some trace needs review (the score covers the scorable
+cells); UNGRADED when no cell is scorable; FAIL (score 0.0) only under --strict, which makes
+anything short of PASS fail.  Exit codes: 0 PASS with score 1.0, 1 graded below that,
+2 UNGRADED or usage error, 3 grader failure.  --no-exec changes nothing here: this grader
+never executes what it grades (training scripts are only parsed), so it is accepted for
+uniformity with the other graders and grading is identical.
+
+Self-contained: needs only the standard library, numpy, scipy and h5py.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import enum
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+
+GRADER_NAME = "grade_engiai"
+GRADER_VERSION = "0.1.0"
+
+# =============================================================================
+# SPEC: every threshold, tolerance, file name and weight (seed line in comments)
+# =============================================================================
+SPEC = {
+    "trial_format": "engiai-trial/1",  # this project's format (spec: "the format of a trial record is this project's to define")
+    "trials_dir": "trials",            # RUN_DIR/trials/<trial_id>/
+    "trial_file": "trial.json",
+    "arrays_file": "arrays.h5",
+    "reference_file": "reference.h5",  # RUN_DIR/reference.h5: ground truth + MMD baselines
+    "binarize_at": 0.5,                # spec: "Designs binarised at > 0.5"
+    "stl_param_tol": 0.05,             # public task-completion scorer: float params within 0.05 (strict <)
+    "multi_export_count": 2,           # seed: "two exports from one optimization"
+    "rag_default_tol": 0.05,           # public RAG scorer default tolerance, within <=
+    "rag_modes": {                     # public RAG scorer: sub-weights by tested parameters
+        (): {"volfrac": 0.60, "rag_tool_called": 0.40},
+        ("forcedist",): {"volfrac": 0.40, "forcedist": 0.40, "rag_tool_called": 0.20},
+        ("rmin",): {"volfrac": 0.40, "rmin": 0.40, "rag_tool_called": 0.20},
+        ("forcedist", "rmin"): {"volfrac": 0.30, "forcedist": 0.30, "rmin": 0.30,
+                                "rag_tool_called": 0.10},
+    },
+    "hpc_steps": ("generate_training_command", "submit_slurm_job",   # public HPC scorer
+                  "monitor_job_until_complete", "evaluate_model"),
+    "hpc_secondary_weight": 0.15,      # public HPC scorer: config 0.15 and eval 0.15 when called
+    "hpc_eval_metrics": ("IOG", "COG", "FOG", "MMD", "DPP", "viol"),
+    "claim_tol": 1e-6,                 # a claimed score within this of the recomputed one agrees
+    "max_json_bytes": 4 << 20,         # guarded input caps (not in seed)
+    "max_h5_bytes": 256 << 20,
+    "max_array_elems": 1 << 26,
+    "max_stl_bytes": 64 << 20,
+    "max_script_bytes": 1 << 20,
+    "max_tool_calls": 10000,
+}
+
+# ---- REGISTRY: the one table every CLI choice list and every weight comes from ----
+# seed "Prompt styles": beams2d and photonics2d both accept seven styles
+DESIGN_STYLES = ("full", "natural", "workflow-random", "workflow-derived-params",
+                 "workflow-distractor", "workflow-conditional", "workflow-multi-export")
+# seed "Difficulty tiers": --prompt-style {tier}-{terse|verbose}, sixteen combinations
+TIER_STYLES = tuple(f"{t}-{v}" for t in ("t2", "t3", "t4", "t4-func", "t5", "t5-func", "t6", "t6v2")
+                    for v in ("terse", "verbose"))
+# seed: "the hpc_train_* problems use hpc-train-cgan, hpc-train-diff, hpc-train-natural-cgan
+# and hpc-train-natural-diff"
+HPC_STYLES = ("hpc-train-cgan", "hpc-train-diff", "hpc-train-natural-cgan", "hpc-train-natural-diff")
+ALGORITHMS = ("cgan_cnn_2d", "diffusion_2d_cond")  # seed: --algorithm cgan_cnn_2d (default) or diffusion_2d_cond
+
+# seed "Scoring": design_quality 0.65, tool_efficiency 0.20, task_completion 0.15
+_W_DESIGN = {"design_quality": 0.65, "tool_efficiency": 0.20, "task_completion": 0.15}
+# seed: IoU 0.31, pixel accuracy 0.19, objective match 0.15, constraint match 0.12,
+# connectivity 0.12, watertightness 0.11
+_W_DQ = {"iou": 0.31, "pixel_accuracy": 0.19, "objective_match": 0.15, "constraint_match": 0.12,
+         "connectivity": 0.12, "watertightness": 0.11}
+# seed: "thermoelastic2d shifts constraint match to 0 and objective match to 0.27"
+_W_DQ_THERMO = dict(_W_DQ, constraint_match=0.0, objective_match=0.27)
+_W_RAG = {"rag_accuracy": 1.0}                                         # seed: a single rag_accuracy term
+_W_HPC = {"workflow_completion": 0.80, "tool_efficiency": 0.20}        # seed: HPC orchestration
+_W_CODE = {"model_quality": 0.55, "code_quality": 0.15, "job_completion": 0.10,   # seed: six terms
+           "dryrun": 0.10, "syntax": 0.05, "slurm_accepted": 0.05}
+
+# tools each family's agent can call (seed "Training-code generation": all nine tools bind to
+# HPCAgent; the others from the public scorers); a name outside this set is an unknown tool
+_TOOLS_DESIGN = ("create_problem", "get_problem_details", "optimize_design", "simulate_design",
+                 "render_design", "convert_design_to_stl", "ask_human_for_clarification")
+_TOOLS_RAG = _TOOLS_DESIGN + ("search_documents",)
+_TOOLS_HPC = ("generate_training_command", "submit_slurm_job", "monitor_job_until_complete",
+              "evaluate_model", "execute_cli_command", "check_job_status", "diagnose_job_failure")
+_TOOLS_CODE = ("write_training_script", "validate_training_script", "generate_training_slurm",
+               "validate_slurm_script", "dryrun_training_script", "submit_slurm_job",
+               "monitor_job_until_complete", "evaluate_model", "diagnose_job_failure")
+
+# optimal tool sequences per style (tool efficiency = min(1, optimal / actual)); the registry's,
+# not the trial's: a trial's own optimal_call_count is compared and reported, never used
+_OPT_RENDER = ("optimize_design", "simulate_design", "render_design")
+_OPT_EXPORT = ("optimize_design", "simulate_design", "convert_design_to_stl")
+_OPTIMAL_DESIGN = {s: (_OPT_RENDER if s in ("full", "natural") else _OPT_EXPORT) for s in DESIGN_STYLES}
+_OPTIMAL_DESIGN["workflow-multi-export"] = _OPT_EXPORT + ("convert_design_to_stl",)
+_OPTIMAL_HPC = {s: SPEC["hpc_steps"] for s in HPC_STYLES}
+_OBJ_BEAMS = (("compliance", 0.2, 1.0),)           # (name, relative error threshold, weight)
+_OBJ_PHOTONICS = (("total_overlap", 0.2, 1.0),)
+_OBJ_THERMO = (("structural_compliance", 0.2, 0.4), ("thermal_compliance", 0.2, 0.4),
+               ("volume_fraction", 0.1, 0.2))   # spec: 0.1 for thermoelastic volume fraction
+
+PROBLEMS = {
+    "beams2d": dict(
+        family="design_optimization", styles=DESIGN_STYLES, weights=_W_DESIGN, design_weights=_W_DQ,
+        dataset="IDEALLab/beams_2d_50_100_v0", design_shape=(50, 100), objectives=_OBJ_BEAMS,
+        constraints=(("volfrac", 0.01),), tools=_TOOLS_DESIGN, optimal=_OPTIMAL_DESIGN,
+        agent_tools_support=True),
+    "photonics2d": dict(
+        family="design_optimization", styles=DESIGN_STYLES, weights=_W_DESIGN, design_weights=_W_DQ,
+        dataset="IDEALLab/photonics_2d_120_120_v0", design_shape=(120, 120),
+        objectives=_OBJ_PHOTONICS, constraints=(), tools=_TOOLS_DESIGN, optimal=_OPTIMAL_DESIGN,
+        agent_tools_support=True),
+    # seed warning: registered, but the agent's tools support only beams2d and photonics2d
+    "thermoelastic2d": dict(
+        family="design_optimization", styles=DESIGN_STYLES, weights=_W_DESIGN,
+        design_weights=_W_DQ_THERMO, dataset="IDEALLab/thermoelastic_2d_v0", design_shape=(64, 64),
+        objectives=_OBJ_THERMO, constraints=(), tools=_TOOLS_DESIGN, optimal=_OPTIMAL_DESIGN,
+        agent_tools_support=False),
+    # seed: "The last three families carry no dataset and no objectives"
+    "rag_beams2d": dict(
+        family="rag_retrieval", styles=("rag-eval",), weights=_W_RAG, dataset=None,
+        design_shape=None, objectives=(), constraints=(), tools=_TOOLS_RAG, optimal=None,
+        agent_tools_support=True),
+    "hpc_train_beams2d": dict(
+        family="hpc_orchestration", styles=HPC_STYLES, weights=_W_HPC, dataset=None,
+        design_shape=None, objectives=(), constraints=(), tools=_TOOLS_HPC, optimal=_OPTIMAL_HPC,
+        agent_tools_support=True, base_problem="beams2d"),
+    "hpc_train_photonics2d": dict(
+        family="hpc_orchestration", styles=HPC_STYLES, weights=_W_HPC, dataset=None,
+        design_shape=None, objectives=(), constraints=(), tools=_TOOLS_HPC, optimal=_OPTIMAL_HPC,
+        agent_tools_support=True, base_problem="photonics2d"),
+    "training_code_beams2d": dict(
+        family="training_code", styles=TIER_STYLES, weights=_W_CODE, dataset=None,
+        design_shape=(50, 100), objectives=(), constraints=(), tools=_TOOLS_CODE, optimal=None,
+        agent_tools_support=True, base_problem="beams2d"),
+    "training_code_photonics2d": dict(
+        family="training_code", styles=TIER_STYLES, weights=_W_CODE, dataset=None,
+        design_shape=(120, 120), objectives=(), constraints=(), tools=_TOOLS_CODE, optimal=None,
+        agent_tools_support=True, base_problem="photonics2d"),
+}
+
+
+def list_problems() -> list:
+    """Every registered problem (the --problem choices)."""
+    return sorted(PROBLEMS)
+
+
+def list_styles() -> list:
+    """Every prompt style some registered problem accepts (the --style choices)."""
+    return sorted({s for p in PROBLEMS.values() for s in p["styles"]})
+
+
+def hpc_algorithm(style: str) -> str:
+    """The training algorithm an hpc-train-* style asks for."""
+    return "diffusion_2d_cond" if style.endswith("-diff") else "cgan_cnn_2d"
+
+
+# =============================================================================
+# RECORDS
+# =============================================================================
+class Status(str, enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    REVIEW = "REVIEW"
+    SKIP = "SKIP"
+    INFO = "INFO"
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    id: str
+    status: Status
+    message: str
+    measured: object = None
+    limit: object = None
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "status": self.status.value, "message": self.message,
+                "measured": _jsonable(self.measured), "limit": _jsonable(self.limit)}
+
+
+def _jsonable(value):
+    """Numbers and containers in a form json.dumps accepts (NaN/inf as strings)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)) or hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        v = value.item() if hasattr(value, "item") else value
+        if isinstance(v, float) and not math.isfinite(v):
+            return repr(v)
+        return v
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        seq = value.tolist() if hasattr(value, "tolist") else value
+        return [_jsonable(v) for v in seq]
+    return str(value)
+
+
+class Reject(Exception):
+    """Raised by guarded accessors; caught at a check boundary and turned into FAIL."""
+
+    def __init__(self, check_id: str, message: str, measured=None, limit=None):
+        super().__init__(message)
+        self.check = Check(check_id, Status.FAIL, message, measured, limit)
+
+
+def guarded(fn):
+    """Run a check function; a Reject becomes its FAIL record, never an escape."""
+    def wrapper(*args, **kwargs) -> list:
+        try:
+            out = fn(*args, **kwargs)
+        except Reject as exc:
+            return [exc.check]
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+# =============================================================================
+# GUARDED INPUT: untrusted files and values
+# =============================================================================
+def read_json_file(path: str, check_id: str, max_bytes: int):
+    """Parse a JSON file; raise Reject on missing, oversized, non-UTF-8 or malformed."""
+    if not os.path.isfile(path):
+        raise Reject(check_id, f"{os.path.basename(path)} missing")
+    size = os.path.getsize(path)
+    if size > max_bytes:
+        raise Reject(check_id, f"{os.path.basename(path)} is {size} bytes", size, max_bytes)
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8")
+        return json.loads(text, parse_constant=lambda c: float(c))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise Reject(check_id, f"{os.path.basename(path)} is not valid JSON: {str(exc)[:120]}")
+
+
+def get_path(obj, keys: tuple, check_id: str, where: str = "trial.json"):
+    """obj[k0][k1]... with a Reject naming the missing key path."""
+    cur = obj
+    for i, key in enumerate(keys):
+        ok = (isinstance(cur, dict) and isinstance(key, str) and key in cur) or \
+             (isinstance(cur, list) and isinstance(key, int) and -len(cur) <= key < len(cur))
+        if not ok:
+            dotted = ".".join(str(k) for k in keys[: i + 1])
+            raise Reject(check_id, f"{where}: {dotted} missing or of the wrong type")
+        cur = cur[key]
+    return cur
+
+
+def get_number(obj, keys: tuple, check_id: str, *, integer: bool = False,
+               where: str = "trial.json") -> float:
+    """A finite real number (bool, string, null, NaN and inf are refused)."""
+    value = get_path(obj, keys, check_id, where)
+    dotted = ".".join(str(k) for k in keys)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Reject(check_id, f"{where}: {dotted} must be a number, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise Reject(check_id, f"{where}: {dotted} is not finite ({value!r})")
+    if integer and value != int(value):
+        raise Reject(check_id, f"{where}: {dotted} must be an integer, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+def as_number(value):
+    """A finite float from an untrusted value, or None (bools and strings are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def first_nonfinite(arr):
+    """(count, index of the first non-finite entry) of an array."""
+    import numpy as np
+    bad = ~np.isfinite(arr)
+    n = int(bad.sum())
+    return n, (tuple(int(i) for i in np.argwhere(bad)[0]) if n else None)
+
+
+def check_array(arr, name: str, shape: tuple, check_id: str, ndim: int | None = None):
+    """numpy.testing order: dtype, shape, then non-finite positions.  Returns float64."""
+    import numpy as np
+    if arr.dtype.kind not in "biuf":
+        raise Reject(check_id, f"array {name} has dtype {arr.dtype}, expected a real number type")
+    if shape is not None and tuple(arr.shape) != tuple(shape):
+        raise Reject(check_id, f"array {name} has shape {tuple(arr.shape)}, expected {tuple(shape)}",
+                     list(arr.shape), list(shape))
+    if ndim is not None and arr.ndim != ndim:
+        raise Reject(check_id, f"array {name} has {arr.ndim} dimensions, expected {ndim}",
+                     list(arr.shape))
+    out = np.asarray(arr, dtype=np.float64)
+    n, idx = first_nonfinite(out)
+    if n:
+        raise Reject(check_id, f"array {name}: {n} non-finite value(s), first at index {idx}", n, 0)
+    return out
+
+
+def _h5_open(path: str, check_id: str):
+    import h5py
+    if not os.path.isfile(path) or os.path.islink(path):
+        raise Reject(check_id, f"{os.path.basename(path)} missing")
+    size = os.path.getsize(path)
+    if size > SPEC["max_h5_bytes"]:
+        raise Reject(check_id, f"{os.path.basename(path)} is {size} bytes", size, SPEC["max_h5_bytes"])
+    try:
+        return h5py.File(path, "r")
+    except Exception as exc:  # OSError for a non-HDF5 file, anything else h5py raises
+        raise Reject(check_id, f"{os.path.basename(path)} unreadable: {type(exc).__name__}: "
+                               f"{str(exc)[:120]}")
+
+
+def read_h5_array(path: str, name: str, check_id: str, *, shape=None, ndim=None):
+    """One numeric dataset of an HDF5 file, checked (dtype, size, shape, finiteness)."""
+    import h5py
+    with _h5_open(path, check_id) as fh:
+        obj = fh.get(name)
+        if obj is None:
+            raise Reject(check_id, f"{os.path.basename(path)}: dataset {name} missing")
+        if not isinstance(obj, h5py.Dataset):
+            raise Reject(check_id, f"{os.path.basename(path)}: {name} is not a dataset")
+        if obj.size > SPEC["max_array_elems"]:
+            raise Reject(check_id, f"{os.path.basename(path)}: {name} has {obj.size} elements",
+                         obj.size, SPEC["max_array_elems"])
+        if obj.dtype.kind not in "biuf":
+            raise Reject(check_id, f"{os.path.basename(path)}: {name} has dtype {obj.dtype}, "
+                                   "expected a real number type")
+        try:
+            arr = obj[()]
+        except Exception as exc:
+            raise Reject(check_id, f"{os.path.basename(path)}: {name} unreadable: {str(exc)[:120]}")
+    return check_array(arr, name, shape, check_id, ndim)
+
+
+def read_h5_attrs(path: str, group: str, check_id: str):
+    """Numeric scalar attributes of an HDF5 group, or None when the group is absent."""
+    import h5py
+    with _h5_open(path, check_id) as fh:
+        obj = fh.get(group)
+        if obj is None:
+            return None
+        if not isinstance(obj, h5py.Group):
+            raise Reject(check_id, f"{os.path.basename(path)}: {group} is not a group")
+        out = {}
+        for key in obj.attrs:
+            try:
+                val = obj.attrs[key]
+            except Exception:
+                continue
+            num = as_number(val.item() if hasattr(val, "item") and getattr(val, "ndim", 1) == 0
+                            else val)
+            if num is not None:
+                out[key] = num
+        return out
+
+
+def read_stl(path: str, check_id: str):
+    """Triangles (n, 3, 3) float64 of a binary or ASCII STL; Reject when malformed."""
+    import numpy as np
+    name = os.path.basename(path)
+    if not os.path.isfile(path) or os.path.islink(path):
+        raise Reject(check_id, f"{name} missing")
+    size = os.path.getsize(path)
+    if size > SPEC["max_stl_bytes"]:
+        raise Reject(check_id, f"{name} is {size} bytes", size, SPEC["max_stl_bytes"])
+    with open(path, "rb") as fh:
+        data = fh.read()
+    tris = None
+    if size >= 84:
+        n = int(np.frombuffer(data, dtype="<u4", count=1, offset=80)[0])
+        if size == 84 + 50 * n:          # binary: 80-byte header, count, 50 bytes per facet
+            rec = np.dtype([("normal", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
+            tris = np.frombuffer(data, dtype=rec, count=n, offset=84)["v"].astype(np.float64)
+    if tris is None:
+        tris = _parse_ascii_stl(data, name, check_id)
+    if tris.shape[0] == 0:
+        raise Reject(check_id, f"{name}: no triangles")
+    n_bad, idx = first_nonfinite(tris)
+    if n_bad:
+        raise Reject(check_id, f"{name}: {n_bad} non-finite vertex coordinate(s), first at {idx}")
+    return tris
+
+
+def _parse_ascii_stl(data: bytes, name: str, check_id: str):
+    import numpy as np
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        raise Reject(check_id, f"{name}: neither a binary STL (size does not match its facet "
+                               "count) nor ASCII text")
+    tokens = text.split()
+    if not tokens or tokens[0] != "solid":
+        raise Reject(check_id, f"{name}: neither a binary STL (size does not match its facet "
+                               "count) nor an ASCII STL (no leading 'solid')")
+    verts, i, nt = [], 0, len(tokens)
+    try:
+        while i < nt:
+            tok = tokens[i]
+            if tok == "facet":
+                if tokens[i + 1] != "normal":
+                    raise ValueError("facet without normal")
+                i += 5
+                if tokens[i] != "outer" or tokens[i + 1] != "loop":
+                    raise ValueError("facet without 'outer loop'")
+                i += 2
+                for _ in range(3):
+                    if tokens[i] != "vertex":
+                        raise ValueError("loop does not hold three vertices")
+                    verts.append([float(tokens[i + 1]), float(tokens[i + 2]), float(tokens[i + 3])])
+                    i += 4
+                if tokens[i] != "endloop" or tokens[i + 1] != "endfacet":
+                    raise ValueError("facet not closed by 'endloop endfacet'")
+                i += 2
+            elif tok in ("solid", "endsolid"):
+                i += 1
+                # a name may follow solid/endsolid: skip up to the next keyword
+                while i < nt and tokens[i] not in ("facet", "endsolid", "solid"):
+                    i += 1
+            else:
+                raise ValueError(f"unexpected token {tok[:20]!r}")
+    except (IndexError, ValueError) as exc:
+        raise Reject(check_id, f"{name}: malformed ASCII STL: {str(exc)[:100]}")
+    return np.asarray(verts, dtype=np.float64).reshape(-1, 3, 3)
+
+
+def safe_member(trial_dir: str, name, check_id: str) -> str:
+    """A plain file name inside the trial folder (no separators, no '..', no symlink)."""
+    if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or \
+            "\\" in name or "\x00" in name:
+        raise Reject(check_id, f"artefact name {name!r} is not a plain file name in the trial folder")
+    path = os.path.join(trial_dir, name)
+    if os.path.islink(path):
+        raise Reject(check_id, f"artefact {name} is a symlink (refused)")
+    return path
+
+
+# =============================================================================
+# THE FOUR FAMILIES: trial record and trace
+# =============================================================================
+@dataclasses.dataclass
+class Trial:
+    """One graded trial: where it sits in the table and what came out of it."""
+    trial_id: str
+    problem: str | None = None
+    style: str | None = None
+    status: str = "invalid"       # scored | unscorable | unsupported | invalid | filtered
+    score: float | None = None
+    terms: dict = dataclasses.field(default_factory=dict)
+    reasons: list = dataclasses.field(default_factory=list)
+    claims: dict = dataclasses.field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return _jsonable(dataclasses.asdict(self))
+
+
+class Unscorable(Exception):
+    """A harness-side gap (no ground truth, no baseline, no usable MMD, missing expectation):
+    the term is None with this reason, never 0 and never 1."""
+
+
+def parse_trace(rec: dict, tid: str) -> tuple:
+    """(calls, checks): the tool trace as a list of {name, args, result} dicts."""
+    cid = f"trial.{tid}.trace"
+    calls = get_path(rec, ("tool_calls",), cid)
+    if not isinstance(calls, list):
+        raise Reject(cid, "trial.json: tool_calls must be a list")
+    if len(calls) > SPEC["max_tool_calls"]:
+        raise Reject(cid, f"trial.json: {len(calls)} tool calls", len(calls), SPEC["max_tool_calls"])
+    out = []
+    for i, c in enumerate(calls):
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+            raise Reject(cid, f"trial.json: tool_calls[{i}] is not an object with a string name")
+        args = c.get("args", {})
+        result = c.get("result")
+        if not isinstance(args, dict):
+            raise Reject(cid, f"trial.json: tool_calls[{i}].args must be an object")
+        if result is not None and not isinstance(result, dict):
+            raise Reject(cid, f"trial.json: tool_calls[{i}].result must be an object or null")
+        out.append({"name": c["name"], "args": args, "result": result or {}})
+    return out
+
+
+def trace_checks(calls: list, problem: str, tid: str) -> list:
+    """Unknown tool names: counted as calls, flagged for review."""
+    known = set(PROBLEMS[problem]["tools"])
+    unknown = sorted({c["name"] for c in calls if c["name"] not in known})
+    if unknown:
+        return [Check(f"trial.{tid}.unknown_tools", Status.REVIEW,
+                      f"tool(s) outside the {PROBLEMS[problem]['family']} tool set: "
+                      f"{', '.join(repr(u[:40]) for u in unknown)} (counted as calls)", unknown)]
+    return []
+
+
+def succeeded(call: dict) -> bool:
+    """A tool call whose recorded result says success: true (exactly the JSON true)."""
+    return call["result"].get("success") is True
+
+
+def tool_efficiency(calls: list, optimal: tuple) -> float:
+    """spec: min(1, optimal / actual), 0 with no calls."""
+    return min(1.0, len(optimal) / len(calls)) if calls else 0.0
+
+
+def optimal_count_check(rec: dict, optimal: tuple, tid: str) -> list:
+    """A trial's own optimal_call_count is reported against the registry's, never used."""
+    claimed = rec.get("optimal_call_count")
+    if claimed is None or as_number(claimed) == len(optimal):
+        return []
+    return [Check(f"trial.{tid}.optimal_calls", Status.INFO,
+                  f"trial records optimal_call_count={claimed!r}; the registry's is {len(optimal)} "
+                  f"({' > '.join(optimal)}), which is used", claimed, len(optimal))]
+
+
+# =============================================================================
+# SCORING: design optimization (IoU, pixel accuracy, objective, constraint,
+# connectivity, watertightness)
+# =============================================================================
+def binarize(design):
+    return design > SPEC["binarize_at"]
+
+
+def iou(a, b) -> float:
+    """|A and B| / |A or B| of binarised designs; both empty -> 1.0 (identical; decided)."""
+    import numpy as np
+    a, b = binarize(a), binarize(b)
+    union = int(np.logical_or(a, b).sum())
+    return 1.0 if union == 0 else int(np.logical_and(a, b).sum()) / union
+
+
+def pixel_accuracy(a, b) -> float:
+    import numpy as np
+    return float(np.mean(binarize(a) == binarize(b)))
+
+
+def connectivity(design) -> float:
+    """1.0 when the binarised design is exactly one 8-connected component."""
+    import numpy as np
+    from scipy import ndimage
+    _, n = ndimage.label(binarize(design), structure=np.ones((3, 3), dtype=int))
+    return 1.0 if n == 1 else 0.0
+
+
+def objective_match(agent: dict, target: dict, objectives: tuple) -> tuple:
+    """(score, per-objective detail): sum w*max(0, 1 - relerr/thr) / sum w; absolute error
+    when the target is 0; a missing agent value scores 0; a missing target is Unscorable."""
+    if not objectives:
+        return 1.0, {}
+    total, wsum, detail = 0.0, 0.0, {}
+    for name, thr, w in objectives:
+        t = target.get(name)
+        if t is None:
+            raise Unscorable(f"ground truth lacks objective {name}")
+        a = as_number(agent.get(name)) if isinstance(agent, dict) else None
+        if a is None:
+            s = 0.0
+        else:
+            err = abs(a - t) / abs(t) if t != 0 else abs(a - t)
+            s = max(0.0, 1.0 - err / thr)
+        detail[name] = s
+        total += w * s
+        wsum += w
+    return total / wsum, detail
+
+
+def constraint_match(design, target: dict, constraints: tuple) -> float:
+    """mean of exp(-|mean(design) - target| / tol); no constraint -> 1.0 (nothing violated)."""
+    import numpy as np
+    if not constraints:
+        return 1.0
+    vals = []
+    for name, tol in constraints:
+        t = target.get(name)
+        if t is None:
+            raise Unscorable(f"ground truth lacks condition {name}")
+        vals.append(math.exp(-abs(float(np.mean(design)) - t) / tol))
+    return float(np.mean(vals))
+
+
+def watertight_report(tris) -> dict:
+    """Every edge shared by exactly two triangles with opposite orientation.  Vertices are
+    welded on exact coordinates.  Returns counts of the defects and ok."""
+    import numpy as np
+    n = tris.shape[0]
+    _, inv = np.unique(tris.reshape(-1, 3), axis=0, return_inverse=True)
+    f = inv.reshape(n, 3).astype(np.int64)
+    degenerate = int(np.sum((f[:, 0] == f[:, 1]) | (f[:, 1] == f[:, 2]) | (f[:, 0] == f[:, 2])))
+    directed = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    und = np.sort(directed, axis=1)
+    _, ucount = np.unique(und, axis=0, return_counts=True)
+    _, dcount = np.unique(directed, axis=0, return_counts=True)
+    boundary = int(np.sum(ucount == 1))
+    nonmanifold = int(np.sum(ucount > 2))
+    # with every undirected edge used twice, a repeated directed edge means same orientation
+    misoriented = int(np.sum(dcount > 1))
+    ok = degenerate == 0 and boundary == 0 and nonmanifold == 0 and misoriented == 0
+    return {"ok": ok, "triangles": n, "edges": int(ucount.size), "boundary_edges": boundary,
+            "nonmanifold_edges": nonmanifold, "misoriented_edges": misoriented,
+            "degenerate_triangles": degenerate,
+            "z_extent": float(tris[..., 2].max() - tris[..., 2].min())}
+
+
+def describe_watertight(rep: dict) -> str:
+    if rep["ok"]:
+        return f"watertight ({rep['triangles']} triangles, {rep['edges']} edges, each shared by 2)"
+    bits = [f"{rep[k]} {k.replace('_', ' ')}" for k in
+            ("boundary_edges", "nonmanifold_edges", "misoriented_edges", "degenerate_triangles")
+            if rep[k]]
+    return "not watertight: " + ", ".join(bits)
+
+
+# =============================================================================
+# PROMPT STYLES: task completion, workflow parameter checks, the distractor
+# =============================================================================
+_STL_PARAMS = (("scale_xy", "scale_xy", "float"), ("scale_z", "scale_z", "float"),
+               ("threshold", "threshold", "float"), ("mirror_y", "mirrored", "bool"))
+
+
+def validate_stl_params(actual: dict, expected: dict) -> tuple:
+    """(ok, violations): each float within 0.05 (strict), mirror_y == result's mirrored."""
+    bad = []
+    for exp_key, act_key, kind in _STL_PARAMS:
+        e, a = expected.get(exp_key), actual.get(act_key)
+        if kind == "bool":
+            if not isinstance(e, bool) or not isinstance(a, bool) or a != e:
+                bad.append(f"{exp_key}: got {a!r}, expected {e!r}")
+        else:
+            ea, aa = as_number(e), as_number(a)
+            if ea is None or aa is None or not abs(aa - ea) < SPEC["stl_param_tol"]:
+                bad.append(f"{exp_key}: got {a!r}, expected {e!r}")
+    return not bad, bad
+
+
+def expected_params(style: str, expected, gt: dict) -> list:
+    """The list of expected export parameter sets, in order, for a workflow style."""
+    if not isinstance(expected, dict) or not isinstance(expected.get("stl_expected_params"), dict):
+        raise Unscorable(f"{style}: expected.stl_expected_params missing from the trial record")
+    p = expected["stl_expected_params"]
+    if style == "workflow-multi-export":
+        exports = p.get("exports")
+        if not isinstance(exports, list) or len(exports) != SPEC["multi_export_count"] or \
+                not all(isinstance(e, dict) for e in exports):
+            raise Unscorable("workflow-multi-export: stl_expected_params.exports must list two objects")
+        return exports
+    if style == "workflow-conditional":
+        try:
+            thr = float(p["compliance_threshold"])
+            branch = p["branch_high"] if gt["compliance"] > thr else p["branch_low"]
+            return [{"threshold": branch["threshold"], "mirror_y": branch["mirror_y"],
+                     "scale_xy": p["common"]["scale_xy"], "scale_z": p["common"]["scale_z"]}]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise Unscorable(f"workflow-conditional: cannot resolve the branch ({exc!r}): needs "
+                             "compliance_threshold, branch_high, branch_low, common and the "
+                             "ground-truth compliance")
+    return [p]
+
+
+def export_params(call: dict, stl_reports: dict) -> dict:
+    """The parameters an export used: the tool result's, with scale_z replaced by the height
+    of the STL it produced when that file was read (the geometry is the witness)."""
+    got = dict(call["result"])
+    rep = stl_reports.get(call["result"].get("stl_path"))
+    if rep is not None:
+        got["scale_z_reported"] = got.get("scale_z")
+        got["scale_z"] = rep["z_extent"]
+    return got
+
+
+def task_completion(style: str, calls: list, expected, gt: dict, stl_reports: dict,
+                    tid: str) -> tuple:
+    """(score, checks).  full/natural: render_design succeeded.  workflow styles: a successful
+    convert_design_to_stl whose file exists, with the expected parameters (the last export;
+    the first two, in order, for multi-export)."""
+    checks = []
+    if style in ("full", "natural"):
+        ok = any(c["name"] == "render_design" and succeeded(c) for c in calls)
+        return (1.0 if ok else 0.0), [Check(f"trial.{tid}.task", Status.INFO,
+                                            "render_design succeeded" if ok else
+                                            "no successful render_design")]
+    exports = []
+    for c in calls:
+        if c["name"] != "convert_design_to_stl" or not succeeded(c):
+            continue
+        if c["result"].get("stl_path") not in stl_reports:
+            checks.append(Check(f"trial.{tid}.export", Status.FAIL,
+                                f"convert_design_to_stl reports success but its file "
+                                f"{str(c['result'].get('stl_path'))[:60]!r} is not a readable "
+                                "STL in the trial folder: export not counted"))
+            continue
+        exports.append(export_params(c, stl_reports))
+    want = expected_params(style, expected, gt)
+    if style == "workflow-multi-export":
+        if len(exports) < len(want):
+            return 0.0, checks + [Check(f"trial.{tid}.task", Status.INFO,
+                                        f"{len(exports)} successful export(s), "
+                                        f"{len(want)} expected")]
+        got = exports[: len(want)]
+    else:
+        if not exports:
+            return 0.0, checks + [Check(f"trial.{tid}.task", Status.INFO,
+                                        "no successful convert_design_to_stl")]
+        got = exports[-1:]
+    bad = []
+    for i, (g, w) in enumerate(zip(got, want)):
+        ok, viol = validate_stl_params(g, w)
+        if not ok:
+            bad.append((f"export {i + 1}: " if len(want) > 1 else "") + "; ".join(viol))
+    if style == "workflow-distractor":
+        checks += distractor_check(got[0], expected, tid)
+    msg = "export parameters match" if not bad else "export parameters wrong: " + " | ".join(bad)
+    return (0.0 if bad else 1.0), checks + [Check(f"trial.{tid}.task", Status.INFO, msg)]
+
+
+def distractor_check(got: dict, expected, tid: str) -> list:
+    """Which of the two plausible values the export took: export, preview or neither."""
+    d = expected.get("distractor") if isinstance(expected, dict) else None
+    if not isinstance(d, dict) or d.get("param") not in ("scale_xy", "scale_z", "threshold"):
+        raise Unscorable("workflow-distractor: expected.distractor {param, export_value, "
+                         "preview_value} missing from the trial record")
+    param = d["param"]
+    ev, pv, v = as_number(d.get("export_value")), as_number(d.get("preview_value")), \
+        as_number(got.get(param))
+    if ev is None or pv is None:
+        raise Unscorable("workflow-distractor: export_value/preview_value are not numbers")
+    tol = SPEC["stl_param_tol"]
+    took = "neither"
+    if v is not None and abs(v - ev) < tol:
+        took = "export"
+    elif v is not None and abs(v - pv) < tol:
+        took = "preview"
+    source = "STL height" if param == "scale_z" and "scale_z_reported" in got else "tool result"
+    return [Check(f"trial.{tid}.distractor", Status.INFO,
+                  f"{param} = {v!r} ({source}): took the {took.upper()} value "
+                  f"(export {ev:g}, preview {pv:g})", {"value": v, "took": took},
+                  {"export": ev, "preview": pv})]
+
+
+def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, run: "RunRefs",
+                 tid: str) -> tuple:
+    """(terms, checks) for a design-optimization trial."""
+    import numpy as np
+    cfg = PROBLEMS[problem]
+    checks = []
+    ex = rec.get("example_id")
+    if isinstance(ex, bool) or not isinstance(ex, int):
+        raise Unscorable("example_id missing or not an integer: no ground truth to compare with")
+    gt_design, gt = run.ground_truth(problem, ex)
+    arts = rec.get("artefacts") if isinstance(rec.get("artefacts"), dict) else {}
+    # the agent's design: declared absent -> 0 (agent produced none); declared but bad -> FAIL, 0
+    design = None
+    if arts.get("design") is None:
+        checks.append(Check(f"trial.{tid}.design", Status.INFO, "no design produced (artefacts.design "
+                                                                 "is null): design terms 0"))
+    else:
+        try:
+            design = read_h5_array(safe_member(tdir, SPEC["arrays_file"], f"trial.{tid}.design"),
+                                   "design", f"trial.{tid}.design", shape=cfg["design_shape"])
+            checks.append(Check(f"trial.{tid}.design", Status.PASS,
+                                f"design {cfg['design_shape']} finite"))
+        except Reject as exc:
+            checks.append(Check(exc.check.id, Status.FAIL, exc.check.message + ": design terms 0",
+                                exc.check.measured, exc.check.limit))
+    # exported STL files: each read from disk, watertightness from its own geometry
+    stl_reports = {}
+    stl_names = arts.get("stl", [])
+    if not isinstance(stl_names, list):
+        checks.append(Check(f"trial.{tid}.stl", Status.FAIL, "artefacts.stl must be a list"))
+        stl_names = []
+    for name in stl_names:
+        cid = f"trial.{tid}.stl"
+        try:
+            rep = watertight_report(read_stl(safe_member(tdir, name, cid), cid))
+        except Reject as exc:
+            checks.append(exc.check)
+            continue
+        stl_reports[name] = rep
+        checks.append(Check(cid, Status.INFO, f"{name}: {describe_watertight(rep)}", rep))
+    watertight = (float(np.mean([stl_reports.get(n, {"ok": False})["ok"] for n in stl_names]))
+                  if stl_names else 0.0)
+    if not stl_names:
+        checks.append(Check(f"trial.{tid}.stl", Status.INFO, "no STL exported: watertightness 0"))
+    sims = [c for c in calls if c["name"] == "simulate_design" and succeeded(c)]
+    agent_obj = sims[-1]["result"].get("objectives", {}) if sims else {}
+    if design is None:
+        dq = {"iou": 0.0, "pixel_accuracy": 0.0, "objective_match": 0.0, "constraint_match": 0.0,
+              "connectivity": 0.0}
+    else:
+        om, _ = objective_match(agent_obj, gt, cfg["objectives"])
+        dq = {"iou": iou(design, gt_design), "pixel_accuracy": pixel_accuracy(design, gt_design),
+              "objective_match": om, "constraint_match": constraint_match(design, gt, cfg["constraints"]),
+              "connectivity": connectivity(design)}
+    dq["watertightness"] = watertight
+    terms = dict(dq)
+    terms["design_quality"] = sum(cfg["design_weights"][k] * dq[k] for k in cfg["design_weights"])
+    optimal = cfg["optimal"][style]
+    terms["tool_efficiency"] = tool_efficiency(calls, optimal)
+    checks += optimal_count_check(rec, optimal, tid)
+    tc, tc_checks = task_completion(style, calls, rec.get("expected"), gt, stl_reports, tid)
+    terms["task_completion"] = tc
+    checks += tc_checks
+    terms["overall"] = sum(cfg["weights"][k] * terms[k] for k in cfg["weights"])
+    return terms, checks
+
+
+# =============================================================================
+# SCORING: RAG retrieval (accuracy credited only when the RAG tool was called)
+# =============================================================================
+_RAG_ALIASES = {"volfrac": ("volfrac", "volume_fraction", "vol_frac", "volume"),
+                "forcedist": ("forcedist", "force_distribution", "force_dist", "forcedistribution"),
+                "rmin": ("rmin", "filter_radius", "r_min")}
+
+
+def rag_param(calls: list, param: str):
+    """First value of a parameter in optimize_design args (flat, then problem_config)."""
+    for c in calls:
+        if c["name"] != "optimize_design":
+            continue
+        for scope in (c["args"], c["args"].get("problem_config")):
+            if not isinstance(scope, dict):
+                continue
+            for alias in _RAG_ALIASES[param]:
+                v = as_number(scope.get(alias))
+                if v is not None:
+                    return v
+    return None
+
+
+def score_rag(rec: dict, calls: list, tid: str) -> tuple:
+    """rag_accuracy: mode-weighted parameter accuracy, counted only when search_documents
+    was called, plus the weight for calling it (a lucky guess scores nothing)."""
+    cond = (rec.get("expected") or {}).get("conditions") if isinstance(rec.get("expected"), dict) else None
+    if not isinstance(cond, dict) or as_number(cond.get("expected_volfrac")) is None:
+        raise Unscorable("expected.conditions.expected_volfrac missing from the trial record")
+    tested = tuple(p for p in ("forcedist", "rmin") if cond.get(f"expected_{p}") is not None)
+    weights = SPEC["rag_modes"][tested]
+    called = any(c["name"] == "search_documents" for c in calls)
+    terms, detail = {"rag_tool_called": 1.0 if called else 0.0}, []
+    for p in ("volfrac",) + tested:
+        exp = as_number(cond.get(f"expected_{p}"))
+        if exp is None:
+            raise Unscorable(f"expected.conditions.expected_{p} is not a number")
+        tol = as_number(cond.get(f"expected_{p}_tolerance"))
+        tol = SPEC["rag_default_tol"] if tol is None else tol
+        got = rag_param(calls, p)
+        acc = 1.0 if got is not None and abs(got - exp) <= tol else 0.0
+        terms[f"{p}_accuracy"] = acc
+        detail.append(f"{p} {got!r} vs {exp:g}+-{tol:g}: {'ok' if acc else 'off'}")
+    rag = weights["rag_tool_called"] * terms["rag_tool_called"]
+    if called:
+        rag += sum(weights[p] * terms[f"{p}_accuracy"] for p in ("volfrac",) + tested)
+    terms["rag_accuracy"] = rag
+    terms["overall"] = PROBLEMS[rec["problem"]]["weights"]["rag_accuracy"] * rag
+    msg = ("search_documents called; " if called else
+           "search_documents NOT called: parameter accuracy not credited; ") + "; ".join(detail)
+    return terms, [Check(f"trial.{tid}.rag", Status.INFO, msg)]
+
+
+# =============================================================================
+# SCORING: HPC orchestration (workflow completion, tool efficiency)
+# =============================================================================
+def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tuple:
+    """workflow_completion = w_step * steps/4 + 0.15 config (when generate_training_command
+    was called) + 0.15 eval metrics (when evaluate_model was called); w_step takes the rest."""
+    cfg, checks = PROBLEMS[problem], []
+    want = (rec.get("expected") or {}).get("training_config") if isinstance(rec.get("expected"), dict) else None
+    if not isinstance(want, dict):
+        raise Unscorable("expected.training_config missing from the trial record")
+    if want.get("algorithm", hpc_algorithm(style)) != hpc_algorithm(style) or \
+            want.get("problem_id", cfg["base_problem"]) != cfg["base_problem"]:
+        checks.append(Check(f"trial.{tid}.config", Status.FAIL,
+                            f"expected.training_config {want.get('algorithm')!r}/"
+                            f"{want.get('problem_id')!r} contradicts the registry "
+                            f"({hpc_algorithm(style)}/{cfg['base_problem']}); the registry's is used"))
+    want = dict(want, algorithm=hpc_algorithm(style), problem_id=cfg["base_problem"])
+    names = [c["name"] for c in calls]
+    evaluated = [c for c in calls if c["name"] == "evaluate_model" or
+                 (c["name"] == "execute_cli_command" and "engiopt." in str(c["args"].get("command", ""))
+                  and ".evaluate_" in str(c["args"].get("command", "")))]
+    done = {s: (s in names) for s in SPEC["hpc_steps"][:3]}
+    done["evaluate_model"] = bool(evaluated)
+    rate = sum(done.values()) / len(done)
+
+    def config_ok(c):
+        a = c["args"].get("cfg", c["args"])
+        if not isinstance(a, dict):
+            return False
+        try:
+            return (int(a.get("seed", -1)) == int(want.get("seed", -2)) and
+                    int(a.get("epochs", -1)) == int(want.get("epochs", -2)) and
+                    a.get("algorithm", "cgan_cnn_2d") == want["algorithm"] and
+                    a.get("problem_id", "beams2d") == want["problem_id"])
+        except (TypeError, ValueError):
+            return False
+    config = 1.0 if any(config_ok(c) for c in calls if c["name"] == "generate_training_command") else 0.0
+    metrics = {}
+    for c in evaluated:
+        m = c["result"].get("metrics")
+        if isinstance(m, dict):
+            metrics.update({k: m[k] for k in SPEC["hpc_eval_metrics"] if as_number(m.get(k)) is not None})
+    eval_score = min(1.0, len(metrics) / len(SPEC["hpc_eval_metrics"]))
+    w2 = SPEC["hpc_secondary_weight"]
+    w_cfg = w2 if done["generate_training_command"] else 0.0
+    w_eval = w2 if done["evaluate_model"] else 0.0
+    wc = (1.0 - w_cfg - w_eval) * rate + w_cfg * config + w_eval * eval_score
+    optimal = cfg["optimal"][style]
+    terms = {"step_completion": rate, "config_correct": config, "eval_metrics": eval_score,
+             "workflow_completion": wc, "tool_efficiency": tool_efficiency(calls, optimal)}
+    terms["overall"] = sum(cfg["weights"][k] * terms[k] for k in cfg["weights"])
+    checks += optimal_count_check(rec, optimal, tid)
+    missing = [s for s, ok in done.items() if not ok]
+    checks.append(Check(f"trial.{tid}.workflow", Status.INFO,
+                        f"steps {sum(done.values())}/{len(done)}"
+                        + (f" (missing {', '.join(missing)})" if missing else "")
+                        + f"; config {'correct' if config else 'wrong/absent'}; "
+                          f"{len(metrics)}/{len(SPEC['hpc_eval_metrics'])} evaluation metrics"))
+    return terms, checks
+
+
+# =============================================================================
+# HOW MODEL QUALITY IS GRADED: training-code generation (six terms, MMD, UNSCORABLE)
+# =============================================================================
+def mmd(x, y, sigma: float) -> float:
+    """Biased Gaussian-kernel MMD on flattened samples: mean Kxx + mean Kyy - 2 mean Kxy,
+    K = exp(-|a - b|^2 / (2 sigma^2)); clamped at 0 against round-off."""
+    import numpy as np
+    from scipy.spatial.distance import cdist
+    x = np.asarray(x, dtype=np.float64).reshape(len(x), -1)
+    y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+    g = 1.0 / (2.0 * sigma * sigma)
+
+    def k(a, b):
+        return np.exp(-g * cdist(a, b, "sqeuclidean")).mean()
+    return max(0.0, float(k(x, x) + k(y, y) - 2.0 * k(x, y)))
+
+
+def model_quality(baseline_mmd: float, agent_mmd: float) -> float:
+    """seed: clip(baseline_mmd / agent_mmd, 0, 1); an agent MMD of 0 matches the reference: 1."""
+    if agent_mmd <= 0.0:
+        return 1.0
+    return min(1.0, max(0.0, baseline_mmd / agent_mmd))
+
+
+def last_result(calls: list, name: str):
+    hits = [c for c in calls if c["name"] == name]
+    return hits[-1] if hits else None
+
+
+def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "RunRefs",
+                        tid: str) -> tuple:
+    """(terms, checks): syntax (the script parses), code_quality (validate_training_script, the
+    local one-epoch gate, succeeded), dryrun (dryrun_training_script, the one-epoch SLURM job,
+    succeeded), slurm_accepted (submit_slurm_job returned a job id), job_completion (the
+    monitored job ended COMPLETED), model_quality (MMD against the recorded baseline)."""
+    cfg, checks, terms = PROBLEMS[problem], [], {}
+    arts = rec.get("artefacts") if isinstance(rec.get("artefacts"), dict) else {}
+    algorithm = rec.get("algorithm", ALGORITHMS[0])
+    if algorithm not in ALGORITHMS:
+        raise Reject(f"trial.{tid}.record", f"algorithm {str(algorithm)[:40]!r} is not one of "
+                                            f"{', '.join(ALGORITHMS)}")
+    seed = rec.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise Reject(f"trial.{tid}.record", "seed missing or not an integer")
+    # syntax: parsed, never executed
+    syntax = 0.0
+    if arts.get("training_script") is None:
+        checks.append(Check(f"trial.{tid}.script", Status.INFO, "no training script written: syntax 0"))
+    else:
+        cid = f"trial.{tid}.script"
+        try:
+            path = safe_member(tdir, arts["training_script"], cid)
+            if not os.path.isfile(path):
+                raise Reject(cid, f"{arts['training_script']} missing")
+            if os.path.getsize(path) > SPEC["max_script_bytes"]:
+                raise Reject(cid, f"{arts['training_script']} larger than {SPEC['max_script_bytes']} bytes")
+            with open(path, "rb") as fh:
+                src = fh.read()
+            try:
+                ast.parse(src)
+                syntax = 1.0
+                checks.append(Check(cid, Status.INFO, f"{arts['training_script']} parses"))
+            except (SyntaxError, ValueError) as exc:
+                checks.append(Check(cid, Status.INFO, f"{arts['training_script']} does not parse: "
+                                                      f"{str(exc)[:100]}: syntax 0"))
+        except Reject as exc:
+            checks.append(Check(exc.check.id, Status.FAIL, exc.check.message + ": syntax 0"))
+    terms["syntax"] = syntax
+    v = last_result(calls, "validate_training_script")
+    terms["code_quality"] = 1.0 if v is not None and succeeded(v) else 0.0
+    d = last_result(calls, "dryrun_training_script")
+    terms["dryrun"] = 1.0 if d is not None and succeeded(d) else 0.0
+    subs = [c for c in calls if c["name"] == "submit_slurm_job" and succeeded(c)
+            and str(c["result"].get("job_id", "")).strip()]
+    terms["slurm_accepted"] = 1.0 if subs else 0.0
+    m = last_result(calls, "monitor_job_until_complete")
+    terms["job_completion"] = 1.0 if m is not None and m["result"].get("state") == "COMPLETED" else 0.0
+    # model quality: the grader's own MMD, or None with the reason
+    try:
+        base = run.baseline(problem, algorithm, seed)
+        if arts.get("samples") is None:
+            raise Unscorable("no usable MMD: the evaluation produced no samples "
+                             "(artefacts.samples is null)")
+        cid = f"trial.{tid}.samples"
+        try:
+            samples = read_h5_array(safe_member(tdir, SPEC["arrays_file"], cid), "samples", cid, ndim=3)
+            if tuple(samples.shape[1:]) != tuple(cfg["design_shape"]) or samples.shape[0] < 1:
+                raise Reject(cid, f"array samples has shape {samples.shape}, expected "
+                                  f"(n, {cfg['design_shape'][0]}, {cfg['design_shape'][1]})")
+        except Reject as exc:
+            checks.append(exc.check)
+            raise Unscorable(f"no usable MMD: {exc.check.message}")
+        agent = mmd(samples, base["reference"], base["sigma"])
+        terms["agent_mmd"], terms["baseline_mmd"], terms["sigma"] = agent, base["mmd"], base["sigma"]
+        terms["model_quality"] = model_quality(base["mmd"], agent)
+        checks.append(Check(f"trial.{tid}.mmd", Status.INFO,
+                            f"agent MMD {agent:.6g} vs baseline {base['mmd']:.6g} (sigma {base['sigma']:g}, "
+                            f"{samples.shape[0]} samples vs {base['reference'].shape[0]} reference)"))
+        checks += base["checks"]
+    except Unscorable as exc:
+        terms["model_quality"] = None
+        terms["model_quality_unscorable_reason"] = str(exc)
+        terms["overall"] = None
+        return terms, checks
+    terms["overall"] = sum(cfg["weights"][k] * terms[k] for k in cfg["weights"])
+    return terms, checks
+
+
+# =============================================================================
+# RUN: reference file (ground truth, baselines) and the trial loop
+# =============================================================================
+class RunRefs:
+    """RUN_DIR/reference.h5, read on demand: ground truth per (problem, example) and MMD
+    baselines per (problem, algorithm, seed).  A missing entry is Unscorable."""
+
+    def __init__(self, run_dir: str):
+        self.path = os.path.join(run_dir, SPEC["reference_file"])
+        self._cache = {}
+        self._reported = set()   # baseline notes are printed once, not once per trial
+
+    def ground_truth(self, problem: str, example: int) -> tuple:
+        key = ("gt", problem, example)
+        if key not in self._cache:
+            grp = f"ground_truth/{problem}/{example}"
+            try:
+                attrs = read_h5_attrs(self.path, grp, "run.reference")
+                if attrs is None:
+                    raise Unscorable(f"no ground truth for {problem} example {example} in reference.h5")
+                design = read_h5_array(self.path, f"{grp}/optimal_design", "run.reference",
+                                       shape=PROBLEMS[problem]["design_shape"])
+                self._cache[key] = (design, attrs)
+            except Reject as exc:
+                raise Unscorable(f"ground truth unusable: {exc.check.message}")
+        return self._cache[key]
+
+    def baseline(self, problem: str, algorithm: str, seed: int) -> dict:
+        key = ("bl", problem, algorithm, seed)
+        if key not in self._cache:
+            self._cache[key] = self._load_baseline(problem, algorithm, seed)
+        val = self._cache[key]
+        if isinstance(val, str):
+            raise Unscorable(val)
+        if key in self._reported:
+            return dict(val, checks=[])
+        self._reported.add(key)
+        return val
+
+    def _load_baseline(self, problem: str, algorithm: str, seed: int):
+        grp = f"baselines/{problem}/{algorithm}/seed{seed}"
+        shape = PROBLEMS[problem]["design_shape"]
+        try:
+            attrs = read_h5_attrs(self.path, grp, "run.reference")
+            if attrs is None:
+                return f"no baseline for ({algorithm}, seed {seed}) of {problem}"
+            sigma = attrs.get("sigma")
+            if sigma is None or sigma <= 0:
+                return f"baseline ({algorithm}, seed {seed}) records no positive sigma"
+            ref = read_h5_array(self.path, f"{grp}/reference_designs", "run.reference", ndim=3)
+            bsm = read_h5_array(self.path, f"{grp}/baseline_samples", "run.reference", ndim=3)
+            for name, a in (("reference_designs", ref), ("baseline_samples", bsm)):
+                if tuple(a.shape[1:]) != tuple(shape) or a.shape[0] < 1:
+                    return f"baseline ({algorithm}, seed {seed}): {name} has shape {a.shape}"
+        except Reject as exc:
+            return f"baseline ({algorithm}, seed {seed}) unusable: {exc.check.message}"
+        value = mmd(bsm, ref, sigma)
+        if not value > 0:
+            return f"baseline ({algorithm}, seed {seed}): baseline MMD is {value:g}, not positive"
+        checks = []
+        rec = attrs.get("baseline_mmd")
+        if rec is not None and abs(rec - value) > SPEC["claim_tol"] * max(1.0, abs(value)):
+            checks.append(Check(f"baseline.{problem}.{algorithm}.seed{seed}", Status.INFO,
+                                f"recorded baseline_mmd {rec:.6g} differs from the recomputed "
+                                f"{value:.6g}; the recomputed one is used", rec, value))
+        return {"mmd": value, "sigma": sigma, "reference": ref, "checks": checks}
+
+
+TERM_NAMES = ("overall", "design_quality", "iou", "pixel_accuracy", "objective_match",
+              "constraint_match", "connectivity", "watertightness", "tool_efficiency",
+              "task_completion", "rag_accuracy", "workflow_completion", "model_quality",
+              "code_quality", "job_completion", "dryrun", "syntax", "slurm_accepted")
+
+
+def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
+    """Claimed scores against recomputed ones: reported, never used."""
+    claimed = rec.get("claimed_scores")
+    if claimed is None:
+        return {}, []
+    if not isinstance(claimed, dict):
+        return {}, [Check(f"trial.{tid}.claims", Status.INFO, "claimed_scores is not an object: ignored")]
+    out, diffs = {}, []
+    for key in sorted(claimed):
+        if key not in TERM_NAMES:
+            diffs.append(f"{str(key)[:30]}: not a term this grader computes")
+            continue
+        c, r = claimed[key], terms.get(key)
+        cn = None if c is None else as_number(c)
+        agree = (c is None and r is None) or (cn is not None and r is not None and
+                                              abs(cn - r) <= SPEC["claim_tol"])
+        out[key] = {"claimed": c if (c is None or cn is not None) else str(c)[:40],
+                    "recomputed": r, "agree": agree}
+        if not agree:
+            rs = "None" if r is None else f"{r:.4f}"
+            diffs.append(f"{key} claimed {str(c)[:20]}, recomputed {rs}")
+    if not diffs:
+        return out, [Check(f"trial.{tid}.claims", Status.INFO,
+                           f"{len(out)} claimed score(s) agree with the recomputed ones")]
+    return out, [Check(f"trial.{tid}.claims", Status.INFO, "claims disagree (reported, not used): "
+                       + "; ".join(diffs[:6]) + (" ..." if len(diffs) > 6 else ""), len(diffs))]
+
+
+def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
+    """(Trial, checks) for one trial folder.  Never raises for bad input."""
+    tid = os.path.basename(tdir.rstrip(os.sep))
+    trial, checks = Trial(tid), []
+    cid = f"trial.{tid}.record"
+    try:
+        if os.path.islink(tdir):
+            raise Reject(cid, "trial folder is a symlink (refused)")
+        rec = read_json_file(os.path.join(tdir, SPEC["trial_file"]), cid, SPEC["max_json_bytes"])
+        if not isinstance(rec, dict):
+            raise Reject(cid, "trial.json is not a JSON object")
+        if rec.get("format") != SPEC["trial_format"]:
+            raise Reject(cid, f"format {str(rec.get('format'))[:40]!r}, expected {SPEC['trial_format']!r}")
+        problem, style = rec.get("problem"), rec.get("prompt_style")
+        if problem not in PROBLEMS:
+            raise Reject(cid, f"problem {str(problem)[:40]!r} is not registered "
+                              f"(valid: {', '.join(list_problems())})")
+        if style not in PROBLEMS[problem]["styles"]:
+            raise Reject(cid, f"prompt_style {str(style)[:40]!r} is not accepted by {problem} "
+                              f"(valid: {', '.join(PROBLEMS[problem]['styles'])})")
+        trial.problem, trial.style = problem, style
+        if problem not in problems or style not in styles:
+            trial.status = "filtered"
+            return trial, []
+        calls = parse_trace(rec, tid)
+    except Reject as exc:
+        trial.reasons.append(exc.check.message)
+        return trial, [exc.check]
+    cfg = PROBLEMS[problem]
+    checks.append(Check(cid, Status.PASS, f"{problem} / {style}, {len(calls)} tool call(s)"))
+    checks += trace_checks(calls, problem, tid)
+    if not cfg["agent_tools_support"]:
+        # seed warning: the agent's EngiBench tools support only beams2d and photonics2d
+        fail = [c for c in calls if c["name"] == "create_problem" and not succeeded(c)]
+        trial.status = "unsupported"
+        trial.reasons.append(f"{problem} is registered but the agent's tools do not support it "
+                             "(evaluations fail at create_problem)"
+                             + ("; the trace shows create_problem failing" if fail else ""))
+        checks.append(Check(f"trial.{tid}.unsupported", Status.REVIEW, trial.reasons[-1]))
+        trial.claims, cl = compare_claims(rec, {"overall": None}, tid)
+        return trial, checks + cl
+    try:
+        fam = cfg["family"]
+        if fam == "design_optimization":
+            terms, more = score_design(rec, calls, problem, style, tdir, run, tid)
+        elif fam == "rag_retrieval":
+            terms, more = score_rag(rec, calls, tid)
+        elif fam == "hpc_orchestration":
+            terms, more = score_hpc(rec, calls, problem, style, tid)
+        else:
+            terms, more = score_training_code(rec, calls, problem, tdir, run, tid)
+    except Unscorable as exc:
+        terms, more = {"overall": None}, []
+        trial.reasons.append(str(exc))
+    except Reject as exc:
+        trial.reasons.append(exc.check.message)
+        return trial, checks + [exc.check]
+    checks += more
+    trial.terms, trial.score = terms, terms.get("overall")
+    if trial.score is None:
+        trial.status = "unscorable"
+        if terms.get("model_quality_unscorable_reason"):
+            trial.reasons.append(terms["model_quality_unscorable_reason"])
+        checks.append(Check(f"trial.{tid}.unscorable", Status.REVIEW,
+                            "score None: " + "; ".join(trial.reasons)))
+    else:
+        trial.status = "scored"
+        shown = " ".join(f"{k}={v:.4f}" for k, v in terms.items()
+                         if k != "overall" and k in TERM_NAMES and v is not None)
+        checks.append(Check(f"trial.{tid}.score", Status.INFO, f"{trial.score:.4f} ({shown})",
+                            trial.score))
+    trial.claims, cl = compare_claims(rec, terms, tid)
+    return trial, checks + cl
+
+
+# =============================================================================
+# AGGREGATION: per (problem, style) cell, never averaging a None
+# =============================================================================
+def aggregate(trials: list) -> list:
+    """One dict per (problem, style) cell that holds a scored, unscorable or unsupported trial:
+    mean and count when every trial is scored; otherwise UNSCORABLE/UNSUPPORTED with reasons."""
+    cells = {}
+    for t in trials:
+        if t.status in ("scored", "unscorable", "unsupported"):
+            cells.setdefault((t.problem, t.style), []).append(t)
+    out = []
+    for (p, s), ts in sorted(cells.items()):
+        nones = [t for t in ts if t.score is None]
+        cell = {"problem": p, "style": s, "n": len(ts), "n_none": len(nones)}
+        if not nones:
+            cell.update(status="scored", mean=sum(t.score for t in ts) / len(ts), reasons=[])
+        else:
+            kind = "UNSUPPORTED" if all(t.status == "unsupported" for t in nones) else "UNSCORABLE"
+            reasons = sorted({r for t in nones for r in t.reasons})
+            cell.update(status=kind.lower(), mean=None, reasons=reasons)
+        out.append(cell)
+    return out
+
+
+def cell_checks(cells: list) -> list:
+    out = []
+    for c in cells:
+        cid = f"cell.{c['problem']}/{c['style']}"
+        if c["status"] == "scored":
+            out.append(Check(cid, Status.INFO, f"mean {c['mean']:.4f} over n={c['n']}", c, None))
+        else:
+            out.append(Check(cid, Status.REVIEW,
+                             f"{c['status'].upper()} n={c['n']} ({c['n_none']} None, not averaged): "
+                             + "; ".join(c["reasons"]), c, None))
+    return out
+
+
+def grade(run_dir: str, problems: set, styles: set) -> tuple:
+    """(checks, trials, cells, phases)."""
+    t0 = time.monotonic()
+    checks, trials = [], []
+    tdir = os.path.join(run_dir, SPEC["trials_dir"])
+    if not os.path.isdir(tdir) or os.path.islink(tdir):
+        checks.append(Check("run.trials", Status.FAIL, f"{SPEC['trials_dir']}/ missing in {run_dir}"))
+        return checks, trials, [], {"grade": time.monotonic() - t0}
+    if not os.path.isfile(os.path.join(run_dir, SPEC["reference_file"])):
+        checks.append(Check("run.reference", Status.FAIL, f"{SPEC['reference_file']} missing: "
+                            "no ground truth or baselines (design and training-code trials unscorable)"))
+    run = RunRefs(run_dir)
+    names = sorted(os.listdir(tdir))
+    for name in names:
+        path = os.path.join(tdir, name)
+        if not os.path.isdir(path):
+            continue
+        trial, more = grade_trial(path, run, problems, styles)
+        trials.append(trial)
+        checks += more
+    filtered = sum(t.status == "filtered" for t in trials)
+    if filtered:
+        checks.append(Check("run.filter", Status.SKIP, f"{filtered} trial(s) outside --problem/--style"))
+    if not any(t.status != "filtered" for t in trials):
+        checks.append(Check("run.trials", Status.INFO, "no trial to grade"))
+    cells = aggregate(trials)
+    checks += cell_checks(cells)
+    return checks, trials, cells, {"grade": time.monotonic() - t0}
+
+
+# =============================================================================
+# VERDICT
+# =============================================================================
+def verdict(checks: list, *, strict: bool) -> tuple:
+    """(result, score) from records alone.  Score = mean of the scorable cells' means."""
+    means = [c.measured["mean"] for c in checks if c.id.startswith("cell.")
+             and isinstance(c.measured, dict) and c.measured.get("status") == "scored"]
+    inconclusive = any(c.status in (Status.FAIL, Status.REVIEW) for c in checks)
+    if strict and (inconclusive or not means):
+        return "FAIL", 0.0
+    if not means:
+        return "UNGRADED", None
+    score = round(sum(means) / len(means), 4)
+    return ("PARTIAL" if inconclusive else "PASS"), score
+
+
+def key_lines(trials: list, cells: list, checks: list) -> dict:
+    graded = [t for t in trials if t.status != "filtered"]
+    scored = [t for t in graded if t.status == "scored"]
+    return {
+        "trials": len(graded),
+        "trials_scored": len(scored),
+        "trials_unscorable": sum(t.status == "unscorable" for t in graded),
+        "trials_unsupported": sum(t.status == "unsupported" for t in graded),
+        "trials_invalid": sum(t.status == "invalid" for t in graded),
+        "cells": len(cells),
+        "cells_scored": sum(c["status"] == "scored" for c in cells),
+        "claims_disagreeing": sum(1 for t in graded for v in t.claims.values() if not v["agree"]),
+        "trial_mean": (f"{sum(t.score for t in scored) / len(scored):.4f}" if scored else "n/a"),
+    }
+
+
+# =============================================================================
+# PRINTING AND CLI
+# =============================================================================
+def format_check(c: Check) -> str:
+    if c.status is Status.REVIEW:
+        return f"REVIEW_REQUIRED: {c.id} {c.message}"
+    return f"{c.status.value:<5} {c.id:<30} {c.message}"
+
+
+def format_table(cells: list) -> list:
+    """The aggregated (problem, style) table, one indented line per cell."""
+    lines = [f"  {'problem':<26} {'style':<24} {'n':>3}  {'mean':>7}  status"]
+    for c in cells:
+        mean = f"{c['mean']:.4f}" if c["mean"] is not None else "-"
+        status = "ok" if c["status"] == "scored" else \
+            f"{c['status'].upper()} ({c['n_none']} of {c['n']} None: {'; '.join(c['reasons'])})"
+        lines.append(f"  {c['problem']:<26} {c['style']:<24} {c['n']:>3}  {mean:>7}  {status}")
+    return lines
+
+
+def print_report(checks: list, result: str, score, keys: dict, table=(), stream=None) -> None:
+    stream = stream or sys.stdout
+    for c in checks:
+        print(format_check(c), file=stream)
+    counts = {s: sum(c.status is s for c in checks) for s in Status}
+    print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
+    if table:
+        print("table (per problem/style cell; UNSCORABLE/UNSUPPORTED cells are never averaged)",
+              file=stream)
+        for line in table:
+            print(line, file=stream)
+    for key, value in keys.items():
+        print(f"{key}: {value}", file=stream)
+    print(f"RESULT: {result}", file=stream)
+    if score is not None:
+        print(f"SCORE: {score}", file=stream)
+
+
+def grader_sha256() -> str:
+    with open(os.path.abspath(__file__), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def write_json_report(path: str, submission: str, checks: list, result: str, score,
+                      phases: dict, keys: dict, extra: dict | None = None) -> None:
+    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
+           "submission": os.path.abspath(submission),
+           "checks": [c.as_dict() for c in checks],
+           "review": [c.as_dict() for c in checks if c.status is Status.REVIEW],
+           "phases": {k: round(v, 4) for k, v in phases.items()},
+           "keys": _jsonable(keys), "result": result, "score": score}
+    doc.update(_jsonable(extra or {}))
+    with open(path, "w") as fh:
+        json.dump(doc, fh, indent=2, allow_nan=False)
+        fh.write("\n")
+
+
+def write_out_dir(out: str, trials: list, cells: list) -> None:
+    """--out DIR: trials.json (every trial's recomputed terms, claims, reasons) and cells.tsv."""
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "trials.json"), "w") as fh:
+        json.dump([t.as_dict() for t in trials if t.status != "filtered"], fh, indent=2,
+                  allow_nan=False)
+        fh.write("\n")
+    with open(os.path.join(out, "cells.tsv"), "w") as fh:
+        fh.write("problem\tstyle\tn\tmean\tstatus\tn_none\treasons\n")
+        for c in cells:
+            mean = "" if c["mean"] is None else f"{c['mean']:.6f}"
+            fh.write(f"{c['problem']}\t{c['style']}\t{c['n']}\t{mean}\t{c['status']}\t"
+                     f"{c['n_none']}\t{' | '.join(c['reasons'])}\n")
+
+
+EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER = 0, 1, 2, 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=GRADER_NAME, description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="RESULT: PASS every trial scorable and every artefact valid; PARTIAL some cell "
+               "UNSCORABLE/UNSUPPORTED, some artefact invalid or some trace to review; UNGRADED "
+               "no scorable cell; FAIL only with --strict.  SCORE: mean of the scorable cells' "
+               "means.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
+               "usage error, 3 grader failure")
+    p.add_argument("submission", metavar="RUN_DIR",
+                   help="run directory with reference.h5 and trials/<id>/trial.json "
+                        "(reference/engiai/TRIAL_FORMAT.md)")
+    p.add_argument("--problem", action="append", choices=list_problems(), metavar="P",
+                   help="grade only this registered problem (repeatable); choices: "
+                        + ", ".join(list_problems()))
+    p.add_argument("--style", action="append", choices=list_styles(), metavar="S",
+                   help="grade only this prompt style (repeatable); it must be accepted by a "
+                        "selected problem; choices: " + ", ".join(list_styles()))
+    p.add_argument("--strict", action="store_true",
+                   help="anything short of PASS (unscorable cell, invalid artefact, trace to "
+                        "review) is RESULT: FAIL, SCORE: 0.0")
+    p.add_argument("--no-exec", action="store_true",
+                   help="accepted for uniformity; this grader never executes what it grades "
+                        "(scripts are only parsed), so grading is unchanged")
+    p.add_argument("--json", metavar="PATH", help="also write the records, trials and cells as JSON")
+    p.add_argument("--out", metavar="DIR",
+                   help="write trials.json (recomputed terms per trial) and cells.tsv to DIR "
+                        "(must not be inside RUN_DIR)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only FAIL/REVIEW records, the table and the verdict")
+    return p
+
+
+def resolve_filters(parser, args) -> tuple:
+    """(problems, styles) after checking every chosen style is accepted by a chosen problem."""
+    problems = set(args.problem or list_problems())
+    accepted = {s for p in problems for s in PROBLEMS[p]["styles"]}
+    for s in args.style or ():
+        if s not in accepted:
+            valid = "; ".join(f"{p}: {', '.join(PROBLEMS[p]['styles'])}" for p in sorted(problems))
+            parser.error(f"argument --style: {s!r} is not accepted by the selected problem(s) "
+                         f"(valid choices: {valid})")
+    return problems, set(args.style or accepted)
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problems, styles = resolve_filters(parser, args)
+    if not os.path.isdir(args.submission):
+        print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
+        return EXIT_UNGRADED
+    if args.out:
+        out, run = os.path.realpath(args.out), os.path.realpath(args.submission)
+        if out == run or out.startswith(run + os.sep):
+            parser.error("--out must not be inside RUN_DIR (the run is never modified)")
+    try:
+        checks, trials, cells, phases = grade(args.submission, problems, styles)
+        result, score = verdict(checks, strict=args.strict)
+        keys = key_lines(trials, cells, checks)
+    except Exception as exc:  # a grader bug: never reported as a score
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
+        print("RESULT: UNGRADED")
+        return EXIT_GRADER
+    shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)]
+    print_report(shown, result, score, keys, format_table(cells) if cells else ())
+    if args.json:
+        write_json_report(args.json, args.submission, checks, result, score, phases, keys,
+                          {"trials": [t.as_dict() for t in trials if t.status != "filtered"],
+                           "cells": cells, "no_exec": args.no_exec})
+    if args.out:
+        write_out_dir(args.out, trials, cells)
+    if result == "UNGRADED":
+        return EXIT_UNGRADED
+    return EXIT_FULL if (result == "PASS" and score == 1.0) else EXIT_BELOW
+
+
+if __name__ == "__main__":
+    sys.exit(main())
