@@ -10,15 +10,19 @@ Run:
 SUBMISSION is a directory holding fem_solver.py, results.json and
 reference_arrays.npz (see reference/fem/problem_spec.md).
 
+The grader trusts nothing it is given: it recomputes the exact solution and
+every order of convergence from the submitted arrays, checks results.json
+against the arrays, re-runs fem_solver.solve(n) for all seven meshes in an
+isolated, instrumented subprocess (observing the library linear solve and
+tampering with its output to prove it feeds the field), and compares every
+returned field pointwise with its own 5-point-Gauss cubic-Hermite solution.
+
 Score: 1.0 = Tier 1, 2 and 3 pass; 0.5 = Tier 1, 2 and provenance pass but
-Tier 3 is missing or fails; 0.0 = anything else.  Exit codes: 0 full score,
-1 graded below full score, 2 UNGRADED or usage error, 3 grader failure.
+Tier 3 is missing or fails; 0.0 = anything else.  REVIEW_REQUIRED lines mark
+what automation cannot decide; --strict scores them 0.0.  Exit codes: 0 full
+score, 1 graded below full score, 2 UNGRADED or usage error, 3 grader failure.
 
 Self-contained: needs only the standard library, numpy and scipy.
-
-THIS FILE IS THE FOUNDATION SKELETON: the common sections (records, guarded
-input, subprocess runner, printing, CLI) are final; the FEM sections are
-being written.
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ import hashlib
 import json
 import math
 import os
+import resource  # noqa: F401  (imported here so the runner's fork hook never imports)
 import secrets
 import shutil
 import signal
@@ -40,16 +45,75 @@ import threading
 import time
 
 GRADER_NAME = "grade_fem"
-GRADER_VERSION = "0.1.0"
+GRADER_VERSION = "1.0.0"
 
 # =============================================================================
 # SPEC: every threshold, tolerance, mesh and file name (seed line in comments)
 # =============================================================================
 SPEC = {
+    # -- run / sandbox --------------------------------------------------------
     "budget_s": 600.0,          # seed: "--budget, default 600 s per phase"
     "mem_bytes": 4 << 30,       # runner address-space limit (not in seed)
     "max_json_bytes": 1 << 20,  # guarded input size caps (not in seed)
     "max_npz_bytes": 64 << 20,
+    "max_source_bytes": 1 << 20,
+    # -- files ----------------------------------------------------------------
+    "solver_file": "fem_solver.py",     # seed: "fem_solver.py present ... exposing solve(n)"
+    "json_file": "results.json",        # seed: "Sidecar consistency -- results.json"
+    "npz_file": "reference_arrays.npz",  # seed: "does not trust reference_arrays.npz either"
+    # -- the problem (specs/fem.md "The problem") -------------------------------
+    "meshes": (32, 64, 128, 256, 512, 1024, 2048),  # seed: "n_values exactly 2^p, p = 5..11"
+    "artifact_n": 256,          # seed: "Tier 3 (the n = 256 artifact)"
+    "artifact_points": 2561,    # seed: "(7,) / (2561,)"; x_i = i/2560
+    "dense_factor": 10,         # seed: "the prescribed grids j/n and i/(10n)"
+    "grader_gauss_points": 5,   # seed: "its own cubic-Hermite implementation (5-point Gauss)"
+    # -- Tier 1 (seed: "dense error e*_n at n = 32, 64, 128 within +-25 %") ------
+    "tier1_gold": {32: 5.402330e-07, 64: 3.459441e-08, 128: 2.188513e-09},
+    "tier1_band": 0.25,         # seed: "within +-25 % of the gold reference"
+    "order_band": (3.8, 4.2),   # seed: "the two coarse dense orders in [3.8, 4.2]"
+    # -- Tier 2 ----------------------------------------------------------------
+    "clean_orders_needed": 2,   # seed: "at least two of the three clean-regime dense orders (n = 32 -> 256)"
+    "nodal_abs_max": 1e-8,      # seed: "e_n(32) < 1e-8"
+    "nodal_ratio": 100.0,       # seed: "and < e*_n(32)/100"
+    "roundoff_factor": 10.0,    # seed: "e*_n(2048) > 10 * e*_n(256)"
+    # -- Tier 3 (the n = 256 artifact) -------------------------------------------
+    "grid_atol": 1e-15,         # seed: "equal to i/2560 to 1e-15 absolute"; also the j/n, i/(10n) grids
+    "uexact_atol": 1e-14,       # seed: "uexact_dense equal to the analytic e^x x^2(1-x)^2" (decision: a few ulp of 0.1)
+    "error_field_atol": 1e-15,  # seed: "error_dense == uh_dense - uexact_dense" (decision: 1e-15 abs)
+    "artifact_max_error": 1e-9,  # seed: "max-norm error recomputed from uh_dense below 1e-9"
+    "artifact_rel": 1e-6,       # seed: "that recomputed max-norm error equal to dense_errors[3]" (decision: 1e-6 rel)
+    # -- artifact provenance (seed: "Known limits ... Pointwise artifact reproduction")
+    "artifact_tier3_atol": 1e-11,  # seed: "Any deviation above 1e-11 ... Tier 3 fails (0.5)"
+    "artifact_fail_atol": 1e-9,    # seed: "above ... (1e-9) the run fails outright (0.0)"
+    # -- array schema / sidecar ---------------------------------------------------
+    "eoc_atol": 1e-6,           # seed: "both tails recomputed from the submitted errors" (decision: 1e-6 abs)
+    "json_error_rel": 1e-6,     # seed: "nodal_study.table and dense_study.table ... against the arrays" (decision)
+    "json_beta_atol": 1e-4,     # seed: "every beta recomputed" (decision: 1e-4 abs, allows 4-decimal rounding)
+    "h_rel": 1e-12,             # seed: "h == 1/n"
+    "lsq_order_tol": 0.25,      # seed: "least-squares fit over n = 32...256, tolerance 0.25"
+    "asymptotic_order": 4,      # seed: "asymptotic_order == 4"
+    "dofs_per_node": ["value", "slope"],  # seed: 'dofs_per_node == ["value", "slope"]'
+    # -- provenance -------------------------------------------------------------
+    "regen_rel": 1e-6,          # seed: "regenerating both error measures to within 1e-6 relative"
+    # seed: "compares the returned dense field pointwise at every mesh n = 32 ... 2048 to 1e-9".
+    # Clean regime (n <= 256): 1e-9 flat.  Round-off regime (n >= 512): legitimate
+    # solvers disagree (specs/fem.md); the tolerance is 1e-9 * (n/256)^4, the n^4
+    # growth of the fourth-order operator's condition number, continuous with the
+    # 1e-9 at n = 256.  Derivation (reference/fem/problem_spec.md, "Pointwise
+    # tolerance"): the largest deviation of 16 legitimate solver/ordering variants
+    # x 3 load quadratures from this grader's banded-LU 5-point solution, divided
+    # by (n/256)^4, is 9.6e-11 (256), 2.4e-10 (512), 1.8e-10 (1024), 1.1e-10
+    # (2048): headroom >= 4x at every mesh.  Wrong fields sit at method level
+    # (slope-dropped: 7e-5 at n = 512 against a 1.6e-8 tolerance).
+    "fidelity_atol": 1e-9,
+    "fidelity_clean_max_n": 256,
+    "fidelity_growth": 4,
+    # seed: "observes a library linear solve of dimension 2(n-1)" -> 2*(n-1)
+    "audit_n": 32,              # seed: "reruns n = 32 after replacing the results ... with non-finite values"
+    "audit_rel_perturbation": 1e-6,  # specs/fem.md: "a finite perturbation (relative 1e-6)"
+    "audit_unchanged_atol": 1e-12,   # seed: "an unchanged-field comparison uses rtol=0, atol=1e-12"
+    # grader self-check: its own 5-point solution must reproduce the method error
+    "self_check_rel": 1e-3,     # specs/fem.md: e*(32) = 5.402333e-07 measured independently
 }
 
 
@@ -243,6 +307,998 @@ def import_audit(source: str, check_prefix: str) -> list:
 
 
 # =============================================================================
+# THE PROBLEM: exact solution and the grader's own cubic-Hermite solution
+# =============================================================================
+class GraderError(Exception):
+    """The grader could not compute its own reference: exit 3, never a score."""
+
+
+def exact_u(x):
+    """u(x) = e^x x^2 (1 - x)^2, the manufactured solution."""
+    import numpy as np
+    return np.exp(x) * x**2 * (1 - x)**2
+
+
+def load_f(x):
+    """f = u'''' = e^x (x^4 + 14x^3 + 49x^2 + 32x - 12)."""
+    import numpy as np
+    return np.exp(x) * (x**4 + 14 * x**3 + 49 * x**2 + 32 * x - 12)
+
+
+def hermite_shapes(t, h):
+    """N1..N4 on the reference element t in [0, 1] (slope functions scaled by h)."""
+    import numpy as np
+    return np.stack([1 - 3 * t**2 + 2 * t**3, h * (t - 2 * t**2 + t**3),
+                     3 * t**2 - 2 * t**3, h * (t**3 - t**2)], axis=-1)
+
+
+def hermite_field(coef, n: int, x):
+    """The field at x from global (value, slope) unknowns, all four local DOFs."""
+    import numpy as np
+    k = np.minimum(np.floor(x * n).astype(np.int64), n - 1)
+    t = x * n - k
+    local = np.stack([coef[2 * k], coef[2 * k + 1], coef[2 * k + 2], coef[2 * k + 3]], axis=-1)
+    return np.sum(hermite_shapes(t, 1.0 / n) * local, axis=-1)
+
+
+def prescribed_grids(n: int) -> tuple:
+    """x_j = j/n and x_i = i/(10n)."""
+    import numpy as np
+    m = SPEC["dense_factor"] * n
+    return np.arange(n + 1) / n, np.arange(m + 1) / m
+
+
+def reference_solution(n: int, gauss: int = SPEC["grader_gauss_points"]):
+    """The grader's own C1 cubic-Hermite Ritz solution: interleaved (value, slope)
+    unknowns, element stiffness EI/h^3 [..], `gauss`-point Gauss-Legendre load,
+    clamped ends removed, banded LU (half-bandwidth 3).  Returns (nodes, dense)."""
+    import numpy as np
+    from scipy.linalg import solve_banded
+    h = 1.0 / n
+    ndof = 2 * (n + 1)
+    ke = np.array([[12, 6 * h, -12, 6 * h], [6 * h, 4 * h * h, -6 * h, 2 * h * h],
+                   [-12, -6 * h, 12, -6 * h], [6 * h, 2 * h * h, -6 * h, 4 * h * h]]) / h**3
+    tq, wq = np.polynomial.legendre.leggauss(gauss)
+    tq, wq = (tq + 1) / 2, wq / 2
+    elems = np.arange(n)
+    fe = h * (load_f((elems[:, None] + tq[None, :]) * h) * wq) @ hermite_shapes(tq, h)  # (n, 4)
+    rhs = np.zeros(ndof)
+    ab = np.zeros((7, ndof))                      # banded storage, l = u = 3
+    for a in range(4):
+        np.add.at(rhs, 2 * elems + a, fe[:, a])
+        for b in range(4):                        # column 2k+b is distinct over k
+            ab[3 + a - b, 2 * elems + b] += ke[a, b]
+    coef = np.zeros(ndof)
+    coef[2:-2] = solve_banded((3, 3), ab[:, 2:-2], rhs[2:-2])
+    x_nodes, x_dense = prescribed_grids(n)
+    return coef[0::2].copy(), hermite_field(coef, n, x_dense)
+
+
+def reference_study() -> dict:
+    """{n: (uh_nodes, uh_dense)} for every mesh, with a self-check of the method error."""
+    import numpy as np
+    ref = {n: reference_solution(n) for n in SPEC["meshes"]}
+    n0 = SPEC["meshes"][0]
+    e0 = float(np.max(np.abs(ref[n0][1] - exact_u(prescribed_grids(n0)[1]))))
+    gold = SPEC["tier1_gold"][n0]
+    if not abs(e0 - gold) <= SPEC["self_check_rel"] * gold:
+        raise GraderError(f"own 5-point solution gives e*({n0}) = {e0:.6e}, expected {gold:.6e}")
+    return ref
+
+
+def fidelity_tol(n: int) -> float:
+    """Pointwise tolerance against the grader's own solution (see SPEC)."""
+    if n <= SPEC["fidelity_clean_max_n"]:
+        return SPEC["fidelity_atol"]
+    return SPEC["fidelity_atol"] * (n / SPEC["fidelity_clean_max_n"]) ** SPEC["fidelity_growth"]
+
+
+def orders(errors) -> list:
+    """beta_k = log2(e_{k-1} / e_k), k = 1.. (uniform refinement by 2)."""
+    return [math.log2(errors[k - 1] / errors[k]) for k in range(1, len(errors))]
+
+
+def lsq_order(ns, errors) -> float:
+    """Least-squares slope of -log(e) against log(n)."""
+    import numpy as np
+    slope = np.polyfit(np.log(np.asarray(ns, float)), np.log(np.asarray(errors, float)), 1)[0]
+    return float(-slope)
+
+
+def worst(diff) -> tuple:
+    """(index, value) of the largest |diff|."""
+    import numpy as np
+    i = int(np.argmax(np.abs(diff)))
+    return i, float(abs(diff[i]))
+
+
+def nonfinite_where(arr) -> str:
+    import numpy as np
+    bad = np.flatnonzero(~np.isfinite(arr))
+    return f"{bad.size} non-finite value(s), first at index {int(bad[0])}" if bad.size else ""
+
+
+# =============================================================================
+# FILES PRESENT
+# =============================================================================
+def check_files(sub: str) -> list:
+    out = []
+    for key in ("solver_file", "json_file", "npz_file"):
+        name = SPEC[key]
+        p = os.path.join(sub, name)
+        ok = os.path.isfile(p) and not os.path.islink(p)
+        out.append(Check(f"files.{name}", Status.PASS if ok else Status.FAIL,
+                         "present" if ok else "missing (or not a regular file)"))
+    return out
+
+
+# =============================================================================
+# 1. ARRAY SCHEMA
+# =============================================================================
+ARTIFACT_ARRAYS = ("x_dense", "uh_dense", "uexact_dense", "error_dense")
+STUDY_ARRAYS = ("n_values", "nodal_errors", "dense_errors", "nodal_eoc", "dense_eoc")
+
+
+@guarded
+def check_schema(raw: dict, parsed: dict) -> list:
+    """Shapes, dtypes, finiteness, the mesh sequence, positivity, the EOC tails.
+    Fills `parsed` with float64 arrays on success."""
+    import numpy as np
+    out = []
+    n7 = (len(SPEC["meshes"]),)
+    arrs = {name: get_array(raw, name, n7, "schema.arrays") for name in STUDY_ARRAYS}
+    present = [a for a in ARTIFACT_ARRAYS if a in raw]
+    if present and len(present) < len(ARTIFACT_ARRAYS):
+        missing = [a for a in ARTIFACT_ARRAYS if a not in raw]
+        raise Reject("schema.arrays", "artifact arrays partly missing: " + ", ".join(missing))
+    for name in present:
+        arrs[name] = get_array(raw, name, (SPEC["artifact_points"],), "schema.arrays")
+    extra = sorted(set(raw) - set(STUDY_ARRAYS) - set(ARTIFACT_ARRAYS))
+    out.append(Check("schema.arrays", Status.PASS,
+                     f"{len(arrs)} arrays with shapes (7,) / (2561,)"
+                     + (f"; extra arrays ignored: {', '.join(extra)}" if extra else "")))
+    for name in ("n_values", "nodal_errors", "dense_errors") + tuple(present):
+        where = nonfinite_where(arrs[name])
+        if where:
+            raise Reject("schema.finite", f"{name}: {where}")
+    for name in ("nodal_eoc", "dense_eoc"):
+        where = nonfinite_where(arrs[name][1:])
+        if where:
+            raise Reject("schema.finite", f"{name}[1:]: {where}")
+    out.append(Check("schema.finite", Status.PASS, "all values finite (EOC heads excepted)"))
+    want = np.array(SPEC["meshes"], float)
+    if not np.array_equal(arrs["n_values"], want):
+        raise Reject("schema.n_values", f"n_values = {arrs['n_values'].tolist()}, expected 2^5..2^11",
+                     arrs["n_values"], list(SPEC["meshes"]))
+    out.append(Check("schema.n_values", Status.PASS, "n = 32..2048 (2^5..2^11)"))
+    for name in ("nodal_errors", "dense_errors"):
+        if not np.all(arrs[name] > 0):
+            i = int(np.argmin(arrs[name]))
+            raise Reject("schema.errors_positive", f"{name}[{i}] = {arrs[name][i]!r} is not > 0")
+    out.append(Check("schema.errors_positive", Status.PASS, "errors strictly positive"))
+    for eoc, err in (("nodal_eoc", "nodal_errors"), ("dense_eoc", "dense_errors")):
+        if not np.isnan(arrs[eoc][0]):
+            raise Reject("schema.eoc", f"{eoc}[0] = {arrs[eoc][0]!r}, must be NaN")
+        diff = arrs[eoc][1:] - np.array(orders(arrs[err]))
+        i, d = worst(diff)
+        if d > SPEC["eoc_atol"]:
+            raise Reject("schema.eoc", f"{eoc}[{i + 1}] = {arrs[eoc][i + 1]:.6f}, recomputed from "
+                         f"{err}: {arrs[eoc][i + 1] - diff[i]:.6f}", d, SPEC["eoc_atol"])
+    out.append(Check("schema.eoc", Status.PASS, "nodal_eoc/dense_eoc: NaN head, tails recomputed"))
+    parsed.update(arrs)
+    return out
+
+
+# =============================================================================
+# 2. SIDECAR CONSISTENCY (results.json)
+# =============================================================================
+@guarded
+def check_sidecar(doc, arrs: dict) -> list:
+    """results.json against the (schema-checked) arrays."""
+    import numpy as np
+    out = []
+    if not isinstance(doc, dict):
+        raise Reject("sidecar.document", "results.json must hold a JSON object")
+    text = get_path(doc, ("exact_solution",), "sidecar.fields")
+    if not isinstance(text, str) or not text.strip():
+        raise Reject("sidecar.fields", "exact_solution must be a non-empty string")
+    if get_path(doc, ("dofs_per_node",), "sidecar.fields") != SPEC["dofs_per_node"]:
+        raise Reject("sidecar.fields", f"dofs_per_node must be {SPEC['dofs_per_node']}")
+    if get_number(doc, ("asymptotic_order",), "sidecar.fields") != SPEC["asymptotic_order"]:
+        raise Reject("sidecar.fields", f"asymptotic_order must be {SPEC['asymptotic_order']}")
+    out.append(Check("sidecar.fields", Status.PASS,
+                     'exact_solution, dofs_per_node == ["value", "slope"], asymptotic_order == 4'))
+    ns = SPEC["meshes"]
+    for study, key, arr in (("nodal_study", "e_n", "nodal_errors"),
+                            ("dense_study", "e_star_n", "dense_errors")):
+        cid = f"sidecar.{study}"
+        table = get_path(doc, (study, "table"), cid)
+        if not isinstance(table, list) or len(table) != len(ns):
+            raise Reject(cid, f"{study}.table must be a list of {len(ns)} rows")
+        errs = arrs[arr]
+        betas = orders(errs)
+        for k, n in enumerate(ns):
+            if get_number(table, (k, "n"), cid, integer=True) != n:
+                raise Reject(cid, f"{study}.table[{k}].n != {n}")
+            h = get_number(table, (k, "h"), cid)
+            if abs(h - 1.0 / n) > SPEC["h_rel"] / n:
+                raise Reject(cid, f"{study}.table[{k}].h = {h!r}, expected 1/{n}", h, 1.0 / n)
+            e = get_number(table, (k, key), cid)
+            if abs(e - errs[k]) > SPEC["json_error_rel"] * errs[k]:
+                raise Reject(cid, f"{study}.table[{k}].{key} = {e:.6e}, {arr}[{k}] = {errs[k]:.6e}",
+                             e, float(errs[k]))
+            beta = get_path(table, (k, "beta"), cid)
+            if k == 0:
+                if beta is not None:
+                    raise Reject(cid, f"{study}.table[0].beta must be null, got {beta!r}")
+                continue
+            beta = get_number(table, (k, "beta"), cid)
+            if abs(beta - betas[k - 1]) > SPEC["json_beta_atol"]:
+                raise Reject(cid, f"{study}.table[{k}].beta = {beta:.6f}, recomputed "
+                             f"{betas[k - 1]:.6f}", beta, betas[k - 1])
+        out.append(Check(cid, Status.PASS, f"{study}.table: n, h = 1/n, {key}, beta all consistent"))
+    claimed = get_number(doc, ("dense_study", "observed_order_clean_regime"), "sidecar.observed_order")
+    clean = [k for k, n in enumerate(ns) if n <= SPEC["artifact_n"]]
+    fit = lsq_order([ns[k] for k in clean], [arrs["dense_errors"][k] for k in clean])
+    if abs(claimed - fit) > SPEC["lsq_order_tol"]:
+        raise Reject("sidecar.observed_order", f"observed_order_clean_regime = {claimed:.4f}, "
+                     f"least-squares fit over n = 32..256: {fit:.4f}", claimed, fit)
+    out.append(Check("sidecar.observed_order", Status.PASS,
+                     f"observed_order_clean_regime = {claimed:.4f}, fit {fit:.4f} (tol 0.25)"))
+    has_arrays = all(a in arrs for a in ARTIFACT_ARRAYS)
+    if "artifact" not in doc and not has_arrays:
+        out.append(Check("sidecar.artifact", Status.SKIP, "no artifact block and no artifact arrays "
+                         "(Tier 3 missing)"))
+        return out
+    cid = "sidecar.artifact"
+    if get_number(doc, ("artifact", "n"), cid, integer=True) != SPEC["artifact_n"]:
+        raise Reject(cid, f"artifact.n must be {SPEC['artifact_n']}")
+    if get_number(doc, ("artifact", "points"), cid, integer=True) != SPEC["artifact_points"]:
+        raise Reject(cid, f"artifact.points must be {SPEC['artifact_points']}")
+    dme = get_number(doc, ("artifact", "dense_max_error"), cid)
+    k = ns.index(SPEC["artifact_n"])
+    ref = float(arrs["dense_errors"][k])
+    if abs(dme - ref) > SPEC["json_error_rel"] * ref:
+        raise Reject(cid, f"artifact.dense_max_error = {dme:.6e}, dense_errors[{k}] = {ref:.6e}",
+                     dme, ref)
+    out.append(Check(cid, Status.PASS, "artifact block: n = 256, 2561 points, "
+                     "dense_max_error == dense_errors[3]"))
+    return out
+
+
+# =============================================================================
+# 3. NUMERICAL TIERS (recomputed from the arrays, never read from claims)
+# =============================================================================
+def check_tier1(arrs: dict) -> list:
+    e = dict(zip(SPEC["meshes"], arrs["dense_errors"].tolist()))
+    out = []
+    bad = []
+    for n, gold in SPEC["tier1_gold"].items():
+        if abs(e[n] - gold) > SPEC["tier1_band"] * gold:
+            bad.append(f"e*({n}) = {e[n]:.3e} (band {gold:.6e} +-25%)")
+    msg = ", ".join(f"e*({n}) = {e[n]:.4e}" for n in SPEC["tier1_gold"])
+    out.append(Check("tier1.dense_band", Status.FAIL if bad else Status.PASS,
+                     "; ".join(bad) if bad else msg + " within +-25% of gold",
+                     [e[n] for n in SPEC["tier1_gold"]], list(SPEC["tier1_gold"].values())))
+    beta = orders(arrs["dense_errors"])[:2]
+    lo, hi = SPEC["order_band"]
+    ok = all(lo <= b <= hi for b in beta)
+    out.append(Check("tier1.coarse_orders", Status.PASS if ok else Status.FAIL,
+                     f"dense orders 32->64->128: {beta[0]:.3f}, {beta[1]:.3f} (need [{lo}, {hi}])",
+                     beta, [lo, hi]))
+    return out
+
+
+def check_tier2(arrs: dict) -> list:
+    out = []
+    ns = list(SPEC["meshes"])
+    e = arrs["dense_errors"].tolist()
+    en = arrs["nodal_errors"].tolist()
+    beta = orders(e)[:ns.index(SPEC["artifact_n"])]      # 32->64, 64->128, 128->256
+    lo, hi = SPEC["order_band"]
+    good = sum(lo <= b <= hi for b in beta)
+    need = SPEC["clean_orders_needed"]
+    out.append(Check("tier2.order4", Status.PASS if good >= need else Status.FAIL,
+                     f"clean dense orders {', '.join(f'{b:.3f}' for b in beta)}: {good} of 3 in "
+                     f"[{lo}, {hi}] (need {need})", beta, [lo, hi]))
+    cap = min(SPEC["nodal_abs_max"], e[0] / SPEC["nodal_ratio"])
+    ok = en[0] < SPEC["nodal_abs_max"] and en[0] < e[0] / SPEC["nodal_ratio"]
+    out.append(Check("tier2.nodal_superconvergence", Status.PASS if ok else Status.FAIL,
+                     f"e_n(32) = {en[0]:.3e}, need < 1e-8 and < e*(32)/100 = {e[0] / 100:.3e}",
+                     en[0], cap))
+    i256, i2048 = ns.index(SPEC["artifact_n"]), ns.index(2048)
+    ok = e[i2048] > SPEC["roundoff_factor"] * e[i256]
+    out.append(Check("tier2.roundoff_floor", Status.PASS if ok else Status.FAIL,
+                     f"e*(2048) = {e[i2048]:.3e}, need > 10 e*(256) = {10 * e[i256]:.3e}",
+                     e[i2048], 10 * e[i256]))
+    return out
+
+
+def check_tier3(arrs: dict) -> list:
+    """The n = 256 artifact, from the arrays alone."""
+    import numpy as np
+    if not all(a in arrs for a in ARTIFACT_ARRAYS):
+        return [Check("tier3.artifact", Status.FAIL, "artifact arrays absent (Tier 3 missing)")]
+    out = []
+    x, uh, ue, err = (arrs[a] for a in ARTIFACT_ARRAYS)
+    m = SPEC["artifact_points"] - 1
+    ok_inc = bool(np.all(np.diff(x) > 0))
+    ok_ends = x[0] == 0.0 and x[-1] == 1.0
+    i, d = worst(x - np.arange(m + 1) / m)
+    ok = ok_inc and ok_ends and d <= SPEC["grid_atol"]
+    why = [] if ok_inc else ["not strictly increasing"]
+    why += [] if ok_ends else [f"ends {x[0]!r}, {x[-1]!r} (need exactly 0.0 and 1.0)"]
+    why += [] if d <= SPEC["grid_atol"] else [f"|x - i/2560| = {d:.2e} at i = {i} (tol 1e-15)"]
+    out.append(Check("tier3.x_dense", Status.PASS if ok else Status.FAIL,
+                     "; ".join(why) if why else "strictly increasing, exactly 0.0..1.0, == i/2560",
+                     d, SPEC["grid_atol"]))
+    i, d = worst(ue - exact_u(x))
+    out.append(Check("tier3.uexact_dense", Status.PASS if d <= SPEC["uexact_atol"] else Status.FAIL,
+                     f"max |uexact_dense - e^x x^2 (1-x)^2| = {d:.2e} at i = {i} (tol 1e-14)",
+                     d, SPEC["uexact_atol"]))
+    i, d = worst(err - (uh - ue))
+    out.append(Check("tier3.error_dense", Status.PASS if d <= SPEC["error_field_atol"] else Status.FAIL,
+                     f"max |error_dense - (uh_dense - uexact_dense)| = {d:.2e} at i = {i}",
+                     d, SPEC["error_field_atol"]))
+    i, emax = worst(uh - exact_u(x))
+    ok = emax < SPEC["artifact_max_error"]
+    out.append(Check("tier3.max_error", Status.PASS if ok else Status.FAIL,
+                     f"max |uh_dense - u| = {emax:.3e} at i = {i} (need < 1e-9)",
+                     emax, SPEC["artifact_max_error"]))
+    k = SPEC["meshes"].index(SPEC["artifact_n"])
+    row = float(arrs["dense_errors"][k])
+    ok = abs(emax - row) <= SPEC["artifact_rel"] * row
+    out.append(Check("tier3.matches_table", Status.PASS if ok else Status.FAIL,
+                     f"recomputed {emax:.6e} vs dense_errors[{k}] = {row:.6e} (rel 1e-6)", emax, row))
+    return out
+
+
+# =============================================================================
+# 4. DEPENDENCY ALLOWLIST (static; see STATIC CHECKS) and source loading
+# =============================================================================
+@guarded
+def check_source(sub: str) -> list:
+    p = os.path.join(sub, SPEC["solver_file"])
+    size = os.path.getsize(p)
+    if size > SPEC["max_source_bytes"]:
+        raise Reject("static.source", f"{SPEC['solver_file']} is {size} bytes")
+    try:
+        with open(p, "rb") as fh:
+            source = fh.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Reject("static.source", f"{SPEC['solver_file']} unreadable: {exc}")
+    out = import_audit(source, "static")
+    if any(c.id == "static.syntax" for c in out):
+        return out
+    tree = ast.parse(source)
+    has_solve = any(isinstance(node, (ast.FunctionDef, ast.Assign, ast.ImportFrom))
+                    and ("solve" in ([node.name] if isinstance(node, ast.FunctionDef) else
+                                     [getattr(t, "id", None) for t in getattr(node, "targets", [])] +
+                                     [a.asname or a.name for a in getattr(node, "names", [])]))
+                    for node in tree.body)
+    out.append(Check("static.defines_solve", Status.PASS if has_solve else Status.INFO,
+                     "top-level solve defined" if has_solve else
+                     "no top-level `def solve` found statically (checked again at run time)"))
+    return out
+
+
+# =============================================================================
+# 5-8. PROVENANCE: the instrumented driver run inside the isolated child
+# =============================================================================
+# Phase "regen": import fem_solver (watching for file writes), call solve(n)
+# for all seven meshes, stream each returned field and the observed solves.
+# Phase "audit": import afresh, call solve(32) with the outermost library
+# solve/factor outputs tampered (finite relative perturbation first, then NaN).
+# Instrumentation is installed before the submission is imported, by identity
+# over every attribute of every loaded numpy/scipy module.
+FEM_DRIVER = r'''
+import time as _time
+_SUBDIR = _REQ["submission_dir"]
+_WORK = _os.path.dirname(_SUBDIR)
+while _SUBDIR in _sys.path:          # numpy/scipy must not be shadowed by submitted files
+    _sys.path.remove(_SUBDIR)
+import functools as _functools
+import numpy as _np
+import numpy.linalg
+_MODS = ["scipy", "scipy.linalg", "scipy.linalg.lapack", "scipy.linalg.blas", "scipy.sparse",
+         "scipy.sparse.linalg"]
+for _m in _MODS:
+    try:
+        __import__(_m)
+    except Exception:
+        pass
+_sys.path.insert(0, _SUBDIR)
+
+_LAPACK = ("gesv", "gbsv", "pbsv", "posv", "sysv", "hesv", "gtsv", "ptsv", "gesvx", "posvx",
+           "gbsvx", "getrf", "getrs", "getri", "gbtrf", "gbtrs", "potrf", "potrs", "potri",
+           "pbtrf", "pbtrs", "pttrf", "pttrs", "sytrf", "sytrs", "hetrf", "gels", "gelsd",
+           "gelss", "gelsy", "trtrs", "tbtrs", "geqrf", "trsv", "trsm", "tbsv")
+_NAMES = {
+    "numpy.linalg": ("solve", "inv", "lstsq", "pinv", "cholesky", "qr", "tensorsolve", "tensorinv"),
+    "numpy.linalg._umath_linalg": ("solve", "solve1", "inv", "cholesky_lo", "cholesky_up", "lstsq",
+                                   "qr_r_raw", "qr_reduced", "qr_complete"),
+    "scipy.linalg": ("solve", "solve_banded", "solveh_banded", "solve_triangular", "inv", "pinv",
+                     "lstsq", "lu", "lu_factor", "lu_solve", "cho_factor", "cho_solve",
+                     "cholesky", "cholesky_banded", "cho_solve_banded", "ldl", "qr",
+                     "solve_toeplitz", "solve_circulant"),
+    "scipy.linalg._batched_linalg": ("_solve", "_inv"),
+    "scipy.linalg._flapack": tuple(p + b for p in "sdcz" for b in _LAPACK),
+    "scipy.linalg._fblas": tuple(p + b for p in "sdcz" for b in _LAPACK),
+    "scipy.sparse.linalg": ("spsolve", "splu", "spilu", "factorized", "spsolve_triangular", "cg",
+                            "cgs", "bicg", "bicgstab", "gmres", "lgmres", "minres", "qmr",
+                            "gcrotmk", "tfqmr", "lsqr", "lsmr", "inv"),
+    "scipy.sparse.linalg._dsolve._superlu": ("gssv", "gstrf"),
+}
+_ST = {"depth": 0, "calls": [], "mode": None, "tampered": 0}
+_FACTORY = ("splu", "spilu", "factorized")
+
+
+def _matrix_of(args):
+    flat = []
+    for a in args:
+        flat.extend(a if isinstance(a, (tuple, list)) and len(a) <= 4 else [a])
+    for a in flat:
+        shp = getattr(a, "shape", None)
+        if isinstance(shp, tuple) and len(shp) >= 2:
+            return a, flat
+    for a in flat:
+        shp = getattr(a, "shape", None)
+        if isinstance(shp, tuple) and len(shp) == 1:
+            return a, flat
+    return None, flat
+
+
+def _describe(name, args):
+    rec = {"fn": name, "dim": None, "hb": None}
+    try:
+        a, flat = _matrix_of(args)
+        if a is None:
+            return rec
+        shp = a.shape
+        rec["dim"] = int(shp[-1])
+        ints = [v for v in flat if isinstance(v, (int, _np.integer)) and not isinstance(v, bool)]
+        pair = [v for v in args if isinstance(v, tuple) and len(v) == 2
+                and all(isinstance(w, (int, _np.integer)) for w in v)]
+        if pair:
+            rec["hb"] = int(max(pair[0]))
+        elif "gb" in name and len(ints) >= 2:
+            rec["hb"] = int(max(ints[0], ints[1]))
+        elif hasattr(a, "tocoo"):
+            c = a.tocoo()
+            rec["hb"] = int(_np.max(_np.abs(c.row.astype(_np.int64) - c.col))) if c.nnz else 0
+        elif len(shp) == 2 and isinstance(a, _np.ndarray):
+            if shp[0] == shp[1] and shp[0] <= 6000:
+                i, j = _np.nonzero(a)
+                rec["hb"] = int(_np.max(_np.abs(i - j))) if i.size else 0
+            elif shp[0] < shp[1]:
+                rec["hb"] = int(shp[0] - 1)
+    except Exception as exc:
+        rec["note"] = type(exc).__name__
+    return rec
+
+
+def _tamper(out):
+    mode = _ST["mode"]
+    if isinstance(out, _np.ndarray) and out.dtype.kind in "fc" and out.size:
+        _ST["tampered"] += 1
+        return _np.full_like(out, _np.nan) if mode == "nan" else out * (1 + _REQ["rel"])
+    if isinstance(out, (tuple, list)):
+        items = [_tamper(o) for o in out]
+        try:
+            return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+        except Exception:
+            return tuple(items)
+    return out
+
+
+class _LUProxy:
+    """Stands in for a SuperLU object so that its C-level solve is observed."""
+    def __init__(self, lu):
+        object.__setattr__(self, "_lu", lu)
+
+    def __getattr__(self, name):
+        return getattr(object.__getattribute__(self, "_lu"), name)
+
+    def solve(self, *args, **kwargs):
+        return _LU_SOLVE(object.__getattribute__(self, "_lu"), *args, **kwargs)
+
+
+def _wrap(name, fn):
+    def wrapper(*args, **kwargs):
+        outer = _ST["depth"] == 0
+        if outer:
+            _ST["calls"].append(_describe(name, args))
+        _ST["depth"] += 1
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            _ST["depth"] -= 1
+        if name.rsplit(".", 1)[-1] in ("splu", "spilu") and not isinstance(out, _LUProxy):
+            out = _LUProxy(out)
+        elif name.endswith(".factorized") and callable(out):
+            out = _wrap("factorized.solve", out)
+        if outer and _ST["mode"]:
+            out = _tamper(out)
+        return out
+    try:
+        _functools.update_wrapper(wrapper, fn)
+    except Exception:
+        pass
+    return wrapper
+
+
+_LU_SOLVE = _wrap("SuperLU.solve", lambda lu, *a, **k: lu.solve(*a, **k))
+
+
+def _install():
+    targets = {}
+    for modname, names in _NAMES.items():
+        mod = _sys.modules.get(modname)
+        for nm in names:
+            fn = getattr(mod, nm, None) if mod is not None else None
+            if fn is not None and callable(fn) and id(fn) not in targets:
+                targets[id(fn)] = (fn, _wrap(modname + "." + nm, fn))
+    patched = 0
+    for modname, mod in list(_sys.modules.items()):
+        if mod is None or not (modname in ("numpy", "scipy") or modname.startswith(("numpy.", "scipy."))):
+            continue
+        try:
+            items = list(vars(mod).items())
+        except TypeError:
+            continue
+        for key, val in items:
+            hit = targets.get(id(val))
+            if hit is not None and hit[0] is val:
+                try:
+                    setattr(mod, key, hit[1])
+                    patched += 1
+                except (AttributeError, TypeError):
+                    pass
+    return len(targets), patched
+
+
+def _snapshot():
+    snap = {}
+    for root, dirs, files in _os.walk(_WORK):
+        for nm in dirs + files:
+            p = _os.path.join(root, nm)
+            try:
+                st = _os.lstat(p)
+                snap[p] = (st.st_size, st.st_mtime_ns, st.st_mode)
+            except OSError:
+                pass
+    return snap
+
+
+def _diff(a, b):
+    return sorted(_os.path.relpath(p, _WORK) for p in set(a) | set(b) if a.get(p) != b.get(p))[:20]
+
+
+def _fields(res, n):
+    keys = ("x_nodes", "uh_nodes", "x_dense", "uh_dense")
+    if isinstance(res, dict):
+        missing = [k for k in keys if k not in res]
+        if missing:
+            raise ValueError("solve(n) result lacks " + ", ".join(missing))
+        vals = [res[k] for k in keys]
+    elif isinstance(res, (tuple, list)) and len(res) == 4:
+        vals = list(res)
+    else:
+        raise ValueError("solve(n) must return a mapping with x_nodes, uh_nodes, x_dense, "
+                         "uh_dense or a 4-tuple, got " + type(res).__name__)
+    out = {}
+    caps = (n + 1, n + 1, 10 * n + 1, 10 * n + 1)
+    for k, v, cap in zip(keys, vals, caps):
+        arr = _np.asarray(v, dtype=_np.float64)
+        out[k] = {"shape": list(arr.shape),
+                  "data": arr.ravel().tolist() if arr.size <= cap else None}
+    return out
+
+
+_ntargets, _npatched = _install()
+_before = _snapshot()
+_t0 = _time.monotonic()
+try:
+    import fem_solver as _sub
+    _err = None
+except BaseException as _e:
+    _sub, _err = None, (type(_e).__name__ + ": " + str(_e))[:400]
+_solve = getattr(_sub, "solve", None) if _sub is not None else None
+send({"kind": "import", "ok": _sub is not None, "error": _err, "has_solve": callable(_solve),
+      "writes": _diff(_before, _snapshot()), "wall": _time.monotonic() - _t0,
+      "targets": _ntargets, "patched": _npatched})
+
+
+def _call(n):
+    _ST["calls"], _ST["tampered"], _ST["depth"] = [], 0, 0
+    t = _time.monotonic()
+    try:
+        fields, err = _fields(_solve(n), n), None
+    except BaseException as e:
+        fields, err = None, (type(e).__name__ + ": " + str(e))[:400]
+    return {"n": n, "fields": fields, "error": err, "wall": _time.monotonic() - t,
+            "calls": _ST["calls"][:50], "ncalls": len(_ST["calls"]), "tampered": _ST["tampered"]}
+
+
+if callable(_solve):
+    if _REQ["phase"] == "regen":
+        for _n in _REQ["meshes"]:
+            _b = _snapshot()
+            _msg = _call(_n)
+            _msg.update(kind="mesh", writes=_diff(_b, _snapshot()))
+            send(_msg)
+    else:
+        for _mode in ("perturb", "nan"):
+            _ST["mode"] = _mode
+            _msg = _call(_REQ["audit_n"])
+            _ST["mode"] = None
+            _msg.update(kind="audit", mode=_mode)
+            send(_msg)
+send({"kind": "done"})
+'''
+
+
+# =============================================================================
+# 5-8. PROVENANCE: judging the recorded runs (pure functions of the messages)
+# =============================================================================
+def _msgs(outcome, kind: str) -> list:
+    return [m for m in (outcome.messages if outcome else []) if isinstance(m, dict)
+            and m.get("kind") == kind]
+
+
+def _field(msg: dict, key: str, shape: tuple, cid: str):
+    """A returned field as float64, shape-checked (numpy.testing order: shape first)."""
+    import numpy as np
+    f = (msg.get("fields") or {}).get(key) if isinstance(msg.get("fields"), dict) else None
+    if not isinstance(f, dict) or not isinstance(f.get("shape"), list):
+        raise Reject(cid, f"n={msg.get('n')}: {key} not returned")
+    if tuple(f["shape"]) != shape or not isinstance(f.get("data"), list):
+        raise Reject(cid, f"n={msg.get('n')}: {key} has shape {tuple(f['shape'])}, expected {shape}",
+                     f["shape"], list(shape))
+    try:
+        arr = np.array(f["data"], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise Reject(cid, f"n={msg.get('n')}: {key} is not numeric")
+    if arr.shape != shape:
+        raise Reject(cid, f"n={msg.get('n')}: {key} data length {arr.size}, expected {shape[0]}")
+    return arr
+
+
+def outcome_note(outcome) -> str:
+    if outcome is None:
+        return "not run"
+    return {"timeout": f"timed out ({outcome.reason})", "crashed": outcome.reason,
+            "no_reply": outcome.reason, "error": outcome.reason}.get(outcome.status, "")
+
+
+@guarded
+def check_import_phase(outcome) -> list:
+    """fem_solver importable, without side effects, exposing solve(n)."""
+    imp = _msgs(outcome, "import")
+    if not imp:
+        raise Reject("provenance.import", f"fem_solver could not be imported: {outcome_note(outcome)}")
+    imp = imp[0]
+    if not imp.get("ok"):
+        raise Reject("provenance.import", f"importing fem_solver raised {imp.get('error')}")
+    out = [Check("provenance.import", Status.PASS, f"fem_solver imported in {imp.get('wall', 0):.2f} s")]
+    writes = imp.get("writes") or []
+    out.append(Check("provenance.import_side_effects", Status.FAIL if writes else Status.PASS,
+                     ("importing fem_solver wrote: " + ", ".join(map(str, writes))) if writes
+                     else "importing fem_solver writes no file", writes))
+    out.append(Check("provenance.solve_callable", Status.PASS if imp.get("has_solve") else Status.FAIL,
+                     "fem_solver.solve is callable" if imp.get("has_solve")
+                     else "fem_solver exposes no callable solve(n)"))
+    return out
+
+
+def collect_regeneration(outcome) -> dict:
+    """{n: mesh message} from the regen phase."""
+    return {m.get("n"): m for m in _msgs(outcome, "mesh") if isinstance(m.get("n"), int)}
+
+
+@guarded
+def check_regenerated(outcome, meshes: dict, fields: dict) -> list:
+    """Every mesh regenerated within the budget, on the prescribed grids, finite.
+    Fills `fields` with {n: (uh_nodes, uh_dense, x_dense)}."""
+    import numpy as np
+    errors = [f"n={n}: {m['error']}" for n, m in sorted(meshes.items()) if m.get("error")]
+    missing = [n for n in SPEC["meshes"] if n not in meshes]
+    if errors:
+        raise Reject("provenance.regenerate", "solve(n) failed: " + "; ".join(errors)[:600])
+    if missing:
+        raise Reject("provenance.regenerate", f"meshes {missing} not regenerated: "
+                     f"{outcome_note(outcome) or 'child stopped'}", missing)
+    wall = sum(float(meshes[n].get("wall") or 0) for n in SPEC["meshes"])
+    out = [Check("provenance.regenerate", Status.PASS,
+                 f"all 7 meshes regenerated (solve time {wall:.2f} s)", wall)]
+    worst_grid = (0.0, 0)
+    for n in SPEC["meshes"]:
+        m = meshes[n]
+        xj, xi = prescribed_grids(n)
+        xn = _field(m, "x_nodes", xj.shape, "provenance.grids")
+        xd = _field(m, "x_dense", xi.shape, "provenance.grids")
+        un = _field(m, "uh_nodes", xj.shape, "provenance.grids")
+        ud = _field(m, "uh_dense", xi.shape, "provenance.grids")
+        for name, got, want in (("x_nodes", xn, xj), ("x_dense", xd, xi)):
+            where = nonfinite_where(got)
+            if where:
+                raise Reject("provenance.grids", f"n={n}: {name}: {where}")
+            i, d = worst(got - want)
+            if d > SPEC["grid_atol"]:
+                raise Reject("provenance.grids", f"n={n}: {name}[{i}] = {got[i]!r}, prescribed "
+                             f"{want[i]!r} (|diff| {d:.2e} > 1e-15): nonconforming grid",
+                             d, SPEC["grid_atol"])
+            worst_grid = max(worst_grid, (d, n))
+        for name, got in (("uh_nodes", un), ("uh_dense", ud)):
+            where = nonfinite_where(got)
+            if where:
+                raise Reject("provenance.finite", f"n={n}: {name}: {where}")
+        fields[n] = (un, ud, xd)
+    out.append(Check("provenance.grids", Status.PASS, "returned grids are j/n and i/(10n) to 1e-15 "
+                     "at every mesh", worst_grid[0], SPEC["grid_atol"]))
+    out.append(Check("provenance.finite", Status.PASS, "returned fields finite at every mesh"))
+    return out
+
+
+def check_reproduction(fields: dict, arrs: dict) -> list:
+    """Regenerated nodal and dense errors against the submitted ones (1e-6 relative)."""
+    import numpy as np
+    if not fields or "nodal_errors" not in arrs:
+        return [Check("provenance.reproduces_errors", Status.SKIP,
+                      "nothing to compare (no regenerated fields or no valid arrays)")]
+    bad, worst_rel = [], 0.0
+    for k, n in enumerate(SPEC["meshes"]):
+        un, ud, _ = fields[n]
+        xj, xi = prescribed_grids(n)
+        for name, e_re, e_sub in (("e_n", float(np.max(np.abs(un - exact_u(xj)))), arrs["nodal_errors"][k]),
+                                  ("e*_n", float(np.max(np.abs(ud - exact_u(xi)))), arrs["dense_errors"][k])):
+            rel = abs(e_re - e_sub) / e_sub
+            worst_rel = max(worst_rel, rel)
+            if rel > SPEC["regen_rel"]:
+                bad.append(f"n={n} {name}: regenerated {e_re:.6e}, submitted {e_sub:.6e}")
+    return [Check("provenance.reproduces_errors", Status.FAIL if bad else Status.PASS,
+                  ("solver does not reproduce its submitted numbers: " + "; ".join(bad[:4])) if bad
+                  else "regenerated nodal and dense errors match the submitted ones (rel 1e-6)",
+                  worst_rel, SPEC["regen_rel"])]
+
+
+def check_fidelity(fields: dict, ref: dict) -> list:
+    """Every returned dense field against the grader's own 5-point solution."""
+    if not fields or not ref:
+        return [Check("provenance.fidelity", Status.SKIP, "no regenerated fields to compare")]
+    bad, parts = [], []
+    for n in SPEC["meshes"]:
+        i, d = worst(fields[n][1] - ref[n][1])
+        tol = fidelity_tol(n)
+        parts.append(f"{n}:{d:.1e}")
+        if d > tol:
+            bad.append(f"n={n}: |uh - own| = {d:.3e} at i = {i} (x = {i / (10 * n):.5f}), tol {tol:.1e}")
+    return [Check("provenance.fidelity", Status.FAIL if bad else Status.PASS,
+                  ("returned field is not the cubic-Hermite solution: " + "; ".join(bad[:3])) if bad
+                  else "dense field matches the grader's own 5-point solution at every mesh ("
+                  + " ".join(parts) + ")", parts, [fidelity_tol(n) for n in SPEC["meshes"]])]
+
+
+def check_solve_observed(meshes: dict) -> list:
+    """At every mesh an outermost numpy/scipy solve of dimension 2(n-1)."""
+    if not meshes:
+        return [Check("provenance.solve_observed", Status.SKIP, "no regenerated meshes")]
+    wrong, unseen, seen = [], [], []
+    for n in SPEC["meshes"]:
+        m = meshes.get(n)
+        if m is None:
+            continue
+        calls = [c for c in (m.get("calls") or []) if isinstance(c, dict)]
+        dims = [c.get("dim") for c in calls]
+        if not calls:
+            unseen.append(n)
+        elif 2 * (n - 1) not in dims:
+            wrong.append(f"n={n}: dims {sorted(set(d for d in dims if d is not None))[:5]}, "
+                         f"expected {2 * (n - 1)}")
+        else:
+            c = next(c for c in calls if c.get("dim") == 2 * (n - 1))
+            seen.append(f"{c.get('fn')} (hb {c.get('hb')})")
+    out = []
+    if wrong:
+        out.append(Check("provenance.solve_observed", Status.FAIL,
+                         "no library solve of the free-DOF dimension 2(n-1): " + "; ".join(wrong[:3])))
+    elif unseen:
+        out.append(Check("provenance.solve_observed", Status.REVIEW,
+                         f"n={','.join(map(str, unseen))}: no observable numpy/scipy linear solve "
+                         "(hand-written solver, ctypes or subprocess?) - verify by hand", unseen))
+    else:
+        out.append(Check("provenance.solve_observed", Status.PASS,
+                         f"library solve of dimension 2(n-1) at every mesh: {seen[0]}"))
+    return out
+
+
+def check_solve_writes(meshes: dict) -> list:
+    writes = sorted({w for m in meshes.values() for w in (m.get("writes") or [])})
+    return [Check("provenance.solve_side_effects", Status.FAIL if writes else Status.PASS,
+                  ("solve(n) wrote files: " + ", ".join(map(str, writes[:5]))) if writes
+                  else "solve(n) writes no file", writes)]
+
+
+def check_artifact_provenance(fields: dict, arrs: dict) -> list:
+    """Submitted n = 256 field against the regenerated one: <= 1e-11 pass,
+    (1e-11, 1e-9] Tier 3 fails, > 1e-9 provenance fails."""
+    import numpy as np
+    n = SPEC["artifact_n"]
+    if n not in fields or not all(a in arrs for a in ARTIFACT_ARRAYS):
+        return [Check("tier3.artifact_reproduced", Status.SKIP, "artifact or regenerated field absent")]
+    _, ud, xd = fields[n]
+    i, dx = worst(arrs["x_dense"] - xd)
+    j, du = worst(arrs["uh_dense"] - ud)
+    d = max(dx, du)
+    where = f"x_dense dev {dx:.2e}, uh_dense dev {du:.2e} at i = {j}"
+    out = [Check("provenance.artifact_field", Status.PASS if d <= SPEC["artifact_fail_atol"] else Status.FAIL,
+                 f"submitted n=256 artifact vs regenerated: {where} (fail above 1e-9)",
+                 d, SPEC["artifact_fail_atol"]),
+           Check("tier3.artifact_reproduced", Status.PASS if d <= SPEC["artifact_tier3_atol"] else Status.FAIL,
+                 f"submitted n=256 artifact vs regenerated: {where} (Tier 3 needs <= 1e-11)",
+                 d, SPEC["artifact_tier3_atol"])]
+    return out
+
+
+def check_causal(audit_outcome, fields: dict) -> list:
+    """n = 32 rerun with the outermost solve outputs perturbed / NaN: the field
+    must change (rtol=0, atol=1e-12), become non-finite, or raise."""
+    import numpy as np
+    n = SPEC["audit_n"]
+    runs = {m.get("mode"): m for m in _msgs(audit_outcome, "audit")}
+    if n not in fields:
+        return [Check("provenance.causal", Status.SKIP, f"no regenerated n={n} field to compare")]
+    base = fields[n][1]
+    out = []
+    for mode in ("perturb", "nan"):
+        cid = f"provenance.causal_{mode}"
+        m = runs.get(mode)
+        if m is None:
+            out.append(Check(cid, Status.FAIL, f"audit run did not report: {outcome_note(audit_outcome)}"))
+            continue
+        if not m.get("calls"):
+            out.append(Check(cid, Status.SKIP, "no observable library solve to tamper with"))
+            continue
+        if not m.get("tampered"):
+            out.append(Check(cid, Status.REVIEW, "library calls observed but none returned a floating "
+                             "array that could be tampered with - verify by hand"))
+            continue
+        if m.get("error"):
+            out.append(Check(cid, Status.PASS, f"tampered solve made solve({n}) raise: {m['error'][:80]}"))
+            continue
+        try:
+            ud = _field(m, "uh_dense", base.shape, cid)
+        except Reject as exc:
+            out.append(Check(cid, Status.PASS, f"tampered run returned no usable field ({exc.check.message})"))
+            continue
+        if not np.all(np.isfinite(ud)):
+            out.append(Check(cid, Status.PASS, "tampered solve made the field non-finite"))
+            continue
+        i, d = worst(ud - base)
+        changed = d > SPEC["audit_unchanged_atol"]
+        out.append(Check(cid, Status.PASS if changed else Status.FAIL,
+                         f"tampered solve changed the field by {d:.2e}" if changed else
+                         f"field unchanged (max dev {d:.1e} <= 1e-12) after the solve output was "
+                         f"{'perturbed' if mode == 'perturb' else 'replaced by NaN'}: the library "
+                         "solve does not feed the result (dummy solve)", d, SPEC["audit_unchanged_atol"]))
+    return out
+
+
+# =============================================================================
+# GRADING: the checks above, in the seed's order, over one submission
+# =============================================================================
+def _run_phase(results: dict, name: str, sub: str, budget: float, request: dict) -> None:
+    results[name] = run_isolated(sub, FEM_DRIVER, request, budget)
+
+
+def stage_solver(sub: str, stage: str) -> str:
+    """A directory holding only fem_solver.py: the child never sees the submitted
+    outputs (a solver cannot replay reference_arrays.npz) nor stale bytecode."""
+    os.makedirs(stage)
+    shutil.copyfile(os.path.join(sub, SPEC["solver_file"]), os.path.join(stage, SPEC["solver_file"]))
+    return stage
+
+
+def execution_checks(sub: str, budget: float, arrs: dict, phases: dict, outcomes: dict,
+                     keys: dict) -> list:
+    """Run the two isolated phases (in parallel) while the grader computes its own
+    solution, then judge the recorded runs."""
+    results: dict = {}
+    common = {"meshes": list(SPEC["meshes"]), "rel": SPEC["audit_rel_perturbation"],
+              "audit_n": SPEC["audit_n"]}
+    tmp = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-stage-")
+    try:
+        stage = stage_solver(sub, os.path.join(tmp, "submission"))
+        threads = [threading.Thread(target=_run_phase, daemon=True,
+                                    args=(results, ph, stage, budget, dict(common, phase=ph)))
+                   for ph in ("regen", "audit")]
+        for t in threads:
+            t.start()
+        t0 = time.monotonic()
+        try:
+            ref = reference_study()
+        finally:
+            phases["reference"] = time.monotonic() - t0
+            for t in threads:
+                t.join()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    regen, audit = results.get("regen"), results.get("audit")
+    outcomes.update({k: v for k, v in results.items() if v is not None})
+    for name, oc in results.items():
+        phases[name] = oc.wall
+    out = check_import_phase(regen)
+    meshes = collect_regeneration(regen)
+    fields: dict = {}
+    out += check_regenerated(regen, meshes, fields)
+    out += check_solve_writes(meshes) if meshes else []
+    out += check_reproduction(fields, arrs)
+    out += check_fidelity(fields, ref)
+    out += check_solve_observed(meshes)
+    out += check_causal(audit, fields)
+    out += check_artifact_provenance(fields, arrs)
+    for oc_name, oc in results.items():
+        if oc is not None and oc.forged:
+            out.append(Check(f"provenance.channel_{oc_name}", Status.INFO,
+                             f"{oc.forged} line(s) on the reply channel without the run token ignored"))
+    entry = [c for m in meshes.values() for c in (m.get("calls") or []) if isinstance(c, dict)]
+    keys["solve_entry_points"] = ", ".join(sorted({str(c.get("fn")) for c in entry})) or "none observed"
+    if fields and SPEC["artifact_n"] in fields and "uh_dense" in arrs:
+        keys["artifact_deviation"] = f"{worst(arrs['uh_dense'] - fields[SPEC['artifact_n']][1])[1]:.3e}"
+    return out
+
+
+
+
+def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tuple:
+    """(checks, phases, outcomes, keys)."""
+    t_start = time.monotonic()
+    checks, phases, outcomes, keys = [], {}, {}, {}
+    checks += check_files(submission)
+    present = {c.id.split(".", 1)[1]: c.status is Status.PASS for c in checks}
+    arrs: dict = {}
+    if present[SPEC["npz_file"]]:
+        try:
+            raw = load_npz_file(os.path.join(submission, SPEC["npz_file"]), "schema.npz",
+                                SPEC["max_npz_bytes"])
+            checks += check_schema(raw, arrs)
+        except Reject as exc:
+            checks.append(exc.check)
+    schema_ok = "n_values" in arrs
+    if present[SPEC["json_file"]]:
+        try:
+            doc = read_json_file(os.path.join(submission, SPEC["json_file"]), "sidecar.document",
+                                 SPEC["max_json_bytes"])
+            checks += (check_sidecar(doc, arrs) if schema_ok else
+                       [Check("sidecar.document", Status.SKIP, "arrays invalid: nothing to compare")])
+        except Reject as exc:
+            checks.append(exc.check)
+    if schema_ok:
+        checks += check_tier1(arrs) + check_tier2(arrs) + check_tier3(arrs)
+        e = arrs["dense_errors"]
+        keys["e_star_n(32)"] = f"{e[0]:.6e}"
+        keys["dense_orders_clean"] = " ".join(f"{b:.3f}" for b in orders(e)[:3])
+        keys["nodal_error(32)"] = f"{arrs['nodal_errors'][0]:.3e}"
+    static_ok = False
+    if present[SPEC["solver_file"]]:
+        static = check_source(submission)
+        checks += static
+        static_ok = not any(c.status is Status.FAIL for c in static)
+    phases["static"] = time.monotonic() - t_start
+    if no_exec:
+        checks.append(Check("provenance.not_executed", Status.INFO,
+                            "--no-exec: fem_solver.py not run, provenance not established"))
+    elif not static_ok:
+        checks.append(Check("provenance.not_executed", Status.SKIP,
+                            "fem_solver.py missing or rejected statically: not run"))
+    else:
+        checks += execution_checks(submission, budget, arrs, phases, outcomes, keys)
+    phases["total"] = time.monotonic() - t_start
+    keys["review_required"] = sum(c.status is Status.REVIEW for c in checks)
+    return checks, phases, outcomes, keys
+
+
+# =============================================================================
 # SUBPROCESS RUNNER
 # =============================================================================
 @dataclasses.dataclass
@@ -354,7 +1410,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                     pass
 
         try:
-            proc = subprocess.Popen([sys.executable, "-I", driver, str(wfd)], cwd=sub, env=env,
+            proc = subprocess.Popen([sys.executable, "-I", "-B", driver, str(wfd)], cwd=sub, env=env,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, pass_fds=(wfd,),
                                     start_new_session=True, preexec_fn=limits)
@@ -427,14 +1483,23 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
 # =============================================================================
 # VERDICT
 # =============================================================================
+def tier_of(check_id: str) -> str:
+    return check_id.split(".", 1)[0]
+
+
 def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
-    """(result, score) from records alone.  FEM sections fill this in."""
+    """(result, score) from records alone.  Seed "Score behavior": any failure
+    outside Tier 3 -> 0.0; --strict and a review flag -> 0.0; a Tier 3 failure
+    (missing artifact, artifact checks, 1e-11 < deviation <= 1e-9) -> 0.5."""
     if no_exec:
         return "UNGRADED", None
-    if any(c.status is Status.FAIL for c in checks):
+    fails = [c for c in checks if c.status is Status.FAIL]
+    if any(tier_of(c.id) != "tier3" for c in fails):
         return "FAIL", 0.0
     if strict and any(c.status is Status.REVIEW for c in checks):
         return "FAIL", 0.0
+    if fails:
+        return "PARTIAL", 0.5
     return "PASS", 1.0
 
 
@@ -514,19 +1579,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tuple:
-    """(checks, phases, outcomes).  FEM sections fill this in."""
-    raise NotImplementedError
-
-
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if not os.path.isdir(args.submission):
         print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
         return EXIT_UNGRADED
     try:
-        checks, phases, outcomes = grade(args.submission, budget=args.budget,
-                                         strict=args.strict, no_exec=args.no_exec)
+        checks, phases, outcomes, keys = grade(args.submission, budget=args.budget,
+                                               strict=args.strict, no_exec=args.no_exec)
     except Exception as exc:  # a grader bug: never reported as a score
         import traceback
         traceback.print_exc(file=sys.stderr)
@@ -536,9 +1596,9 @@ def main(argv=None) -> int:
     result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
     print_submission_output(outcomes)
     shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)]
-    print_report(shown, result, score, {})
+    print_report(shown, result, score, keys)
     if args.json:
-        write_json_report(args.json, args.submission, checks, result, score, phases, {})
+        write_json_report(args.json, args.submission, checks, result, score, phases, keys)
     if result == "UNGRADED":
         return EXIT_UNGRADED
     return EXIT_FULL if score == 1.0 else EXIT_BELOW
