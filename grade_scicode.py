@@ -1,0 +1,1639 @@
+#!/usr/bin/env python3
+"""Grader for SciCode: the official protocol run locally, with a harness-fault census.
+
+Run:
+    python grade_scicode.py GENERATIONS --problems problems_all.jsonl problems_dev.jsonl \\
+        --h5 test_data.h5 [--split test|dev|all] [--context self|reference] [--special-steps DIR]
+        [--timeout S] [--mem-gb G] [--jobs N] [--dry-run] [--strict] [--no-exec]
+        [--json PATH] [--out DIR] [--quiet]
+
+GENERATIONS is the model's raw replies, one per step: either a folder of
+`<step>.txt` / `<step>.py` files (e.g. `10.1.py`), or a JSONL file with one
+`{"step_number": "10.1", "completion": "<raw reply>"}` object per line.
+Markdown fences are stripped and the function/class named by the step's
+header is extracted (reference/scicode/problem_spec.md has the details).
+
+Every in-scope step runs in its own forked process (fresh temp dir, wall-clock
+timeout, address-space/CPU/file-size limits) from a warm worker that has
+already imported numpy/scipy/h5py.  Targets come from the official
+`test_data.h5` through this grader's own reader; `target` is bound before each
+test case; `scicode.compare.cmp` / `scicode.parse.parse` are provided by a
+shim package.  Results travel only over a token-tagged pipe.
+
+Score: steps passed / in-scope steps of the split (288 test, 50 dev, 338 all),
+printed as `step_accuracy`; `problem_accuracy` = problems with every step
+passed / problems (65, 15, 80).  A run whose failures indict the harness
+(`target` NameError, missing `scicode` module, missing h5 groups, >= 10
+failures all sharing one non-assertion signature; under --strict any
+harness-fault signature) is not certified: RESULT: UNGRADED, exit 3.
+Exit codes: 0 every step passed, 1 graded below full score, 2 UNGRADED
+(--no-exec) or usage error, 3 harness indicted or grader failure.
+
+Self-contained: needs only the standard library, numpy, scipy and h5py.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import enum
+import hashlib
+import json
+import math
+import os
+import queue
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+GRADER_NAME = "grade_scicode"
+GRADER_VERSION = "0.1.0"
+
+# =============================================================================
+# SPEC: every threshold, count, file name (seed line in comments)
+# =============================================================================
+SPEC = {
+    # seed "Scope = 338 steps = AA design count"; spec "Scores" (steps / problems per split)
+    "official_counts": {"test": (288, 65), "dev": (50, 15), "all": (338, 80)},
+    # spec "Data": official sha256 of the data files
+    "official_sha256": {
+        "problems_all.jsonl": "38797fef78f434720be6d053b4f3a86839d6f8ea5fb9115450677cd3a6edf81d",
+        "problems_dev.jsonl": "193968aff23b7ed931c8f6d196b611e2f6694adb49e6cc085444a60ad2fc4f7b",
+        "test_data.h5": "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890",
+    },
+    # spec "Scope": the three no-test steps, outside the scope (official injects reference code)
+    "special_steps": ("13.6", "62.1", "76.3"),
+    # spec "Resources": 51.4 takes 50-70 s; official script uses 1800 s. Ours: 600 s default.
+    "timeout_s": 600.0,
+    # spec "Resources": 10.11 needs 2.35 GB and fails under 2 GB; 4 GiB of address space.
+    "mem_gb": 4.0,
+    "fsize_bytes": 64 << 20,        # per-step file-size limit (stdout flood ends here)
+    "capture_bytes": 16 << 10,      # captured submission output kept per step
+    "reply_cap": 32 << 20,          # reply-pipe bytes kept per step
+    "max_generation_bytes": 2 << 20,
+    "max_problems_bytes": 64 << 20,
+    # seed "Harness-fault census": 100 % shared signature across >= 10 failures
+    "census_min_failures": 10,
+    # seed "DRY sandbox must emit `SCICODE_PASS (DRY_RUN)`"
+    "dry_marker": "SCICODE_PASS (DRY_RUN)",
+}
+
+
+# =============================================================================
+# RECORDS
+# =============================================================================
+class Status(str, enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    REVIEW = "REVIEW"
+    SKIP = "SKIP"
+    INFO = "INFO"
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    id: str
+    status: Status
+    message: str
+    measured: object = None
+    limit: object = None
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "status": self.status.value, "message": self.message,
+                "measured": _jsonable(self.measured), "limit": _jsonable(self.limit)}
+
+
+def _jsonable(value):
+    """Numbers and containers in a form json.dumps accepts (NaN/inf as strings)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)) or hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        v = value.item() if hasattr(value, "item") else value
+        if isinstance(v, float) and not math.isfinite(v):
+            return repr(v)
+        return v
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        seq = value.tolist() if hasattr(value, "tolist") else value
+        return [_jsonable(v) for v in seq]
+    return str(value)
+
+
+class Reject(Exception):
+    """Raised by guarded accessors; caught at a check boundary and turned into FAIL."""
+
+    def __init__(self, check_id: str, message: str, measured=None, limit=None):
+        super().__init__(message)
+        self.check = Check(check_id, Status.FAIL, message, measured, limit)
+
+
+def guarded(fn):
+    """Run a check function; a Reject becomes its FAIL record, never an escape."""
+    def wrapper(*args, **kwargs) -> list:
+        try:
+            out = fn(*args, **kwargs)
+        except Reject as exc:
+            return [exc.check]
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+# =============================================================================
+# GUARDED INPUT: untrusted files and values
+# =============================================================================
+STEP_RE = re.compile(r"^\d+\.\d+$")
+
+
+def read_text_file(path: str, check_id: str, max_bytes: int) -> str:
+    """UTF-8 text of a file; raise Reject on missing, oversized or non-UTF-8."""
+    if not os.path.isfile(path):
+        raise Reject(check_id, f"{os.path.basename(path)} missing")
+    size = os.path.getsize(path)
+    if size > max_bytes:
+        raise Reject(check_id, f"{os.path.basename(path)} is {size} bytes", size, max_bytes)
+    with open(path, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Reject(check_id, f"{os.path.basename(path)} is not UTF-8 ({exc.reason} at byte {exc.start})")
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclasses.dataclass
+class Step:
+    step: str                   # "10.1"
+    problem: str                # "10"
+    index: int                  # 0-based position in the problem
+    header: str
+    cases: list
+    split: str                  # "test" | "dev"
+    gold: str | None            # ground_truth_code (dev only)
+
+
+@dataclasses.dataclass
+class Problem:
+    pid: str
+    deps: str
+    steps: list
+    split: str
+
+
+def load_problems(paths: list) -> tuple:
+    """(problems, checks) from the official problem JSONL files.  A problem is
+    dev when its steps carry ground_truth_code (problems_dev.jsonl does)."""
+    problems, checks = {}, []
+    for path in paths:
+        cid = f"input.problems.{os.path.basename(path)}"
+        try:
+            text = read_text_file(path, cid, SPEC["max_problems_bytes"])
+        except Reject as exc:
+            checks.append(exc.check)
+            continue
+        n = 0
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                pid = str(obj["problem_id"])
+                raw_steps = obj["sub_steps"]
+                deps = obj.get("required_dependencies") or ""
+                if not isinstance(raw_steps, list) or not isinstance(deps, str):
+                    raise TypeError("sub_steps/required_dependencies of the wrong type")
+                split = "dev" if any(s.get("ground_truth_code") for s in raw_steps) else "test"
+                steps = []
+                for k, s in enumerate(raw_steps):
+                    cases = s.get("test_cases") or []
+                    if not isinstance(cases, list) or not all(isinstance(c, str) for c in cases):
+                        raise TypeError(f"step {s.get('step_number')}: test_cases must be strings")
+                    steps.append(Step(str(s["step_number"]), pid, k, str(s["function_header"]),
+                                      cases, split, s.get("ground_truth_code")))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                checks.append(Check(cid, Status.FAIL, f"line {lineno}: malformed problem "
+                                    f"({type(exc).__name__}: {str(exc)[:100]})"))
+                continue
+            if pid in problems:
+                checks.append(Check(cid, Status.FAIL, f"line {lineno}: problem {pid} given twice"))
+                continue
+            problems[pid] = Problem(pid, deps, steps, split)
+            n += 1
+        digest = sha256_file(path)
+        official = SPEC["official_sha256"].get(os.path.basename(path))
+        if digest in SPEC["official_sha256"].values():
+            checks.append(Check(cid, Status.PASS, f"{n} problems; sha256 matches the official "
+                                f"file ({digest[:12]})", digest))
+        else:
+            checks.append(Check(cid, Status.INFO, f"{n} problems; sha256 {digest[:12]} DIFFERS from "
+                                f"the official {'file' if official else 'files'}"
+                                f"{' ' + official[:12] if official else ''}", digest, official))
+    return problems, checks
+
+
+@dataclasses.dataclass
+class Generations:
+    texts: dict                 # step -> str (raw reply)
+    errors: dict                # step -> model-fault reason (non-UTF-8, oversized, duplicate)
+    unknown: list               # step names not in the problems
+    checks: list
+
+
+def load_generations(path: str, known: set) -> Generations:
+    """A folder of <step>.txt/.py files or a JSONL of {"step_number","completion"}."""
+    texts, errors, unknown, checks = {}, {}, [], []
+
+    def put(step, text, where):
+        if step not in known:
+            unknown.append(step)
+        elif step in texts and texts[step] != text:
+            errors[step] = f"two different generations for step {step} ({where})"
+        else:
+            texts[step] = text
+
+    if os.path.isdir(path):
+        for name in sorted(os.listdir(path)):
+            full = os.path.join(path, name)
+            stem, ext = os.path.splitext(name)
+            if ext not in (".txt", ".py") or not STEP_RE.match(stem) or os.path.islink(full) \
+                    or not os.path.isfile(full):
+                if not name.startswith("."):
+                    unknown.append(name)
+                continue
+            try:
+                put(stem, read_text_file(full, "input.generations", SPEC["max_generation_bytes"]), name)
+            except Reject as exc:
+                errors[stem] = exc.check.message
+        kind = "folder"
+    elif os.path.isfile(path):
+        try:
+            text = read_text_file(path, "input.generations", 512 << 20)
+        except Reject as exc:
+            return Generations({}, {}, [], [exc.check])
+        bad = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                step, completion = obj["step_number"], obj["completion"]
+                if not isinstance(step, str) or not STEP_RE.match(step.strip()):
+                    raise TypeError(f"step_number must be a string like \"10.1\", got {step!r:.30}")
+                if not isinstance(completion, str):
+                    raise TypeError("completion must be a string")
+            except (ValueError, KeyError, TypeError) as exc:
+                bad.append(f"line {lineno} ({type(exc).__name__}: {str(exc)[:80]})")
+                continue
+            if len(completion.encode("utf-8", "surrogatepass")) > SPEC["max_generation_bytes"]:
+                errors[step.strip()] = f"generation larger than {SPEC['max_generation_bytes']} bytes"
+                continue
+            put(step.strip(), completion, f"line {lineno}")
+        if bad:
+            checks.append(Check("input.generations.jsonl", Status.FAIL,
+                                f"{len(bad)} malformed line(s) ignored: " + "; ".join(bad[:5]),
+                                len(bad)))
+        kind = "JSONL"
+    else:
+        return Generations({}, {}, [], [Check("input.generations", Status.FAIL,
+                                              f"{path}: no such file or folder")])
+    checks.append(Check("input.generations", Status.PASS if texts else Status.FAIL,
+                        f"{len(texts)} generation(s) read from a {kind}", len(texts)))
+    if unknown:
+        checks.append(Check("input.generations.unknown", Status.INFO,
+                            f"{len(unknown)} entr(y/ies) not a step of the loaded problems, ignored: "
+                            + ", ".join(sorted(set(unknown))[:10]), sorted(set(unknown))))
+    return Generations(texts, errors, unknown, checks)
+
+
+# =============================================================================
+# STATIC CHECKS (reaching for grader state)
+# =============================================================================
+# Names whose use in a generation lets code reach the grader's state (targets,
+# comparators, the reply pipe) instead of computing an answer.  Flagged for review.
+SUSPECT_NAMES = {"globals": "globals()", "_getframe": "sys._getframe", "f_back": "frame.f_back",
+                 "f_globals": "frame.f_globals", "__main__": "__main__", "gc": "gc",
+                 "ctypes": "ctypes", "inspect": "inspect", "h5py": "h5py", "builtins": "builtins",
+                 "__builtins__": "__builtins__", "_exit": "os._exit", "setattr": "setattr",
+                 "modules": "sys.modules", "kill": "os.kill", "fork": "os.fork"}
+MODULE_ALIASES = {"np", "numpy", "scipy", "sp", "math", "cmath", "la", "sys", "os"}
+
+
+def audit_generation(code: str) -> list:
+    """Reasons a definition needs review: it reads `target(s)` as a free name,
+    reaches for frames/globals/the h5 file, or rebinds a library attribute."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    reasons, bound = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Name):
+            name = node.id
+            if name in ("target", "targets") and name not in bound:
+                reasons.append(f"reads the test's `{name}`")
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+            if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) \
+                    and node.value.id in MODULE_ALIASES:
+                reasons.append(f"rebinds {node.value.id}.{node.attr}")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                for part in ((getattr(node, "module", None) or "") + "." + alias.name).split("."):
+                    if part in SUSPECT_NAMES:
+                        reasons.append(f"imports {part}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                ("/proc/" in node.value or node.value.endswith(".h5")):
+            reasons.append(f"names {node.value[:40]!r}")
+        if name in SUSPECT_NAMES and name not in bound:
+            reasons.append(f"uses {SUSPECT_NAMES[name]}")
+    return sorted(set(reasons))
+
+
+# =============================================================================
+# PROTOCOL LAW: fences, extraction, context
+# =============================================================================
+FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*$", re.MULTILINE)
+
+
+def strip_fences(text: str) -> list:
+    """Code blocks of a markdown reply, in order.  No fence: the whole text is
+    one block.  An unclosed fence runs to the end (a truncated reply)."""
+    text = text.replace("\r\n", "\n")
+    fences = list(FENCE_RE.finditer(text))
+    if not fences:
+        return [text]
+    blocks, i = [], 0
+    while i < len(fences):
+        opening = fences[i]
+        closing = next((f for f in fences[i + 1:] if f.group(1)[0] == opening.group(1)[0]
+                        and len(f.group(1)) >= len(opening.group(1)) and not f.group(2)), None)
+        end = closing.start() if closing else len(text)
+        blocks.append(text[opening.end() + 1:end] if opening.end() < len(text) else "")
+        if closing is None:
+            break
+        i = fences.index(closing) + 1
+    return blocks
+
+
+HEADER_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def header_name(header: str) -> tuple:
+    """(kind, name) of the definition a step's function_header declares: its FIRST
+    def/class line.  (Upstream tries `def` first and so returns `__init__` for a
+    class header -- SciCode issues #49/#59; a class header names the class.)"""
+    m = HEADER_RE.search(header)
+    if not m:
+        raise ValueError("no def/class in the function header")
+    return m.group(1), m.group(2)
+
+
+class ExtractionError(Exception):
+    pass
+
+
+def extract_definition(text: str, kind: str, name: str) -> str:
+    """Source of the `kind` definition named `name` in a raw reply, fences
+    stripped.  The last code block that defines it wins, and within it the last
+    top-level definition (what running the reply would bind), else a nested
+    one; all blocks joined is the last resort.  Anything outside the definition
+    (imports, helpers, prints) is dropped, as the seed's extraction does."""
+    blocks = strip_fences(text)
+    candidates = list(reversed(blocks)) + (["\n".join(blocks)] if len(blocks) > 1 else [])
+    types = (ast.ClassDef,) if kind == "class" else (ast.FunctionDef, ast.AsyncFunctionDef)
+    first_error, parsed_any = None, False
+    for block in candidates:
+        try:
+            tree = ast.parse(block)
+        except (SyntaxError, ValueError) as exc:
+            first_error = first_error or exc
+            continue
+        parsed_any = True
+        top = [n for n in tree.body if isinstance(n, types) and n.name == name]
+        nested = [n for n in ast.walk(tree) if isinstance(n, types) and n.name == name]
+        if top or nested:
+            return ast.unparse((top or nested)[-1])
+    if not parsed_any and first_error is not None:
+        exc = first_error
+        raise SyntaxError(f"{exc.msg} (line {exc.lineno})" if isinstance(exc, SyntaxError) else str(exc))
+    raise ExtractionError(f"no `{kind} {name}` in the generation")
+
+
+@dataclasses.dataclass
+class StepProgram:
+    """What one step runs: dependencies, prior-step context, the step's code, its tests."""
+    step: str
+    problem: str
+    deps: str
+    context: str
+    code: str | None            # None: the step cannot run (reason in `error`)
+    error: dict | None          # {"type","message"} model fault found before execution
+    cases: list
+    lost_context: str | None    # special step whose code is absent (harness fault)
+    audit: list
+
+
+def special_code(step: Step, special_dir: str | None) -> str | None:
+    """Reference code of a no-test step from --special-steps DIR/<step>.txt|.py."""
+    if not special_dir:
+        return None
+    kind, name = header_name(step.header)
+    for ext in (".txt", ".py"):
+        p = os.path.join(special_dir, step.step + ext)
+        if os.path.isfile(p):
+            try:
+                return extract_definition(read_text_file(p, "special", SPEC["max_generation_bytes"]),
+                                          kind, name)
+            except (Reject, SyntaxError, ExtractionError):
+                return None
+    return None
+
+
+def generation_code(step: Step, gens: Generations) -> tuple:
+    """(code, error) for a step from its generation; error is a model-fault dict."""
+    if step.step in gens.errors:
+        return None, {"type": "BadGeneration", "message": gens.errors[step.step]}
+    if step.step not in gens.texts:
+        return None, {"type": "MissingGeneration", "message": f"no generation for step {step.step}"}
+    kind, name = header_name(step.header)
+    try:
+        return extract_definition(gens.texts[step.step], kind, name), None
+    except SyntaxError as exc:
+        return None, {"type": "SyntaxError", "message": str(exc)}
+    except ExtractionError as exc:
+        return None, {"type": "ExtractionError", "message": str(exc)}
+
+
+def assemble(problem: Problem, step: Step, context_mode: str, gens: Generations,
+             special_dir: str | None) -> StepProgram:
+    """The program of one in-scope step.  self: prior steps' own generations
+    (fence-stripped, definition extracted); reference: prior ground_truth_code.
+    The no-test steps contribute --special-steps code, or nothing (lost context)."""
+    parts, lost = [], None
+    for prior in problem.steps[:step.index]:
+        if prior.step in SPEC["special_steps"]:
+            code = special_code(prior, special_dir)
+            if code is None:
+                lost = prior.step
+            else:
+                parts.append(code)
+        elif context_mode == "reference":
+            parts.append(prior.gold or "")
+        else:
+            code, _ = generation_code(prior, gens)
+            if code is not None:
+                parts.append(code)
+    code, error = generation_code(step, gens)
+    return StepProgram(step.step, problem.pid, problem.deps, "\n\n".join(parts), code, error,
+                       step.cases, lost, audit_generation(code) if code else [])
+
+
+# =============================================================================
+# SHIM: the scicode import paths inside the sandbox, and the h5 reader
+# =============================================================================
+# Written as a package `scicode` (parse/parse.py, compare/cmp.py) into every
+# worker's import path, and exec'd by the grader itself for its own use.
+SHIM_PARSE = r'''
+"""scicode.parse.parse, as provided by grade_scicode: the official h5 target encoding."""
+import h5py
+import numpy as np
+import scipy.sparse
+
+H5PY_FILE = "test_data.h5"
+
+
+class TargetsMissing(KeyError):
+    """A test's group is absent from the targets file (a harness fault)."""
+
+
+def _decode(value):
+    return value.decode("utf-8", errors="strict") if isinstance(value, bytes) else value
+
+
+def read_sparse(group):
+    """data+shape with row+col: COO; with blocksize: BSR; else CSR (a CSC matrix
+    written by the official writer comes back as CSR, as upstream)."""
+    data = group["data"][()]
+    shape = tuple(int(s) for s in group["shape"][()])
+    if "row" in group and "col" in group:
+        return scipy.sparse.coo_matrix((data, (group["row"][()], group["col"][()])), shape=shape)
+    if "blocksize" in group:
+        return scipy.sparse.bsr_matrix((data, group["indices"][()], group["indptr"][()]),
+                                       shape=shape,
+                                       blocksize=tuple(int(b) for b in group["blocksize"][()]))
+    return scipy.sparse.csr_matrix((data, group["indices"][()], group["indptr"][()]), shape=shape)
+
+
+def read_list(group):
+    """Children's raw values in name order (bytes stay bytes, as upstream); a
+    child group, which upstream cannot read, is decoded as a datagroup."""
+    return [group[k][()] if isinstance(group[k], h5py.Dataset) else read_datagroup(group[k])
+            for k in group.keys()]
+
+
+def read_dict(group):
+    out = {}
+    for key, obj in group.items():
+        if isinstance(obj, h5py.Group):
+            out[key] = read_sparse(obj["sparse_matrix"])
+            continue
+        value = obj[()]
+        if isinstance(value, bytes):
+            out[key] = value.decode("utf-8", errors="strict")
+            continue
+        try:
+            out[float(key)] = value
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def read_datagroup(group):
+    """First key (h5py name order) `list` -> list, `sparse_matrix` -> sparse, else a dict."""
+    keys = list(group.keys())
+    if keys and keys[0] == "list":
+        return read_list(group["list"])
+    if keys and keys[0] == "sparse_matrix":
+        return read_sparse(group["sparse_matrix"])
+    return read_dict(group)
+
+
+def read_value(obj):
+    return _decode(obj[()]) if isinstance(obj, h5py.Dataset) else read_datagroup(obj)
+
+
+def read_test_target(h5, step_id, test_number):
+    """Target of test `test_number` (from 1) of `step_id`: one child unwrapped,
+    several -> a tuple in h5py name order (var1, var10, var2, ...)."""
+    path = f"{step_id}/test{test_number}"
+    if path not in h5:
+        raise TargetsMissing(f"group {path} not in the targets file")
+    group = h5[path]
+    if not isinstance(group, h5py.Group):
+        raise TargetsMissing(f"{path} is not a group")
+    keys = list(group.keys())
+    if len(keys) == 1:
+        return read_value(group[keys[0]])
+    return tuple(read_value(group[k]) for k in keys)
+
+
+def process_hdf5_to_tuple(step_id, test_num, h5py_file=None):
+    """The official entry point: a list with one target per test case."""
+    with h5py.File(h5py_file or H5PY_FILE, "r") as h5:
+        return [read_test_target(h5, step_id, i + 1) for i in range(test_num)]
+'''
+
+SHIM_CMP = r'''
+"""scicode.compare.cmp, as provided by grade_scicode (official semantics)."""
+import sys
+import numpy as np
+import scipy.sparse
+
+_SPARSE = (scipy.sparse.csr_matrix, scipy.sparse.csc_matrix, scipy.sparse.bsr_matrix,
+           scipy.sparse.coo_matrix)
+
+
+def _is_symbol(x):
+    sympy = sys.modules.get("sympy")     # a Symbol exists only if sympy was imported
+    return sympy is not None and isinstance(x, sympy.Symbol)
+
+
+def process_symbol_in_dict(d):
+    out = {}
+    for key, value in d.items():
+        out[str(key) if _is_symbol(key) else key] = str(value) if _is_symbol(value) else value
+    return out
+
+
+def are_dicts_close(dict1, dict2, atol=1e-8, rtol=1e-5):
+    dict1, dict2 = process_symbol_in_dict(dict1), process_symbol_in_dict(dict2)
+    if dict1.keys() != dict2.keys():
+        return False
+    for key in dict1:
+        v1, v2 = dict1[key], dict2[key]
+        if isinstance(v1, str) or _is_symbol(v1):
+            if not v1 == v2:
+                return False
+        elif isinstance(v1, _SPARSE):
+            if not np.allclose(v1.toarray(), v2.toarray(), atol=atol, rtol=rtol):
+                return False
+        else:
+            try:
+                if not np.allclose(v1, v2, atol=atol, rtol=rtol):
+                    return False
+            except ValueError:
+                if not v1 == v2:
+                    return False
+    return True
+
+
+def are_csc_matrix_close(matrix1, matrix2):
+    return np.allclose(matrix1.toarray(), matrix2.toarray())
+
+
+def cmp_tuple_or_list(var1, var2):
+    if len(var1) != len(var2):
+        return False
+    for v1, v2 in zip(var1, var2):
+        if isinstance(v1, dict):
+            if not are_dicts_close(v1, v2):
+                return False
+        elif isinstance(v1, (scipy.sparse.csr_matrix, scipy.sparse.csc_matrix)):
+            if not are_csc_matrix_close(v1, v2):
+                return False
+        elif isinstance(v1, bool):
+            if not v1 == v2:
+                return False
+        else:
+            try:
+                if not np.allclose(v1, v2):
+                    return False
+            except ValueError:
+                if not v1 == v2:
+                    return False
+    return True
+'''
+
+SHIM_FILES = {"scicode/__init__.py": '"""grade_scicode shim of the scicode package."""\n',
+              "scicode/parse/__init__.py": "", "scicode/parse/parse.py": SHIM_PARSE,
+              "scicode/compare/__init__.py": "", "scicode/compare/cmp.py": SHIM_CMP}
+
+
+def write_shim(root: str) -> str:
+    for rel, text in SHIM_FILES.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write(text)
+    return root
+
+
+def shim_module(which: str):
+    """The shim's parse or cmp module loaded in this process (tests and the grader use it)."""
+    import types
+    key = f"_grade_scicode_shim_{which}"
+    if key not in sys.modules:
+        mod = types.ModuleType(key)
+        exec(compile(SHIM_PARSE if which == "parse" else SHIM_CMP, f"<shim {which}>", "exec"),
+             mod.__dict__)
+        sys.modules[key] = mod
+    return sys.modules[key]
+
+
+# =============================================================================
+# HARNESS-FAULT CENSUS
+# =============================================================================
+HARNESS_RULES = (
+    # (rule id, predicate over (signature, failure dict)), seed "Harness-fault census"
+    ("target_name_error", lambda sig, f: sig.startswith("NameError: name 'target") and "is not defined" in sig),
+    ("scicode_module_missing", lambda sig, f: sig.startswith(("ModuleNotFoundError: No module named 'scicode",
+                                                              "ImportError: cannot import name")) and "scicode" in sig),
+    ("h5_group_missing", lambda sig, f: sig.startswith(("TargetsMissing", "TargetsUnreadable"))),
+    # a dependency line of the problem failed to import: the environment's fault
+    ("dependency_missing", lambda sig, f: f.get("phase") == "deps"),
+    ("special_context_lost", lambda sig, f: bool(f.get("lost_context"))),
+    ("worker_fault", lambda sig, f: sig.startswith("WorkerFault")),
+)
+# the seed's named signatures: any occurrence indicts the run
+INDICTING_RULES = ("target_name_error", "scicode_module_missing", "h5_group_missing")
+
+
+def signature(failure: dict) -> str:
+    """Exception type and normalised message: numbers, addresses and long quotes folded."""
+    kind = failure.get("type") or "Error"
+    msg = (failure.get("message") or "").strip().splitlines()
+    msg = msg[0] if msg else ""
+    msg = re.sub(r"0x[0-9a-fA-F]+", "0x_", msg)
+    msg = re.sub(r"(?<![\w'])[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "N", msg)
+    msg = re.sub(r"'([^']{40})[^']+'", r"'\1...'", msg)[:160]
+    where = " (in submission)" if kind == "AssertionError" and failure.get("origin") == "submission" else ""
+    return f"{kind}{where}: {msg}" if msg else f"{kind}{where}"
+
+
+def classify(failure: dict) -> str:
+    """'harness:<rule>' or 'model'."""
+    sig = signature(failure)
+    for rule, pred in HARNESS_RULES:
+        if pred(sig, failure):
+            return f"harness:{rule}"
+    return "model"
+
+
+def is_test_verdict(failure: dict) -> bool:
+    """A plain assertion raised by the test itself: the model's wrong answer."""
+    return failure.get("type") == "AssertionError" and failure.get("origin") == "test"
+
+
+def census(failures: list, strict: bool) -> tuple:
+    """(records, indicted, reasons) from each failed step's first failure.
+    Indict when: a seed-named harness signature occurs; or >= 10 failures all
+    share one signature that is not the test's own assertion; or, --strict,
+    any harness-classified failure."""
+    counts, classes, samples = {}, {}, {}
+    for f in failures:
+        sig = signature(f)
+        counts[sig] = counts.get(sig, 0) + 1
+        classes.setdefault(sig, classify(f))
+        samples.setdefault(sig, []).append(f.get("step", "?"))
+    reasons = []
+    for sig, n in counts.items():
+        rule = classes[sig].partition(":")[2]
+        if rule in INDICTING_RULES:
+            reasons.append(f"{n}x {sig} ({rule})")
+    total = len(failures)
+    if total >= SPEC["census_min_failures"] and len(counts) == 1:
+        f0 = failures[0]
+        if not is_test_verdict(f0):
+            reasons.append(f"100% of {total} failures share one signature: {signature(f0)}")
+    harness = sum(n for sig, n in counts.items() if classes[sig] != "model")
+    if strict and harness and not reasons:
+        reasons.append(f"--strict: {harness} harness-fault failure(s)")
+    records = []
+    for sig, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        steps = samples[sig]
+        records.append(Check(f"census.signature", Status.INFO,
+                             f"{n:>4}x [{classes[sig]}] {sig}  (steps {', '.join(steps[:6])}"
+                             f"{', ...' if len(steps) > 6 else ''})", n, classes[sig]))
+    if reasons:
+        records.append(Check("census.verdict", Status.FAIL,
+                             "harness indicted, score not certified: " + "; ".join(reasons),
+                             harness, total))
+    elif harness:
+        records.append(Check("census.harness_faults", Status.REVIEW,
+                             f"{harness} of {total} failure(s) are harness faults, counted as failed "
+                             "steps but not the model's fault", harness, total))
+        records.append(Check("census.verdict", Status.PASS,
+                             f"{total} failure(s), no indicting pattern"))
+    else:
+        records.append(Check("census.verdict", Status.PASS,
+                             f"{total} failure(s), all model faults" if total else "no failures"))
+    return records, bool(reasons), reasons
+
+
+# =============================================================================
+# SANDBOX OPS: per-step results and records
+# =============================================================================
+@dataclasses.dataclass
+class StepResult:
+    step: str
+    passed: bool
+    cases: list                 # [{"i", "ok", "error"?}]
+    failure: dict | None        # the first failure (what the official script would stop at)
+    wall: float
+    stdout: str = ""
+    stderr: str = ""
+    marker: bool = False        # dry run: SCICODE_PASS (DRY_RUN) came over the pipe
+
+
+def judge(prog: StepProgram, reply: dict, dry: bool) -> StepResult:
+    """A step's verdict from the worker's authenticated messages alone."""
+    cases = [None] * len(prog.cases)
+    failure = None
+    marker = False
+    done = False
+    tamper = []
+    for msg in reply.get("messages", []):
+        if not isinstance(msg, dict):
+            continue
+        if "phase" in msg and not msg.get("ok") and failure is None:
+            failure = dict(msg.get("error") or {}, phase=msg["phase"])
+        elif "case" in msg and isinstance(msg["case"], int) and 0 <= msg["case"] < len(cases):
+            cases[msg["case"]] = msg
+            if not msg.get("ok") and failure is None:
+                failure = dict(msg.get("error") or {}, phase=f"case {msg['case'] + 1}")
+        elif msg.get("marker") == SPEC["dry_marker"]:
+            marker = True
+        elif msg.get("done") is True:
+            done = True
+            tamper = [str(t) for t in msg.get("tamper") or []]
+    status = reply.get("status", "ok")
+    if failure is None and status == "timeout":
+        failure = {"type": "Timeout", "message": reply.get("reason", "timed out"), "phase": "run"}
+    if failure is None and tamper:
+        failure = {"type": "Tampering", "message": "replaced " + ", ".join(tamper), "phase": "run"}
+    if failure is None and status != "ok":
+        failure = {"type": "WorkerFault" if status == "worker" else "ProcessDied",
+                   "message": reply.get("reason", status), "phase": "run"}
+    if failure is None and not done:
+        failure = {"type": "ProcessExit", "message": "exited before its tests completed "
+                   f"({reply.get('reason') or 'no completion message'})", "phase": "run"}
+    if failure is None and not dry and any(c is None for c in cases):
+        failure = {"type": "ProcessExit", "message": "not every test case reported", "phase": "run"}
+    if failure is None and dry and not marker:
+        failure = {"type": "NoDryMarker", "message": f"{SPEC['dry_marker']} not received", "phase": "run"}
+    out = [{"i": i + 1, "ok": bool(c and c.get("ok")), **({"error": c.get("error")} if c and not c.get("ok") else {})}
+           if c else {"i": i + 1, "ok": False, "error": "not run"} for i, c in enumerate(cases)]
+    return StepResult(prog.step, failure is None, out, failure, float(reply.get("wall", 0.0)),
+                      str(reply.get("stdout", "")), str(reply.get("stderr", "")), marker)
+
+
+def pre_failed(prog: StepProgram) -> StepResult:
+    """A step that cannot run (missing/unextractable generation): a model failure."""
+    return StepResult(prog.step, False, [{"i": i + 1, "ok": False, "error": "not run"}
+                                         for i in range(len(prog.cases))],
+                      dict(prog.error, phase="extract"), 0.0)
+
+
+def step_records(progs: dict, results: dict, dry: bool, strict: bool) -> tuple:
+    """(records, failures for the census) for every in-scope step."""
+    records, failures = [], []
+    for step, prog in progs.items():
+        res = results[step]
+        n_ok = sum(c["ok"] for c in res.cases)
+        review = strict and bool(prog.audit)
+        if res.passed and not review:
+            msg = (f"{SPEC['dry_marker']}: plumbing ok, {len(prog.cases)} target(s) bound" if dry
+                   else f"{n_ok}/{len(prog.cases)} cases ({res.wall:.1f} s)")
+            records.append(Check(f"step.{step}", Status.PASS, msg, n_ok, len(prog.cases)))
+        else:
+            f = dict(res.failure or {"type": "Review", "message": "flagged code under --strict"},
+                     step=step, lost_context=prog.lost_context)
+            failures.append(f)
+            cls = classify(f)
+            records.append(Check(f"step.{step}", Status.FAIL,
+                                 f"{n_ok}/{len(prog.cases)} cases; {f.get('phase', '?')}: "
+                                 f"{signature(f)} [{cls}]", n_ok, len(prog.cases)))
+        if prog.audit:
+            records.append(Check(f"audit.{step}", Status.REVIEW,
+                                 "generation " + "; ".join(prog.audit[:4]), prog.audit))
+    return records, failures
+
+
+# =============================================================================
+# SUBPROCESS RUNNER: warm workers, one forked and killable child per step
+# =============================================================================
+@dataclasses.dataclass
+class RunOutcome:
+    status: str                 # "ok" | "timeout" | "crashed" | "no_reply" | "error"
+    messages: list              # every authentic (token-bearing) JSON message, in order
+    reason: str
+    wall: float
+    returncode: int | None
+    stdout: str                 # captured, capped; never printed unmarked
+    stderr: str
+    forged: int = 0             # lines on the reply channel without the token
+
+
+# The worker prologue (adapted from the common DRIVER_PROLOGUE: the request
+# stream stays open, one JSON job per line).  `send(obj)` writes one
+# token-tagged JSON line to a pipe the runner opened.
+WORKER_PROLOGUE = r'''
+import json as _json, os as _os, sys as _sys
+_INIT = _json.loads(_sys.stdin.readline())
+_TOKEN = _INIT.pop("token")
+_FD = _os.dup(int(_sys.argv[1]))
+_os.close(int(_sys.argv[1]))
+_os.set_inheritable(_FD, False)
+def send(obj, _fd=_FD, _tok=_TOKEN, _dumps=_json.dumps, _write=_os.write):
+    data = (_dumps({"token": _tok, "body": obj}, allow_nan=True, default=str) + "\n").encode()
+    while data:
+        data = data[_write(_fd, data):]
+_sys.path.insert(0, _INIT["shim_dir"])
+_os.chdir(_INIT["work_dir"])
+'''
+
+# The worker body: warm imports, then per job read the targets, fork a child
+# that runs deps -> context -> code -> cases in one namespace and reports each
+# outcome on its own token pipe; enforce the timeout; kill the child's group.
+WORKER_BODY = r'''
+import builtins, io, random, resource, select, shutil, signal, tempfile, time, traceback
+for _m in _INIT["warm"]:
+    try:
+        __import__(_m)
+    except BaseException:
+        pass
+import numpy, h5py, scicode.parse.parse as _SCP, scicode.compare.cmp as _SCC
+
+_GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", "any", "abs")] + \
+           [("builtins", n) for n in ("isinstance", "len", "all", "any", "abs", "__import__", "exec",
+                                      "AssertionError", "bool", "float", "int", "zip", "print")] + \
+           [("scicode.compare.cmp", n) for n in ("cmp_tuple_or_list", "are_dicts_close",
+                                                 "are_csc_matrix_close")]
+
+
+def _snapshot():
+    return {(m, n): id(getattr(_sys.modules[m], n, None)) for m, n in _GUARDED}
+
+
+def _origin(exc):
+    tb, fn = exc.__traceback__, ""
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return "test" if fn.startswith("<test ") else "submission" if fn.startswith("<") else "library"
+
+
+def _err(exc):
+    return {"type": type(exc).__name__, "message": str(exc)[:500], "origin": _origin(exc),
+            "trace": "".join(traceback.format_exception_only(type(exc), exc))[-300:]}
+
+
+def _child(job, targets, terrs, wfd, token, out_path):
+    try:
+        _os.setsid()
+    except OSError:
+        pass
+    null = _os.open(_os.devnull, _os.O_RDONLY)
+    _os.dup2(null, 0)
+    out = _os.open(out_path, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, 0o600)
+    _os.dup2(out, 1)
+    _os.dup2(out, 2)
+    mem, cpu = int(job["mem_bytes"]), int(job["timeout"]) + 30
+    for res, val in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_CPU, cpu),
+                     (resource.RLIMIT_FSIZE, int(job["fsize"])), (resource.RLIMIT_CORE, 0)):
+        try:
+            resource.setrlimit(res, (val, val))
+        except (ValueError, OSError):
+            pass
+    random.seed()
+    numpy.random.seed()
+
+    def csend(obj, _w=_os.write, _d=_json.dumps):
+        data = (_d({"token": token, "body": obj}, allow_nan=True, default=str) + "\n").encode()
+        while data:
+            data = data[_w(wfd, data):]
+
+    step = job["step"]
+    ns = {"__name__": "__main__", "__builtins__": builtins}
+    before = _snapshot()
+    aborted = False
+    for phase in ("deps", "context", "code"):
+        src = job[phase]
+        if not src or not src.strip() or (job["dry"] and phase != "deps"):
+            continue
+        try:
+            exec(compile(src, f"<{phase} {step}>", "exec"), ns)
+            csend({"phase": phase, "ok": True})
+        except BaseException as exc:
+            csend({"phase": phase, "ok": False, "error": _err(exc)})
+            aborted = True
+            break
+    if job["dry"] and not aborted:
+        try:
+            import importlib
+            importlib.import_module("scicode.parse.parse")
+            importlib.import_module("scicode.compare.cmp")
+            for i, e in enumerate(terrs):
+                if e is not None:
+                    raise KeyError(e["message"])
+                ns["target"] = targets[i]
+            _sys.stdout.write(job["marker"] + "\n")
+            _sys.stdout.flush()
+            csend({"marker": job["marker"]})
+        except BaseException as exc:
+            csend({"phase": "dry", "ok": False, "error": _err(exc)})
+    elif not aborted:
+        for i, case in enumerate(job["cases"]):
+            if terrs[i] is not None:
+                csend({"case": i, "ok": False, "error": terrs[i]})
+                continue
+            ns["target"] = targets[i]
+            try:
+                exec(compile(case, f"<test {step} case {i + 1}>", "exec"), ns)
+                csend({"case": i, "ok": True})
+            except BaseException as exc:
+                csend({"case": i, "ok": False, "error": _err(exc)})
+    after = _snapshot()
+    tamper = [f"{m}.{n}" for (m, n), v in before.items() if after[(m, n)] != v]
+    try:
+        _sys.stdout.flush()
+        _sys.stderr.flush()
+    except BaseException:
+        pass
+    csend({"done": True, "tamper": tamper})
+    _os._exit(0)
+
+
+def _load_targets(job):
+    n = len(job["cases"])
+    if not job.get("h5"):
+        return [None] * n, [None] * n
+    try:
+        h5 = h5py.File(job["h5"], "r")
+    except BaseException as exc:
+        e = {"type": "TargetsUnreadable", "message": f"{type(exc).__name__}: {exc}"[:300]}
+        return [None] * n, [e] * n
+    targets, errs = [], []
+    with h5:
+        for i in range(n):
+            try:
+                targets.append(_SCP.read_test_target(h5, job["step"], i + 1))
+                errs.append(None)
+            except _SCP.TargetsMissing as exc:
+                targets.append(None)
+                errs.append({"type": "TargetsMissing", "message": str(exc).strip("'\"")})
+            except BaseException as exc:
+                targets.append(None)
+                errs.append({"type": "TargetsUnreadable", "message": f"{type(exc).__name__}: {exc}"[:300]})
+    return targets, errs
+
+
+def _run(job):
+    t0 = time.monotonic()
+    targets, terrs = _load_targets(job)
+    job.pop("h5", None)
+    token = secrets_token()
+    step_dir = tempfile.mkdtemp(prefix="step-", dir=_INIT["work_dir"])
+    out_path = _os.path.join(step_dir, ".captured_output")
+    r, w = _os.pipe()
+    _sys.stdout.flush()
+    _sys.stderr.flush()
+    pid = _os.fork()
+    if pid == 0:
+        try:
+            _os.close(r)
+            _os.close(_FD)
+            _os.chdir(step_dir)
+            _child(job, targets, terrs, w, token, out_path)
+        finally:
+            _os._exit(0)
+    _os.close(w)
+    send({"started": pid})
+    deadline = t0 + float(job["timeout"])
+    chunks, kept, eof, status, rc = [], 0, False, None, None
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            status = "timeout"
+            break
+        if not eof:
+            ready, _, _ = select.select([r], [], [], min(0.25, deadline - now))
+            if ready:
+                data = _os.read(r, 65536)
+                if not data:
+                    eof = True
+                elif kept < job["reply_cap"]:
+                    chunks.append(data)
+                    kept += len(data)
+        else:
+            time.sleep(0.002)
+        wpid, st = _os.waitpid(pid, _os.WNOHANG)
+        if wpid:
+            rc = _os.waitstatus_to_exitcode(st)
+            status = "ok" if rc == 0 else "crashed"
+            _os.set_blocking(r, False)
+            try:
+                while kept < job["reply_cap"]:
+                    data = _os.read(r, 65536)
+                    if not data:
+                        break
+                    chunks.append(data)
+                    kept += len(data)
+            except BlockingIOError:
+                pass
+            break
+    try:
+        _os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if status == "timeout":
+        try:
+            _os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _os.waitpid(pid, 0)
+    _os.close(r)
+    messages, forged = [], 0
+    for line in b"".join(chunks).splitlines():
+        try:
+            msg = _json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            forged += 1
+            continue
+        if isinstance(msg, dict) and msg.get("token") == token and "body" in msg:
+            messages.append(msg["body"])
+        else:
+            forged += 1
+    try:
+        with open(out_path, "rb") as fh:
+            captured = fh.read(job["capture"]).decode("utf-8", "replace")
+    except OSError:
+        captured = ""
+    shutil.rmtree(step_dir, ignore_errors=True)
+    reason = ""
+    if status == "timeout":
+        reason = f"exceeded the {float(job['timeout']):g} s budget"
+    elif status == "crashed":
+        reason = (f"killed by {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}")
+    send({"result": {"status": status, "reason": reason, "messages": messages, "forged": forged,
+                     "wall": time.monotonic() - t0, "stdout": captured, "rc": rc}})
+
+
+def secrets_token():
+    return _os.urandom(16).hex()
+
+
+send({"ready": True})
+for _line in _sys.stdin:
+    if not _line.strip():
+        continue
+    _run(_json.loads(_line))
+'''
+
+
+def _child_env(home: str) -> dict:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
+           "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+           "TMPDIR": home, "MPLBACKEND": "Agg",
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1"}
+    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+def _drain(stream, sink: list, cap: int) -> None:
+    kept = 0
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            break
+        if kept < cap:
+            sink.append(chunk[: cap - kept])
+            kept += len(sink[-1])
+    stream.close()
+
+
+class Worker:
+    """One warm interpreter (`python -I`, own session) that forks a child per step."""
+
+    def __init__(self, base: str, shim_dir: str, warm: list):
+        self.base, self.shim_dir, self.warm = base, shim_dir, warm
+        self.proc = None
+        self.start()
+
+    def start(self) -> None:
+        work = tempfile.mkdtemp(prefix="worker-", dir=self.base)
+        driver = os.path.join(work, "worker_driver.py")
+        with open(driver, "w") as fh:
+            fh.write(WORKER_PROLOGUE + WORKER_BODY)
+        self.token = secrets.token_hex(16)
+        self.replies = queue.Queue()
+        self.out, self.err = [], []
+        rfd, wfd = os.pipe()
+
+        def limits():
+            import resource
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", driver, str(wfd)], cwd=work, env=_child_env(work),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(wfd,), start_new_session=True, preexec_fn=limits)
+        finally:
+            os.close(wfd)
+        threading.Thread(target=self._read_replies, args=(os.fdopen(rfd, "rb"),), daemon=True).start()
+        for stream, sink in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
+            threading.Thread(target=_drain, args=(stream, sink, 64 << 10), daemon=True).start()
+        init = {"token": self.token, "shim_dir": self.shim_dir, "work_dir": work, "warm": self.warm}
+        self.proc.stdin.write((json.dumps(init) + "\n").encode())
+        self.proc.stdin.flush()
+        self.child = None
+        self.ready = self._next(120.0) == {"ready": True}
+
+    def _read_replies(self, stream) -> None:
+        for line in stream:
+            try:
+                msg = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                continue
+            if isinstance(msg, dict) and msg.get("token") == self.token and "body" in msg:
+                self.replies.put(msg["body"])
+        self.replies.put(None)          # the worker died or closed the channel
+
+    def _next(self, timeout: float):
+        try:
+            return self.replies.get(timeout=max(timeout, 0.01))
+        except queue.Empty:
+            return "timeout"
+
+    def run(self, job: dict) -> dict:
+        """Send one job; the worker enforces job['timeout'], the runner adds a margin."""
+        if not self.ready or self.proc.poll() is not None:
+            self.restart()
+            if not self.ready:
+                return {"status": "worker", "reason": "WorkerFault: worker failed to start",
+                        "messages": []}
+        try:
+            self.proc.stdin.write((json.dumps(job) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.restart()
+            return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
+        deadline = time.monotonic() + float(job["timeout"]) + 60.0
+        while True:
+            msg = self._next(deadline - time.monotonic())
+            if isinstance(msg, dict) and "started" in msg:
+                self.child = msg["started"]
+                continue
+            if isinstance(msg, dict) and "result" in msg:
+                self.child = None
+                return msg["result"]
+            reason = ("WorkerFault: worker did not answer in time" if msg == "timeout"
+                      else "WorkerFault: worker died")
+            self.restart()
+            return {"status": "worker", "reason": reason, "messages": []}
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def stop(self) -> None:
+        for pid in (self.child, self.proc.pid if self.proc else None):
+            if pid:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError, OSError):
+                    pass
+        self.child = None
+        if self.proc:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def warm_modules(problems: list) -> list:
+    """Top-level modules named by the problems' dependency lines, plus the usual ones."""
+    mods = {"numpy", "scipy", "scipy.special", "scipy.integrate", "scipy.linalg", "scipy.sparse",
+            "scipy.optimize", "scipy.interpolate", "scipy.signal", "scipy.spatial", "h5py"}
+    for p in problems:
+        for line in p.deps.splitlines():
+            m = re.match(r"\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", line)
+            if m:
+                mods.add(m.group(1) or m.group(2))
+    return sorted(mods)
+
+
+def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str) -> dict:
+    """Run every job on a pool of warm workers; step -> raw worker reply."""
+    pending = queue.Queue()
+    for job in jobs:
+        pending.put(job)
+    results, lock = {}, threading.Lock()
+
+    def serve():
+        worker = Worker(base, shim_dir, warm)
+        try:
+            while True:
+                try:
+                    job = pending.get_nowait()
+                except queue.Empty:
+                    return
+                reply = worker.run(job)
+                with lock:
+                    results[job["step"]] = reply
+        finally:
+            worker.stop()
+
+    threads = [threading.Thread(target=serve, daemon=True) for _ in range(max(1, min(n_jobs, len(jobs))))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def make_job(prog: StepProgram, h5: str, timeout: float, mem_gb: float, dry: bool) -> dict:
+    return {"step": prog.step, "deps": prog.deps, "context": prog.context, "code": prog.code or "",
+            "cases": prog.cases, "h5": h5, "timeout": timeout, "mem_bytes": int(mem_gb * (1 << 30)),
+            "fsize": SPEC["fsize_bytes"], "capture": SPEC["capture_bytes"],
+            "reply_cap": SPEC["reply_cap"], "dry": dry, "marker": SPEC["dry_marker"]}
+
+
+# =============================================================================
+# VERDICT
+# =============================================================================
+def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
+    """(result, score) from records alone: score = passed step records / step
+    records; UNGRADED when nothing ran or the census indicted the harness."""
+    if no_exec:
+        return "UNGRADED", None
+    if any(c.id == "census.verdict" and c.status is Status.FAIL for c in checks):
+        return "UNGRADED", None
+    if any(c.id == "input.fatal" for c in checks):
+        return "UNGRADED", None
+    steps = [c for c in checks if c.id.startswith("step.")]
+    if not steps:
+        return "UNGRADED", None
+    passed = sum(c.status is Status.PASS for c in steps)
+    score = round(passed / len(steps), 4)
+    result = "PASS" if passed == len(steps) else "PARTIAL" if passed else "FAIL"
+    return result, score
+
+
+def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bool) -> dict:
+    """The benchmark's key lines, from the step records."""
+    steps = {c.id[5:]: c.status is Status.PASS for c in checks if c.id.startswith("step.")}
+    by_problem = {}
+    for sid, ok in steps.items():
+        by_problem.setdefault(sid.split(".")[0], []).append(ok)
+    solved = sum(all(v) for v in by_problem.values())
+    n_steps, n_probs = len(steps), len(by_problem)
+    passed = sum(steps.values())
+    official = SPEC["official_counts"].get(split)
+    harness = sum(1 for c in checks if c.id.startswith("step.") and "[harness:" in c.message)
+    keys = {"split": split, "context": context, "mode": "DRY_RUN" if dry else "normal",
+            "steps_passed": f"{passed}/{n_steps}",
+            "step_accuracy": f"{passed / n_steps:.4f}" if n_steps else "n/a",
+            "problems_solved": f"{solved}/{n_probs}",
+            "problem_accuracy": f"{solved / n_probs:.4f}" if n_probs else "n/a",
+            "harness_fault_steps": harness}
+    if official and (n_steps, n_probs) != official:
+        keys["official_denominators"] = f"{official[0]} steps / {official[1]} problems (the loaded files differ)"
+    return keys
+
+
+# =============================================================================
+# PRINTING AND CLI
+# =============================================================================
+def format_check(c: Check) -> str:
+    if c.status is Status.REVIEW:
+        return f"REVIEW_REQUIRED: {c.id} {c.message}"
+    return f"{c.status.value:<5} {c.id:<30} {c.message}"
+
+
+def print_report(checks: list, result: str, score, keys: dict, stream=None) -> None:
+    stream = stream or sys.stdout
+    for c in checks:
+        print(format_check(c), file=stream)
+    counts = {s: sum(c.status is s for c in checks) for s in Status}
+    print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
+    for key, value in keys.items():
+        print(f"{key}: {value}", file=stream)
+    print(f"RESULT: {result}", file=stream)
+    if score is not None:
+        print(f"SCORE: {score}", file=stream)
+
+
+def print_submission_output(outcomes: dict, stream=None) -> None:
+    """Captured child output, indented under a header, on stderr only."""
+    stream = stream or sys.stderr
+    shown = False
+    for phase, oc in outcomes.items():
+        text = (oc.stdout + oc.stderr).strip()
+        if not text:
+            continue
+        if not shown:
+            print("submission output:", file=stream)
+            shown = True
+        print(f"  [{phase}]", file=stream)
+        for line in text.splitlines()[:40]:
+            print("    " + line[:300], file=stream)
+
+
+def grader_sha256() -> str:
+    with open(os.path.abspath(__file__), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def write_json_report(path: str, submission: str, checks: list, result: str, score,
+                      phases: dict, keys: dict, extra: dict | None = None) -> None:
+    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
+           "submission": os.path.abspath(submission),
+           "checks": [c.as_dict() for c in checks],
+           "review": [c.as_dict() for c in checks if c.status is Status.REVIEW],
+           "phases": {k: round(v, 4) for k, v in phases.items()},
+           "keys": _jsonable(keys), "result": result, "score": score}
+    doc.update(_jsonable(extra or {}))
+    with open(path, "w") as fh:
+        json.dump(doc, fh, indent=2, allow_nan=False)
+        fh.write("\n")
+
+
+def write_official_outputs(out_dir: str, results: dict, keys: dict, wall: float) -> None:
+    """Official-style outputs: <out>/scicode.json (problem -> passed steps),
+    <out>/scicode.txt (summary), <out>/logs/<step>.txt (pass | fail | time out)."""
+    os.makedirs(os.path.join(out_dir, "logs"), exist_ok=True)
+    passed = {}
+    for step, res in results.items():
+        pid = step.split(".")[0]
+        passed.setdefault(pid, [])
+        if res.passed:
+            passed[pid].append(step)
+        word = "pass" if res.passed else "time out" if (res.failure or {}).get("type") == "Timeout" else "fail"
+        with open(os.path.join(out_dir, "logs", f"{step}.txt"), "w") as fh:
+            fh.write(word + "\n")
+    order = sorted(passed, key=lambda p: int(p) if p.isdigit() else 0)
+    with open(os.path.join(out_dir, "scicode.json"), "w") as fh:
+        json.dump({p: passed[p] for p in order}, fh, indent=4)
+    solved = [int(p) if p.isdigit() else p for p in order
+              if len(passed[p]) == sum(1 for s in results if s.split(".")[0] == p)]
+    with open(os.path.join(out_dir, "scicode.txt"), "w") as fh:
+        fh.write(f"correct problems: {keys['problems_solved']}\n"
+                 f"correct steps: {keys['steps_passed']}\n\n"
+                 f"duration: {wall} seconds\n\ncorrect problems: \n\n{solved}\n")
+
+
+EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER = 0, 1, 2, 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=GRADER_NAME, description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="generations: a folder of <step>.txt/<step>.py raw replies, or a JSONL of "
+               '{"step_number": "10.1", "completion": "..."} lines.\n'
+               "exit codes: 0 every step passed, 1 graded below full score, "
+               "2 UNGRADED (--no-exec) or usage error, 3 harness indicted or grader failure")
+    p.add_argument("submission", metavar="GENERATIONS",
+                   help="folder of <step>.txt/.py replies, or a JSONL of {step_number, completion}")
+    p.add_argument("--problems", nargs="+", required=True, metavar="FILE",
+                   help="problems_all.jsonl and/or problems_dev.jsonl")
+    p.add_argument("--h5", required=True, metavar="PATH", help="the targets file test_data.h5")
+    p.add_argument("--split", choices=("test", "dev", "all"), default=None,
+                   help="which loaded problems to grade (dev = problems with ground_truth_code); "
+                        "default: every loaded problem (named by the splits present)")
+    p.add_argument("--context", choices=("self", "reference"), default=None,
+                   help="prior-step code: the generations' own (default for test) or "
+                        "ground_truth_code (default for dev)")
+    p.add_argument("--special-steps", metavar="DIR",
+                   help="reference code of the no-test steps 13.6, 62.1, 76.3 as DIR/<step>.txt")
+    p.add_argument("--timeout", type=float, default=SPEC["timeout_s"],
+                   help="wall-clock seconds per step (default %(default)s)")
+    p.add_argument("--mem-gb", type=float, default=SPEC["mem_gb"],
+                   help="address-space limit per step in GiB (default %(default)s)")
+    p.add_argument("--jobs", type=int, default=None, help="parallel workers (default: cores)")
+    p.add_argument("--dry-run", action="store_true",
+                   help=f"prove the plumbing only; a step passes where '{SPEC['dry_marker']}' is seen")
+    p.add_argument("--strict", action="store_true",
+                   help="a single harness-fault failure indicts the run; flagged code fails its step")
+    p.add_argument("--no-exec", action="store_true",
+                   help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
+    p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
+    p.add_argument("--out", metavar="DIR", help="official-style outputs (scicode.json, scicode.txt, logs/)")
+    p.add_argument("--quiet", action="store_true", help="print only failures, the summary and verdict")
+    return p
+
+
+def check_h5(path: str) -> list:
+    """The targets file opens, and its sha256 against the official one."""
+    if not os.path.isfile(path):
+        return [Check("input.fatal", Status.FAIL, f"targets file {path} missing")]
+    try:
+        import h5py
+        with h5py.File(path, "r") as h5:
+            n = len(h5.keys())
+    except Exception as exc:
+        return [Check("input.fatal", Status.FAIL,
+                      f"targets file unreadable: {type(exc).__name__}: {str(exc)[:120]}")]
+    digest = sha256_file(path)
+    official = SPEC["official_sha256"]["test_data.h5"]
+    if digest == official:
+        return [Check("input.h5", Status.PASS, f"{n} step groups; sha256 matches the official test_data.h5")]
+    return [Check("input.h5", Status.INFO, f"{n} step groups; sha256 {digest[:12]} DIFFERS from the "
+                  f"official test_data.h5 {official[:12]} (a locally built targets file?)", digest, official)]
+
+
+def grade(args) -> tuple:
+    """(checks, phases, results, keys)."""
+    t0 = time.monotonic()
+    checks, phases = [], {}
+    problems, pchecks = load_problems(args.problems)
+    checks += pchecks
+    if args.split is None:
+        present = {p.split for p in problems.values()}
+        args.split = present.pop() if len(present) == 1 else "all"
+    selected = [p for p in problems.values() if args.split in ("all", p.split)]
+    if not selected:
+        checks.append(Check("input.fatal", Status.FAIL, f"no {args.split} problems in the problem files"))
+        return checks, phases, {}, {}
+    in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
+    n_probs = len({p.pid for p, _ in in_scope})
+    checks.append(Check("input.scope", Status.INFO,
+                        f"{len(in_scope)} in-scope steps of {n_probs} problems "
+                        f"({sum(len(p.steps) for p in selected) - len(in_scope)} no-test step(s) excluded)",
+                        len(in_scope)))
+    checks += check_h5(args.h5)
+    gens = load_generations(args.submission, {s.step for p in selected for s in p.steps})
+    checks += gens.checks
+    phases["load"] = time.monotonic() - t0
+    progs = {}
+    for p, s in in_scope:
+        mode = args.context or ("reference" if p.split == "dev" else "self")
+        if mode == "reference" and any(pr.gold is None for pr in p.steps[:s.index]
+                                       if pr.step not in SPEC["special_steps"]):
+            raise UsageError(f"--context reference needs ground_truth_code; problem {p.pid} "
+                             "(test split) has none")
+        progs[s.step] = assemble(p, s, mode, gens, args.special_steps)
+    contexts = sorted({args.context or ("reference" if p.split == "dev" else "self") for p in selected})
+    checks.append(Check("context.mode", Status.INFO, "prior-step context: " + " / ".join(
+        f"{m} ({'dev' if m == 'reference' else 'test'} default)" if not args.context else m for m in contexts)))
+    lost = sorted({pr.step for pr in progs.values() if pr.lost_context}, key=_step_key)
+    if lost:
+        checks.append(Check("context.special_steps", Status.REVIEW,
+                            f"no reference code for {', '.join(sorted({progs[s].lost_context for s in lost}))} "
+                            f"(--special-steps DIR): steps {', '.join(lost)} lose context; their failures "
+                            "count as harness faults", lost))
+    ignored = sorted(set(gens.texts) & set(SPEC["special_steps"]))
+    if ignored:
+        checks.append(Check("context.special_generations", Status.INFO,
+                            f"generations for no-test steps {', '.join(ignored)} are not graded or used "
+                            "(their code comes from --special-steps)"))
+    if args.no_exec or any(c.id == "input.fatal" for c in checks):
+        results = {}
+        for sid, prog in progs.items():
+            if prog.error:
+                checks.append(Check(f"extract.{sid}", Status.FAIL, f"{prog.error['type']}: {prog.error['message']}"))
+        for sid, prog in progs.items():
+            if prog.audit:
+                checks.append(Check(f"audit.{sid}", Status.REVIEW, "generation " + "; ".join(prog.audit[:4])))
+        return checks, phases, results, {}
+    t1 = time.monotonic()
+    results = {sid: pre_failed(pr) for sid, pr in progs.items() if pr.code is None}
+    jobs = [make_job(pr, os.path.abspath(args.h5), args.timeout, args.mem_gb, args.dry_run)
+            for sid, pr in progs.items() if pr.code is not None]
+    n_jobs = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                           else os.cpu_count() or 1)
+    base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+    try:
+        shim = write_shim(os.path.join(base, "shim"))
+        replies = run_steps(jobs, n_jobs, shim, warm_modules(selected), base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    for job in jobs:
+        results[job["step"]] = judge(progs[job["step"]], replies.get(job["step"], {"status": "worker",
+                                     "reason": "WorkerFault: no reply"}), args.dry_run)
+    phases["execute"] = time.monotonic() - t1
+    ordered = {sid: progs[sid] for sid in sorted(progs, key=_step_key)}
+    srecords, failures = step_records(ordered, results, args.dry_run, args.strict)
+    crecords, _, _ = census(failures, args.strict)
+    checks += srecords + crecords
+    keys = summary_keys(checks, problems, args.split, "/".join(contexts), args.dry_run)
+    phases["total"] = time.monotonic() - t0
+    return checks, phases, {sid: results[sid] for sid in ordered}, keys
+
+
+class UsageError(Exception):
+    pass
+
+
+def _step_key(step: str) -> tuple:
+    a, _, b = step.partition(".")
+    return (int(a) if a.isdigit() else 0, int(b) if b.isdigit() else 0)
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if not os.path.exists(args.submission):
+        print(f"{GRADER_NAME}: {args.submission}: no such file or folder", file=sys.stderr)
+        return EXIT_UNGRADED
+    if args.special_steps and not os.path.isdir(args.special_steps):
+        print(f"{GRADER_NAME}: --special-steps {args.special_steps} is not a folder", file=sys.stderr)
+        return EXIT_UNGRADED
+    try:
+        checks, phases, results, keys = grade(args)
+    except UsageError as exc:
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED
+    except Exception as exc:  # a grader bug: never reported as a score
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
+        print("RESULT: UNGRADED")
+        return EXIT_GRADER
+    result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
+    print_submission_output({f"step {s}": r for s, r in results.items() if not r.passed})
+    shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)
+             or c.id.startswith("census.")]
+    print_report(shown, result, score, keys)
+    if args.out and results:
+        write_official_outputs(args.out, results, keys, round(phases.get("total", 0.0), 2))
+    if args.json:
+        write_json_report(args.json, args.submission, checks, result, score, phases, keys,
+                          {"steps": {s: dataclasses.asdict(r) for s, r in results.items()}})
+    if result == "UNGRADED":
+        indicted = any(c.id in ("census.verdict", "input.fatal") and c.status is Status.FAIL for c in checks)
+        return EXIT_GRADER if indicted else EXIT_UNGRADED
+    return EXIT_FULL if score == 1.0 else EXIT_BELOW
+
+
+if __name__ == "__main__":
+    sys.exit(main())
