@@ -42,6 +42,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -1156,7 +1157,7 @@ def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
 
 def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     """(Trial, checks) for one trial folder.  Never raises for bad input."""
-    tid = os.path.basename(tdir.rstrip(os.sep))
+    tid = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(tdir.rstrip(os.sep)))[:100]
     trial, checks = Trial(tid), []
     cid = f"trial.{tid}.record"
     try:
@@ -1174,6 +1175,8 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         if style not in PROBLEMS[problem]["styles"]:
             raise Reject(cid, f"prompt_style {str(style)[:40]!r} is not accepted by {problem} "
                               f"(valid: {', '.join(PROBLEMS[problem]['styles'])})")
+        if not isinstance(rec.get("artefacts", {}), dict):
+            raise Reject(cid, "trial.json: artefacts must be an object")
         trial.problem, trial.style = problem, style
         if problem not in problems or style not in styles:
             trial.status = "filtered"

@@ -151,6 +151,38 @@ def mmd_independent(x, y, sigma):
 
 
 # ---------------------------------------------------------------- the run
+def write_reference(out, gt, baselines, recorded_mmd=True):
+    """out/reference.h5 from gt {(problem, example): (design, attrs)} and baselines
+    {(problem, algorithm, seed): (reference_designs, baseline_samples, sigma)}."""
+    datasets, attrs = {}, {}
+    for (p, ex), (design, a) in gt.items():
+        datasets[f"ground_truth/{p}/{ex}/optimal_design"] = design
+        attrs[f"ground_truth/{p}/{ex}"] = dict(a)
+    for (p, alg, seed), (ref, bsm, sigma) in baselines.items():
+        grp = f"baselines/{p}/{alg}/seed{seed}"
+        datasets[f"{grp}/reference_designs"] = ref
+        datasets[f"{grp}/baseline_samples"] = bsm
+        attrs[grp] = {"sigma": sigma}
+        if recorded_mmd:
+            attrs[grp]["baseline_mmd"] = mmd_independent(bsm, ref, sigma)
+    h5_write(os.path.join(out, "reference.h5"), datasets, attrs)
+
+
+def write_trial(trials_dir, tid, rec, arrays=None, files=None):
+    """trials_dir/tid/: trial.json (format and trial_id added), arrays.h5, other files
+    (files: {name: writer(path)})."""
+    d = os.path.join(trials_dir, tid)
+    os.makedirs(d)
+    rec = dict({"format": FORMAT, "trial_id": tid}, **rec)
+    with open(os.path.join(d, "trial.json"), "w") as fh:
+        json.dump(rec, fh, indent=1)
+        fh.write("\n")
+    if arrays:
+        h5_write(os.path.join(d, "arrays.h5"), arrays)
+    for name, writer in (files or {}).items():
+        writer(os.path.join(d, name))
+
+
 def call(name, args=None, **result):
     return {"name": name, "args": args or {}, "result": result or None}
 
@@ -170,13 +202,9 @@ def build(out):
           ("thermoelastic2d", 0): (np.pad(np.ones((44, 44), np.uint8), 10),
                                    {"structural_compliance": 3.0, "thermal_compliance": 2.0,
                                     "volume_fraction": 0.47})}
-    datasets, attrs = {}, {}
     for (p, ex), (design, a) in gt.items():
-        datasets[f"ground_truth/{p}/{ex}/optimal_design"] = design
-        a = dict(a)
         if p == "beams2d":
             a["volfrac"] = float(design.mean())
-        attrs[f"ground_truth/{p}/{ex}"] = a
     # MMD baselines: reference designs, the baseline model's samples, sigma
     beam_refs = np.stack([beam(webs=(10 + s, 30 + s, 50 + s, 70 + s, 90 - s)) for s in range(8)])
     pho_refs = np.stack([photonic(k=s) for s in range(8)])
@@ -186,24 +214,10 @@ def build(out):
         ("training_code_photonics2d", "diffusion_2d_cond", 3): (
             pho_refs, np.stack([flip(r, 20, rng) for r in pho_refs]), 10.0),
     }
-    for (p, alg, seed), (ref, bsm, sigma) in baselines.items():
-        grp = f"baselines/{p}/{alg}/seed{seed}"
-        datasets[f"{grp}/reference_designs"] = ref
-        datasets[f"{grp}/baseline_samples"] = bsm
-        attrs[grp] = {"sigma": sigma, "baseline_mmd": mmd_independent(bsm, ref, sigma)}
-    h5_write(os.path.join(out, "reference.h5"), datasets, attrs)
+    write_reference(out, gt, baselines)
 
     def trial(tid, rec, arrays=None, files=None):
-        d = os.path.join(trials_dir, tid)
-        os.makedirs(d)
-        rec = dict({"format": FORMAT, "trial_id": tid}, **rec)
-        with open(os.path.join(d, "trial.json"), "w") as fh:
-            json.dump(rec, fh, indent=1)
-            fh.write("\n")
-        if arrays:
-            h5_write(os.path.join(d, "arrays.h5"), arrays)
-        for name, writer in (files or {}).items():
-            writer(os.path.join(d, name))
+        write_trial(trials_dir, tid, rec, arrays, files)
 
     def soft(mask):
         """An optimizer's design: near-binary values."""
@@ -419,6 +433,84 @@ def build(out):
         "artefacts": {"training_script": "training_script.py", "samples": "arrays.h5:samples"}},
         {"samples": worse},
         {"training_script.py": lambda p: open(p, "w").write(script.replace("50, 100", "120, 120"))})
+
+
+def build_gold(out):
+    """A small run in which every trial is perfect (the grader must give PASS, SCORE 1.0):
+    beams2d full and workflow-random, photonics2d workflow-multi-export, rag-eval, hpc-train-diff,
+    training code t6v2-verbose whose samples are the reference designs themselves."""
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    trials_dir = os.path.join(out, "trials")
+    os.makedirs(trials_dir)
+    b, ph = beam(), photonic()
+    refs = np.stack([beam(webs=(10 + s, 30 + s, 50 + s, 70 + s, 90 - s)) for s in range(4)])
+    bsm = refs.copy()
+    bsm[:, 25, 40] = 1 - bsm[:, 25, 40]
+    write_reference(out, {("beams2d", 0): (b, {"compliance": 80.0, "volfrac": float(b.mean())}),
+                          ("photonics2d", 0): (ph, {"total_overlap": 0.8})},
+                    {("training_code_beams2d", "cgan_cnn_2d", 5): (refs, bsm, 10.0)})
+    sim_b = call("simulate_design", {}, success=True, objectives={"compliance": 80.0})
+    write_trial(trials_dir, "beams2d-full", {
+        "problem": "beams2d", "prompt_style": "full", "example_id": 0, "seed": 1,
+        "tool_calls": [call("optimize_design", {}, success=True), sim_b,
+                       call("render_design", {}, success=True)],
+        "artefacts": {"design": "arrays.h5:design", "stl": ["design.stl"]}},
+        {"design": b.astype(np.float64)}, {"design.stl": lambda p: write_stl_binary(p, mesh(b))})
+    pr = {"scale_xy": 1.5, "scale_z": 2.0, "threshold": 0.5, "mirror_y": True}
+    write_trial(trials_dir, "beams2d-workflow-random", {
+        "problem": "beams2d", "prompt_style": "workflow-random", "example_id": 0, "seed": 2,
+        "expected": {"stl_expected_params": pr},
+        "tool_calls": [call("optimize_design", {}, success=True), sim_b,
+                       call("convert_design_to_stl", pr, success=True, stl_path="e.stl",
+                            scale_xy=1.5, scale_z=2.0, threshold=0.5, mirrored=True)],
+        "artefacts": {"design": "arrays.h5:design", "stl": ["e.stl"]}},
+        {"design": b.astype(np.float32)},
+        {"e.stl": lambda p: write_stl_ascii(p, mesh(b, 1.5, 2.0, True))})
+    ea = {"scale_xy": 1.0, "scale_z": 1.0, "threshold": 0.5, "mirror_y": False}
+    eb = {"scale_xy": 0.5, "scale_z": 3.0, "threshold": 0.5, "mirror_y": False}
+    write_trial(trials_dir, "photonics2d-multi", {
+        "problem": "photonics2d", "prompt_style": "workflow-multi-export", "example_id": 0, "seed": 3,
+        "expected": {"stl_expected_params": {"multi_export": True, "exports": [ea, eb]}},
+        "tool_calls": [call("optimize_design", {}, success=True),
+                       call("simulate_design", {}, success=True, objectives={"total_overlap": 0.8}),
+                       call("convert_design_to_stl", ea, success=True, stl_path="a.stl",
+                            scale_xy=1.0, scale_z=1.0, threshold=0.5, mirrored=False),
+                       call("convert_design_to_stl", eb, success=True, stl_path="b.stl",
+                            scale_xy=0.5, scale_z=3.0, threshold=0.5, mirrored=False)],
+        "artefacts": {"design": "arrays.h5:design", "stl": ["a.stl", "b.stl"]}},
+        {"design": ph.astype(np.float64)},
+        {"a.stl": lambda p: write_stl_binary(p, mesh(ph)),
+         "b.stl": lambda p: write_stl_binary(p, mesh(ph, 0.5, 3.0))})
+    write_trial(trials_dir, "rag", {
+        "problem": "rag_beams2d", "prompt_style": "rag-eval", "example_id": 0, "seed": 4,
+        "expected": {"conditions": {"expected_volfrac": 0.3, "expected_rmin": 2.0}},
+        "tool_calls": [call("search_documents", {}, success=True),
+                       call("optimize_design", {"volfrac": 0.3, "rmin": 2.0}, success=True)],
+        "artefacts": {}})
+    write_trial(trials_dir, "hpc", {
+        "problem": "hpc_train_photonics2d", "prompt_style": "hpc-train-diff", "seed": 5,
+        "expected": {"training_config": {"seed": 5, "epochs": 20}},
+        "tool_calls": [call("generate_training_command",
+                            {"seed": 5, "epochs": 20, "algorithm": "diffusion_2d_cond",
+                             "problem_id": "photonics2d"}, success=True),
+                       call("submit_slurm_job", {}, success=True, job_id="1"),
+                       call("monitor_job_until_complete", {}, success=True, state="COMPLETED"),
+                       call("evaluate_model", {}, success=True,
+                            metrics={"IOG": 0.1, "COG": 0.1, "FOG": 0.1, "MMD": 0.1, "DPP": 0.1,
+                                     "viol": 0.0})],
+        "artefacts": {}})
+    chain = [call(n, {}, success=True) for n in ("write_training_script", "validate_training_script",
+                                                  "generate_training_slurm", "validate_slurm_script",
+                                                  "dryrun_training_script")]
+    chain += [call("submit_slurm_job", {}, success=True, job_id="7"),
+              call("monitor_job_until_complete", {}, success=True, state="COMPLETED"),
+              call("evaluate_model", {}, success=True)]
+    write_trial(trials_dir, "code", {
+        "problem": "training_code_beams2d", "prompt_style": "t6v2-verbose", "seed": 5,
+        "tool_calls": chain,
+        "artefacts": {"training_script": "train.py", "samples": "arrays.h5:samples"}},
+        {"samples": refs}, {"train.py": lambda p: open(p, "w").write("x = 1\n")})
 
 
 if __name__ == "__main__":
