@@ -117,10 +117,12 @@ K_EQUALS_H = re.compile(r"(?<![\w.])k\s*=\s*h(?![\w.(²^*/])(?!\s*(?:\*\*|[\^*/]
 #   Reference: this grader's own MCS (theta = 1/3) on h = 1/40 and 1/80,
 #   Richardson-extrapolated; it differs from the h = 1/80, 1/160 extrapolation
 #   by 1.8e-5 (about 4 % of the gold's error at h = 0.05, 0.06 % of 3e-2).
-#   Measured misses at h = 0.1 -> 0.05 (ratio): gold MCS 1/3 1.9e-3 -> 5.1e-4
-#   (3.7); MCS 8 1.2e-2 -> 4.3e-3 (2.8); HV 8 1.1e-2 -> 3.7e-3 (2.8); every
-#   accepted scheme of the survey passes.  Trivial answers miss by: zeros 0.42,
-#   the initial state 0.16, the benchmark's manufactured field 0.40.
+#   Measured misses at h = 0.1 -> 0.05 (ratio): gold MCS 1/3 1.90e-3 -> 5.21e-4
+#   (3.64); MCS 8 1.22e-2 -> 4.32e-3 (2.81); HV 8 1.06e-2 -> 3.74e-3 (2.83);
+#   every scheme the survey accepts passes (tests/test_adi_hidden.py), and so
+#   do first-order Douglas/CS (Tier 2 rejects those); the dropped mixed term
+#   misses by 2.2e-2 with no drop (0.97x).  Trivial answers miss by: zeros
+#   0.42, the initial state 0.16, the benchmark's manufactured field 0.40.
 # =============================================================================
 PROBLEM_SOURCE = r'''
 import math as _pm
@@ -825,6 +827,8 @@ def plan_jobs() -> list:
     jobs += [{"tag": f"hidden:{h:g}", "h": h, "problem": "hidden"} for h in SPEC["hidden_h"]]
     jobs.append({"tag": f"audit:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "hidden",
                  "poison": True})
+    jobs.append({"tag": f"auditbench:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "benchmark",
+                 "poison": True})
     jobs += [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
     return jobs
 
@@ -926,13 +930,19 @@ def field_check(sub: Submitted, jobs: dict) -> list:
 # CAUSAL SWEEP AUDIT (seed: "What the evaluator checks" 7)
 # =============================================================================
 def causal_audit_check(jobs: dict, outcome) -> list:
-    """Poisoned rerun on one hidden mesh vs the clean run on that mesh."""
+    """Poisoned rerun vs the clean run on the same mesh: on one hidden mesh (the
+    seed's audit) and, as our addition, on the coarsest benchmark mesh, so that a
+    solver honest on the hidden problem but faking the benchmark is caught too."""
+    h = SPEC["audit_h"]
+    return (_one_audit("audit.causal", jobs.get(f"hidden:{h:g}"), jobs.get(f"audit:{h:g}"), outcome)
+            + _one_audit("audit.causal_benchmark", jobs.get("bench:0"), jobs.get(f"auditbench:{h:g}"),
+                         outcome))
+
+
+def _one_audit(cid: str, clean, poisoned, outcome) -> list:
     import numpy as np
-    cid = "audit.causal"
-    tag = f"audit:{SPEC['audit_h']:g}"
-    clean, poisoned = jobs.get(f"hidden:{SPEC['audit_h']:g}"), jobs.get(tag)
     if clean is None or clean["status"] != "ok":
-        return [Check(cid, Status.SKIP, "no clean hidden run to compare with")]
+        return [Check(cid, Status.SKIP, "no clean run to compare with")]
     if poisoned is None:
         return [Check(cid, Status.REVIEW, "INCONCLUSIVE: the solver did not return under poisoned "
                       f"solves ({outcome.status}: {outcome.reason})")]
@@ -941,18 +951,18 @@ def causal_audit_check(jobs: dict, outcome) -> list:
         return [Check(cid, Status.REVIEW, "INCONCLUSIVE: no interceptable solve to poison "
                       "(hand-written solver?); manual review")]
     if poisoned["status"] != "ok":
-        return [Check(cid, Status.PASS, f"{count} solves poisoned: solve() raised "
+        return [Check(cid, Status.PASS, f"{count} solve(s) poisoned: solve() raised "
                       f"({poisoned['error'][:80]}): the observed solves feed the result")]
     U = poisoned["U"]
     if not np.all(np.isfinite(U)):
-        return [Check(cid, Status.PASS, f"{count} solves poisoned: the field became non-finite")]
+        return [Check(cid, Status.PASS, f"{count} solve(s) poisoned: the field became non-finite")]
     diff = float(np.max(np.abs(U - clean["U"])))
     if diff <= SPEC["audit_atol"]:
-        return [Check(cid, Status.FAIL, f"{count} solves poisoned with NaN, yet the returned field is "
-                      f"finite and unchanged (max |diff| {diff:.1e} <= {SPEC['audit_atol']:g}): the "
-                      "observed solves do not produce the result", diff, SPEC["audit_atol"])]
-    return [Check(cid, Status.PASS, f"{count} solves poisoned: the field changed (max |diff| {diff:.2e})",
-                  diff, SPEC["audit_atol"])]
+        return [Check(cid, Status.FAIL, f"{count} solve(s) poisoned with NaN, yet the returned field is "
+                      f"finite and unchanged (max |diff| {diff:.1e} <= {SPEC['audit_atol']:g}, rtol 0): "
+                      "the observed solves do not produce the result", diff, SPEC["audit_atol"])]
+    return [Check(cid, Status.PASS, f"{count} solve(s) poisoned: the field changed (max |diff| "
+                  f"{diff:.2e})", diff, SPEC["audit_atol"])]
 
 
 def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
@@ -974,7 +984,7 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
                          f"{v['fn']} solved a system of half-bandwidth {v['hb']} (dimension {v['dim']}, "
                          f"{v['job']}); limit {SPEC['max_half_bandwidth']}: not tridiagonal",
                          v["hb"], SPEC["max_half_bandwidth"]))
-    done = {t: r for t, r in jobs.items() if not t.startswith("audit:")}
+    done = {t: r for t, r in jobs.items() if not t.startswith("audit")}
     total = sum(int(r["log"].get("count", 0) or 0) for r in done.values())
     if not dims:
         mx = max([int(r["log"].get("max_dim", 0) or 0) for r in done.values()] or [0])
@@ -990,7 +1000,6 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
     seen = [t for t, r in done.items() if int(r["log"].get("count", 0) or 0) > 0]
     blind = [t for t, r in done.items() if int(r["log"].get("count", 0) or 0) == 0]
     for t in blind:
-        h = float(done[t].get("h", 0) or 0)
         name = _job_label(t)
         if seen:
             msg = (f"{name}: zero observable solves while {', '.join(_job_label(s) for s in seen)} made "
@@ -1006,6 +1015,8 @@ def _job_label(tag: str) -> str:
     kind, _, v = tag.partition(":")
     if kind == "bench":
         return f"benchmark {mesh_tag(h_value(int(v)))}"
+    if kind == "auditbench":
+        return f"audit benchmark h={v}"
     return f"{kind} h={v}"
 
 
@@ -1775,9 +1786,6 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
     if "error" in ref_box:
         raise RuntimeError(f"hidden-instance reference could not be computed: {ref_box['error']!r}")
     ready, jobs, violations = decode_jobs(outcome)
-    for tag, job in plan_jobs_by_tag().items():
-        if tag in jobs:
-            jobs[tag]["h"] = job["h"]
     if outcome.forged:
         checks.append(Check("provenance.channel", Status.REVIEW,
                             f"{outcome.forged} unauthenticated line(s) on the result channel ignored"))
@@ -1799,13 +1807,9 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
     keys["errors_regenerated"] = ", ".join("—" if v is None else f"{v:.4e}" for v in regen)
     hid = [c.measured for c in checks if c.id.startswith("hidden.error")]
     keys["hidden_errors"] = ", ".join(f"{v:.3e}" if isinstance(v, float) else "—" for v in hid)
-    keys["observed_solves"] = ", ".join(f"{_job_label(t)}={int(r['log'].get('count', 0) or 0)}"
+    keys["observed_solves"] = "; ".join(f"{_job_label(t)}: {int(r['log'].get('count', 0) or 0)}"
                                         for t, r in jobs.items())
     return checks, phases, outcomes, keys
-
-
-def plan_jobs_by_tag() -> dict:
-    return {j["tag"]: j for j in plan_jobs()}
 
 
 def audit_submission_sources(submission: str) -> list:
