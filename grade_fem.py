@@ -1390,10 +1390,14 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         req = dict(request, token=token, submission_dir=sub)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.path.join(work, "home"),
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-               "TMPDIR": os.path.join(work, "home"),
-               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1"}
-        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV"):
+               "TMPDIR": os.path.join(work, "home")}
+        # BLAS threading is inherited, not forced to 1: a dense LAPACK solve's
+        # round-off depends on the thread count, and the submission's numbers
+        # were produced with the environment's own setting.  Pin by exporting
+        # OPENBLAS_NUM_THREADS (etc.) for both the study run and the grader.
+        for key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS",
+                    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV"):
             if key in os.environ:
                 env[key] = os.environ[key]
         rfd, wfd = os.pipe()
@@ -1512,10 +1516,12 @@ def format_check(c: Check) -> str:
     return f"{c.status.value:<5} {c.id:<30} {c.message}"
 
 
-def print_report(checks: list, result: str, score, keys: dict, stream=None) -> None:
+def print_report(checks: list, result: str, score, keys: dict, stream=None, quiet: bool = False) -> None:
+    """Every check line (only FAIL/REVIEW when quiet), the summary over ALL checks, keys, verdict."""
     stream = stream or sys.stdout
     for c in checks:
-        print(format_check(c), file=stream)
+        if not quiet or c.status in (Status.FAIL, Status.REVIEW):
+            print(format_check(c), file=stream)
     counts = {s: sum(c.status is s for c in checks) for s in Status}
     print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
     for key, value in keys.items():
@@ -1595,8 +1601,7 @@ def main(argv=None) -> int:
         return EXIT_GRADER
     result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
     print_submission_output(outcomes)
-    shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)]
-    print_report(shown, result, score, keys)
+    print_report(checks, result, score, keys, quiet=args.quiet)
     if args.json:
         write_json_report(args.json, args.submission, checks, result, score, phases, keys)
     if result == "UNGRADED":

@@ -1,0 +1,118 @@
+"""Shared, cached builders for the FEM tests (no tests here).
+
+Everything expensive is built once per pytest process: submissions are made
+with reference/fem/make_gold.py's build_submission (the solver plus its own
+honestly computed outputs), grading results are memoised by (dir, flags).
+"""
+import atexit
+import functools
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from conftest import REPO, REFERENCE, run_grader, verdict_lines
+
+FEM = REFERENCE / "fem"
+GOLD = FEM / "gold"
+GRADER = REPO / "grade_fem.py"
+GOLD_SOURCE = (GOLD / "fem_solver.py").read_text()
+GOLD_SOLVE_LINE = "    coef[free] = scipy.sparse.linalg.spsolve(K[free][:, free], rhs[free])\n"
+
+_TMP = Path(tempfile.mkdtemp(prefix="test_fem-"))
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
+sys.dont_write_bytecode = True
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+make_gold = _load(FEM / "make_gold.py", "fem_make_gold")
+grader = _load(GRADER, "grade_fem_under_test")
+
+# Legitimate ways to solve the free 2(n-1) system K u = b (K is the gold's CSR matrix).
+LEGIT_SOLVES = {
+    "sparse_spsolve": "x = scipy.sparse.linalg.spsolve(A, b)",
+    "splu": "x = scipy.sparse.linalg.splu(A.tocsc()).solve(b)",
+    "factorized": "x = scipy.sparse.linalg.factorized(A.tocsc())(b)",
+    "banded_lu": "x = scipy.linalg.solve_banded((3, 3), band(A, 3, 3), b)",
+    "lapack_dgbsv": ("ab = np.vstack([np.zeros((3, A.shape[0])), band(A, 3, 3)])\n"
+                     "    x = dgbsv(3, 3, ab, b)[2]"),
+    "cholesky_banded": "x = scipy.linalg.solveh_banded(band(A, 0, 3), b)",
+    "cho_factor": "x = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A.toarray()), b)",
+    "scipy_solve": "x = scipy.linalg.solve(A.toarray(), b)",
+    "numpy_dense_lu": "x = np.linalg.solve(A.toarray(), b)",
+    "lu_factor": "x = scipy.linalg.lu_solve(scipy.linalg.lu_factor(A.toarray()), b)",
+    "dense_inverse": "x = np.linalg.inv(A.toarray()) @ b",
+}
+
+_HELPERS = '''
+import scipy.linalg
+from scipy.linalg.lapack import dgbsv
+
+
+def band(A, lower, upper):
+    """LAPACK band storage of a sparse matrix: ab[upper + i - j, j] = A[i, j]."""
+    m = A.shape[0]
+    ab = np.zeros((lower + upper + 1, m))
+    for d in range(-lower, upper + 1):
+        diag = A.diagonal(d)
+        if d >= 0:
+            ab[upper - d, d:] = diag
+        else:
+            ab[upper - d, :m + d] = diag
+    return ab
+
+
+def linear_solve(A, b):
+    {body}
+    return x
+'''
+
+
+def solver_source(body: str, extra: str = "") -> str:
+    """The gold solver with its linear solve replaced by `body` (A, b -> x)."""
+    src = GOLD_SOURCE.replace(GOLD_SOLVE_LINE,
+                              "    coef[free] = linear_solve(K[free][:, free], rhs[free])\n")
+    assert src != GOLD_SOURCE
+    return src + _HELPERS.replace("{body}", body) + extra
+
+
+@functools.lru_cache(maxsize=None)
+def build(name: str, source: str) -> Path:
+    """A complete submission (solver + its honest outputs) in a cached temp dir."""
+    out = _TMP / name
+    out.mkdir()
+    (out / "fem_solver.py").write_text(source)
+    make_gold.build_submission(str(out / "fem_solver.py"), str(out))
+    return out
+
+
+def copy_submission(src: Path, name: str) -> Path:
+    dst = _TMP / name
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+@functools.lru_cache(maxsize=None)
+def grade(path: Path, *flags: str):
+    """Run the grader as a subprocess (as users do): (rc, stdout, stderr, json doc, verdict keys)."""
+    report = _TMP / f"report-{abs(hash((str(path),) + flags))}.json"
+    rc, out, err, doc = run_grader(GRADER, path, "--json", report, *flags)
+    return rc, out, err, doc, verdict_lines(out)
+
+
+def status_of(doc: dict) -> dict:
+    return {c["id"]: c["status"] for c in doc["checks"]}
+
+
+def failed(doc: dict) -> set:
+    return {c["id"] for c in doc["checks"] if c["status"] == "FAIL"}
