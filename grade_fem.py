@@ -290,9 +290,11 @@ def import_audit(source: str, check_prefix: str) -> list:
                 dynamic.append(f"import {name} (line {node.lineno})")
             elif top not in stdlib and top not in ALLOWED_THIRD_PARTY:
                 bad.append(f"{name} (line {node.lineno})")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id in ("__import__", "exec", "eval", "compile"):
-            dynamic.append(f"{node.func.id}() (line {node.lineno})")
+        if isinstance(node, ast.Call):
+            fname = node.func.id if isinstance(node.func, ast.Name) else \
+                node.func.attr if isinstance(node.func, ast.Attribute) else None
+            if fname in ("__import__", "import_module", "exec", "eval", "compile"):
+                dynamic.append(f"{fname}() (line {node.lineno})")
     out = []
     if bad:
         out.append(Check(f"{check_prefix}.imports", Status.FAIL,
@@ -896,6 +898,14 @@ def _fields(res, n):
 
 
 _ntargets, _npatched = _install()
+_MODS0 = set(_sys.modules)
+_ALLOWED = set(getattr(_sys, "stdlib_module_names", ())) | {"numpy", "scipy", "fem_solver"}
+
+
+def _new_modules():
+    return sorted({m.split(".")[0] for m in set(_sys.modules) - _MODS0} - _ALLOWED)[:20]
+
+
 _before = _snapshot()
 _t0 = _time.monotonic()
 try:
@@ -905,6 +915,7 @@ except BaseException as _e:
     _sub, _err = None, (type(_e).__name__ + ": " + str(_e))[:400]
 _solve = getattr(_sub, "solve", None) if _sub is not None else None
 send({"kind": "import", "ok": _sub is not None, "error": _err, "has_solve": callable(_solve),
+      "new_modules": _new_modules(),
       "writes": _diff(_before, _snapshot()), "wall": _time.monotonic() - _t0,
       "targets": _ntargets, "patched": _npatched})
 
@@ -934,7 +945,7 @@ if callable(_solve):
             _ST["mode"] = None
             _msg.update(kind="audit", mode=_mode)
             send(_msg)
-send({"kind": "done"})
+send({"kind": "done", "new_modules": _new_modules()})
 '''
 
 
@@ -944,6 +955,14 @@ send({"kind": "done"})
 def _msgs(outcome, kind: str) -> list:
     return [m for m in (outcome.messages if outcome else []) if isinstance(m, dict)
             and m.get("kind") == kind]
+
+
+def _num(value) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def _as_list(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _field(msg: dict, key: str, shape: tuple, cid: str):
@@ -980,8 +999,8 @@ def check_import_phase(outcome) -> list:
     imp = imp[0]
     if not imp.get("ok"):
         raise Reject("provenance.import", f"importing fem_solver raised {imp.get('error')}")
-    out = [Check("provenance.import", Status.PASS, f"fem_solver imported in {imp.get('wall', 0):.2f} s")]
-    writes = imp.get("writes") or []
+    out = [Check("provenance.import", Status.PASS, f"fem_solver imported in {_num(imp.get('wall')):.2f} s")]
+    writes = [str(w) for w in _as_list(imp.get("writes"))]
     out.append(Check("provenance.import_side_effects", Status.FAIL if writes else Status.PASS,
                      ("importing fem_solver wrote: " + ", ".join(map(str, writes))) if writes
                      else "importing fem_solver writes no file", writes))
@@ -1008,7 +1027,7 @@ def check_regenerated(outcome, meshes: dict, fields: dict) -> list:
     if missing:
         raise Reject("provenance.regenerate", f"meshes {missing} not regenerated: "
                      f"{outcome_note(outcome) or 'child stopped'}", missing)
-    wall = sum(float(meshes[n].get("wall") or 0) for n in SPEC["meshes"])
+    wall = sum(_num(meshes[n].get("wall")) for n in SPEC["meshes"])
     out = [Check("provenance.regenerate", Status.PASS,
                  f"all 7 meshes regenerated (solve time {wall:.2f} s)", wall)]
     worst_grid = (0.0, 0)
@@ -1088,7 +1107,7 @@ def check_solve_observed(meshes: dict) -> list:
         m = meshes.get(n)
         if m is None:
             continue
-        calls = [c for c in (m.get("calls") or []) if isinstance(c, dict)]
+        calls = [c for c in _as_list(m.get("calls")) if isinstance(c, dict)]
         dims = [c.get("dim") for c in calls]
         if not calls:
             unseen.append(n)
@@ -1112,8 +1131,21 @@ def check_solve_observed(meshes: dict) -> list:
     return out
 
 
+def check_runtime_modules(outcome) -> list:
+    """Top-level modules outside stdlib + numpy + scipy that the submission loaded
+    at run time (importlib/__import__ the static pass cannot see)."""
+    names = sorted({str(n) for m in _msgs(outcome, "import") + _msgs(outcome, "done")
+                    for n in _as_list(m.get("new_modules"))})
+    if not names:
+        return [Check("provenance.runtime_modules", Status.PASS,
+                      "no module outside stdlib + numpy + scipy loaded at run time")]
+    return [Check("provenance.runtime_modules", Status.REVIEW,
+                  "modules outside stdlib + numpy + scipy loaded at run time: " + ", ".join(names[:10])
+                  + " - check for a FEM/PDE library", names)]
+
+
 def check_solve_writes(meshes: dict) -> list:
-    writes = sorted({w for m in meshes.values() for w in (m.get("writes") or [])})
+    writes = sorted({str(w) for m in meshes.values() for w in _as_list(m.get("writes"))})
     return [Check("provenance.solve_side_effects", Status.FAIL if writes else Status.PASS,
                   ("solve(n) wrote files: " + ", ".join(map(str, writes[:5]))) if writes
                   else "solve(n) writes no file", writes)]
@@ -1164,7 +1196,7 @@ def check_causal(audit_outcome, fields: dict) -> list:
                              "array that could be tampered with - verify by hand"))
             continue
         if m.get("error"):
-            out.append(Check(cid, Status.PASS, f"tampered solve made solve({n}) raise: {m['error'][:80]}"))
+            out.append(Check(cid, Status.PASS, f"tampered solve made solve({n}) raise: {str(m['error'])[:80]}"))
             continue
         try:
             ud = _field(m, "uh_dense", base.shape, cid)
@@ -1236,12 +1268,13 @@ def execution_checks(sub: str, budget: float, arrs: dict, phases: dict, outcomes
     out += check_fidelity(fields, ref)
     out += check_solve_observed(meshes)
     out += check_causal(audit, fields)
+    out += check_runtime_modules(regen)
     out += check_artifact_provenance(fields, arrs)
     for oc_name, oc in results.items():
         if oc is not None and oc.forged:
             out.append(Check(f"provenance.channel_{oc_name}", Status.INFO,
                              f"{oc.forged} line(s) on the reply channel without the run token ignored"))
-    entry = [c for m in meshes.values() for c in (m.get("calls") or []) if isinstance(c, dict)]
+    entry = [c for m in meshes.values() for c in _as_list(m.get("calls")) if isinstance(c, dict)]
     keys["solve_entry_points"] = ", ".join(sorted({str(c.get("fn")) for c in entry})) or "none observed"
     if fields and SPEC["artifact_n"] in fields and "uh_dense" in arrs:
         keys["artifact_deviation"] = f"{worst(arrs['uh_dense'] - fields[SPEC['artifact_n']][1])[1]:.3e}"
