@@ -76,7 +76,7 @@ SPEC = {
     "claim_tol": 1e-6,                 # a claimed score within this of the recomputed one agrees
     "max_json_bytes": 4 << 20,         # guarded input caps (not in seed)
     "max_h5_bytes": 256 << 20,
-    "max_array_elems": 1 << 26,
+    "max_array_elems": 1 << 24,
     "max_stl_bytes": 64 << 20,
     "max_script_bytes": 1 << 20,
     "max_tool_calls": 10000,
@@ -340,15 +340,36 @@ def _h5_open(path: str, check_id: str):
                                f"{str(exc)[:120]}")
 
 
+def _h5_get(fh, name: str, check_id: str):
+    """fh[name] through hard links only: external and soft links (which could reach other
+    files) are refused."""
+    import h5py
+    parts = [p for p in name.split("/") if p]
+    cur = fh
+    for i, part in enumerate(parts):
+        if not isinstance(cur, h5py.Group):
+            return None
+        link = cur.get(part, getlink=True)
+        if link is None:
+            return None
+        if not isinstance(link, h5py.HardLink):
+            raise Reject(check_id, f"{os.path.basename(fh.filename)}: "
+                                   f"{'/'.join(parts[:i + 1])} is a {type(link).__name__} (refused)")
+        cur = cur[part]
+    return cur
+
+
 def read_h5_array(path: str, name: str, check_id: str, *, shape=None, ndim=None):
     """One numeric dataset of an HDF5 file, checked (dtype, size, shape, finiteness)."""
     import h5py
     with _h5_open(path, check_id) as fh:
-        obj = fh.get(name)
+        obj = _h5_get(fh, name, check_id)
         if obj is None:
             raise Reject(check_id, f"{os.path.basename(path)}: dataset {name} missing")
         if not isinstance(obj, h5py.Dataset):
             raise Reject(check_id, f"{os.path.basename(path)}: {name} is not a dataset")
+        if obj.is_virtual:
+            raise Reject(check_id, f"{os.path.basename(path)}: {name} is a virtual dataset (refused)")
         if obj.size > SPEC["max_array_elems"]:
             raise Reject(check_id, f"{os.path.basename(path)}: {name} has {obj.size} elements",
                          obj.size, SPEC["max_array_elems"])
@@ -366,7 +387,7 @@ def read_h5_attrs(path: str, group: str, check_id: str):
     """Numeric scalar attributes of an HDF5 group, or None when the group is absent."""
     import h5py
     with _h5_open(path, check_id) as fh:
-        obj = fh.get(group)
+        obj = _h5_get(fh, group, check_id)
         if obj is None:
             return None
         if not isinstance(obj, h5py.Group):
@@ -710,7 +731,8 @@ def task_completion(style: str, calls: list, expected, gt: dict, stl_reports: di
     for c in calls:
         if c["name"] != "convert_design_to_stl" or not succeeded(c):
             continue
-        if c["result"].get("stl_path") not in stl_reports:
+        path = c["result"].get("stl_path")
+        if not isinstance(path, str) or path not in stl_reports:
             checks.append(Check(f"trial.{tid}.export", Status.FAIL,
                                 f"convert_design_to_stl reports success but its file "
                                 f"{str(c['result'].get('stl_path'))[:60]!r} is not a readable "
@@ -982,13 +1004,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
     monitored job ended COMPLETED), model_quality (MMD against the recorded baseline)."""
     cfg, checks, terms = PROBLEMS[problem], [], {}
     arts = rec.get("artefacts") if isinstance(rec.get("artefacts"), dict) else {}
-    algorithm = rec.get("algorithm", ALGORITHMS[0])
-    if algorithm not in ALGORITHMS:
-        raise Reject(f"trial.{tid}.record", f"algorithm {str(algorithm)[:40]!r} is not one of "
-                                            f"{', '.join(ALGORITHMS)}")
-    seed = rec.get("seed")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise Reject(f"trial.{tid}.record", "seed missing or not an integer")
+    algorithm, seed = rec.get("algorithm", ALGORITHMS[0]), rec["seed"]   # checked in grade_trial
     # syntax: parsed, never executed
     syntax = 0.0
     if arts.get("training_script") is None:
@@ -1169,7 +1185,7 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         if rec.get("format") != SPEC["trial_format"]:
             raise Reject(cid, f"format {str(rec.get('format'))[:40]!r}, expected {SPEC['trial_format']!r}")
         problem, style = rec.get("problem"), rec.get("prompt_style")
-        if problem not in PROBLEMS:
+        if not isinstance(problem, str) or problem not in PROBLEMS:
             raise Reject(cid, f"problem {str(problem)[:40]!r} is not registered "
                               f"(valid: {', '.join(list_problems())})")
         if style not in PROBLEMS[problem]["styles"]:
@@ -1177,6 +1193,12 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
                               f"(valid: {', '.join(PROBLEMS[problem]['styles'])})")
         if not isinstance(rec.get("artefacts", {}), dict):
             raise Reject(cid, "trial.json: artefacts must be an object")
+        if PROBLEMS[problem]["family"] == "training_code":
+            if rec.get("algorithm", ALGORITHMS[0]) not in ALGORITHMS:
+                raise Reject(cid, f"algorithm {str(rec.get('algorithm'))[:40]!r} is not one of "
+                                  f"{', '.join(ALGORITHMS)}")
+            if isinstance(rec.get("seed"), bool) or not isinstance(rec.get("seed"), int):
+                raise Reject(cid, "seed missing or not an integer (it selects the baseline)")
         trial.problem, trial.style = problem, style
         if problem not in problems or style not in styles:
             trial.status = "filtered"
