@@ -113,7 +113,7 @@ _TOOLS_DESIGN = ("create_problem", "get_problem_details", "optimize_design", "si
                  "render_design", "convert_design_to_stl", "ask_human_for_clarification")
 _TOOLS_RAG = _TOOLS_DESIGN + ("search_documents",)
 _TOOLS_HPC = ("generate_training_command", "submit_slurm_job", "monitor_job_until_complete",
-              "evaluate_model", "execute_cli_command", "check_job_status", "diagnose_job_failure")
+              "evaluate_model", "execute_cli_command", "diagnose_job_failure")
 _TOOLS_CODE = ("write_training_script", "validate_training_script", "generate_training_slurm",
                "validate_slurm_script", "dryrun_training_script", "submit_slurm_job",
                "monitor_job_until_complete", "evaluate_model", "diagnose_job_failure")
@@ -542,6 +542,11 @@ def trace_checks(calls: list, problem: str, tid: str) -> list:
     return []
 
 
+def weighted(weights: dict, terms: dict) -> float:
+    """sum of weight * term over a registry weight table."""
+    return sum(w * terms[k] for k, w in weights.items())
+
+
 def succeeded(call: dict) -> bool:
     """A tool call whose recorded result says success: true (exactly the JSON true)."""
     return call["result"].get("success") is True
@@ -632,13 +637,19 @@ def watertight_report(tris) -> dict:
     welded on exact coordinates.  Returns counts of the defects and ok."""
     import numpy as np
     n = tris.shape[0]
-    _, inv = np.unique(tris.reshape(-1, 3), axis=0, return_inverse=True)
-    f = inv.reshape(n, 3).astype(np.int64)
+    v = tris.reshape(-1, 3)
+    order = np.lexsort((v[:, 2], v[:, 1], v[:, 0]))          # weld: sort rows, mark changes
+    sv = v[order]
+    ids = np.cumsum(np.concatenate([[True], np.any(sv[1:] != sv[:-1], axis=1)])) - 1
+    inv = np.empty(len(v), dtype=np.int64)
+    inv[order] = ids
+    f = inv.reshape(n, 3)
+    nv = int(ids[-1]) + 1
     degenerate = int(np.sum((f[:, 0] == f[:, 1]) | (f[:, 1] == f[:, 2]) | (f[:, 0] == f[:, 2])))
-    directed = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
-    und = np.sort(directed, axis=1)
-    _, ucount = np.unique(und, axis=0, return_counts=True)
-    _, dcount = np.unique(directed, axis=0, return_counts=True)
+    a = np.concatenate([f[:, 0], f[:, 1], f[:, 2]])
+    b = np.concatenate([f[:, 1], f[:, 2], f[:, 0]])
+    _, ucount = np.unique(np.minimum(a, b) * nv + np.maximum(a, b), return_counts=True)
+    _, dcount = np.unique(a * nv + b, return_counts=True)
     boundary = int(np.sum(ucount == 1))
     nonmanifold = int(np.sum(ucount > 2))
     # with every undirected edge used twice, a repeated directed edge means same orientation
@@ -842,14 +853,14 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
               "connectivity": connectivity(design)}
     dq["watertightness"] = watertight
     terms = dict(dq)
-    terms["design_quality"] = sum(cfg["design_weights"][k] * dq[k] for k in cfg["design_weights"])
+    terms["design_quality"] = weighted(cfg["design_weights"], dq)
     optimal = cfg["optimal"][style]
     terms["tool_efficiency"] = tool_efficiency(calls, optimal)
     checks += optimal_count_check(rec, optimal, tid)
     tc, tc_checks = task_completion(style, calls, rec.get("expected"), gt, stl_reports, tid)
     terms["task_completion"] = tc
     checks += tc_checks
-    terms["overall"] = sum(cfg["weights"][k] * terms[k] for k in cfg["weights"])
+    terms["overall"] = weighted(cfg["weights"], terms)
     return terms, checks
 
 
@@ -900,7 +911,7 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
     if called:
         rag += sum(weights[p] * terms[f"{p}_accuracy"] for p in ("volfrac",) + tested)
     terms["rag_accuracy"] = rag
-    terms["overall"] = PROBLEMS[rec["problem"]]["weights"]["rag_accuracy"] * rag
+    terms["overall"] = weighted(PROBLEMS[rec["problem"]]["weights"], terms)
     msg = ("search_documents called; " if called else
            "search_documents NOT called: parameter accuracy not credited; ") + "; ".join(detail)
     return terms, [Check(f"trial.{tid}.rag", Status.INFO, msg)]
@@ -956,7 +967,7 @@ def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tup
     optimal = cfg["optimal"][style]
     terms = {"step_completion": rate, "config_correct": config, "eval_metrics": eval_score,
              "workflow_completion": wc, "tool_efficiency": tool_efficiency(calls, optimal)}
-    terms["overall"] = sum(cfg["weights"][k] * terms[k] for k in cfg["weights"])
+    terms["overall"] = weighted(cfg["weights"], terms)
     checks += optimal_count_check(rec, optimal, tid)
     missing = [s for s, ok in done.items() if not ok]
     checks.append(Check(f"trial.{tid}.workflow", Status.INFO,
@@ -1065,7 +1076,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
         terms["model_quality_unscorable_reason"] = str(exc)
         terms["overall"] = None
         return terms, checks
-    terms["overall"] = sum(cfg["weights"][k] * terms[k] for k in cfg["weights"])
+    terms["overall"] = weighted(cfg["weights"], terms)
     return terms, checks
 
 
