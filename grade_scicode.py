@@ -440,6 +440,24 @@ def extract_definition(text: str, kind: str, name: str) -> str:
     raise ExtractionError(f"no `{kind} {name}` in the generation")
 
 
+def rename_target(case: str, name: str) -> str:
+    """The test case with every *name* `target` spelled `name` (attributes and
+    keywords untouched; the text is otherwise byte-identical).  The grader binds
+    the target under that per-run name, so a generation cannot read it as the
+    global `target` (which the official script would hand it)."""
+    try:
+        tree = ast.parse(case)
+    except (SyntaxError, ValueError):
+        return case
+    lines = case.splitlines(keepends=True)
+    hits = sorted(((n.lineno, n.col_offset, n.end_col_offset) for n in ast.walk(tree)
+                   if isinstance(n, ast.Name) and n.id == "target"), reverse=True)
+    for row, start, end in hits:
+        raw = lines[row - 1].encode("utf-8")
+        lines[row - 1] = (raw[:start] + name.encode() + raw[end:]).decode("utf-8")
+    return "".join(lines)
+
+
 @dataclasses.dataclass
 class StepProgram:
     """What one step runs: dependencies, prior-step context, the step's code, its tests."""
@@ -706,7 +724,8 @@ def shim_module(which: str):
 # =============================================================================
 HARNESS_RULES = (
     # (rule id, predicate over (signature, failure dict)), seed "Harness-fault census"
-    ("target_name_error", lambda sig, f: sig.startswith("NameError: name 'target") and "is not defined" in sig),
+    ("target_name_error", lambda sig, f: re.match(r"NameError: name '(_scicode_)?target", sig) is not None
+     and f.get("origin") != "submission"),
     ("scicode_module_missing", lambda sig, f: sig.startswith(("ModuleNotFoundError: No module named 'scicode",
                                                               "ImportError: cannot import name")) and "scicode" in sig),
     ("h5_group_missing", lambda sig, f: sig.startswith(("TargetsMissing", "TargetsUnreadable"))),
@@ -724,7 +743,7 @@ def signature(failure: dict) -> str:
     kind = failure.get("type") or "Error"
     msg = (failure.get("message") or "").strip().splitlines()
     msg = msg[0] if msg else ""
-    msg = re.sub(r"0x[0-9a-fA-F]+", "0x_", msg)
+    msg = re.sub(r"0x[0-9a-fA-F]+", "ADDR", msg)
     msg = re.sub(r"(?<![\w'])[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "N", msg)
     msg = re.sub(r"'([^']{40})[^']+'", r"'\1...'", msg)[:160]
     where = " (in submission)" if kind == "AssertionError" and failure.get("origin") == "submission" else ""
@@ -828,10 +847,10 @@ def judge(prog: StepProgram, reply: dict, dry: bool) -> StepResult:
             done = True
             tamper = [str(t) for t in msg.get("tamper") or []]
     status = reply.get("status", "ok")
+    if tamper:      # a replaced comparator or builtin outranks what the tests then said
+        failure = {"type": "Tampering", "message": "replaced " + ", ".join(tamper), "phase": "run"}
     if failure is None and status == "timeout":
         failure = {"type": "Timeout", "message": reply.get("reason", "timed out"), "phase": "run"}
-    if failure is None and tamper:
-        failure = {"type": "Tampering", "message": "replaced " + ", ".join(tamper), "phase": "run"}
     if failure is None and status != "ok":
         failure = {"type": "WorkerFault" if status == "worker" else "ProcessDied",
                    "message": reply.get("reason", status), "phase": "run"}
@@ -883,18 +902,6 @@ def step_records(progs: dict, results: dict, dry: bool, strict: bool) -> tuple:
 # =============================================================================
 # SUBPROCESS RUNNER: warm workers, one forked and killable child per step
 # =============================================================================
-@dataclasses.dataclass
-class RunOutcome:
-    status: str                 # "ok" | "timeout" | "crashed" | "no_reply" | "error"
-    messages: list              # every authentic (token-bearing) JSON message, in order
-    reason: str
-    wall: float
-    returncode: int | None
-    stdout: str                 # captured, capped; never printed unmarked
-    stderr: str
-    forged: int = 0             # lines on the reply channel without the token
-
-
 # The worker prologue (adapted from the common DRIVER_PROLOGUE: the request
 # stream stays open, one JSON job per line).  `send(obj)` writes one
 # token-tagged JSON line to a pipe the runner opened.
@@ -997,7 +1004,7 @@ def _child(job, targets, terrs, wfd, token, out_path):
             for i, e in enumerate(terrs):
                 if e is not None:
                     raise KeyError(e["message"])
-                ns["target"] = targets[i]
+                ns[job["target_name"]] = targets[i]
             _sys.stdout.write(job["marker"] + "\n")
             _sys.stdout.flush()
             csend({"marker": job["marker"]})
@@ -1008,7 +1015,7 @@ def _child(job, targets, terrs, wfd, token, out_path):
             if terrs[i] is not None:
                 csend({"case": i, "ok": False, "error": terrs[i]})
                 continue
-            ns["target"] = targets[i]
+            ns[job["target_name"]] = targets[i]
             try:
                 exec(compile(case, f"<test {step} case {i + 1}>", "exec"), ns)
                 csend({"case": i, "ok": True})
@@ -1321,9 +1328,11 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str) -> 
     return results
 
 
-def make_job(prog: StepProgram, h5: str, timeout: float, mem_gb: float, dry: bool) -> dict:
+def make_job(prog: StepProgram, h5: str, timeout: float, mem_gb: float, dry: bool,
+             target_name: str) -> dict:
     return {"step": prog.step, "deps": prog.deps, "context": prog.context, "code": prog.code or "",
-            "cases": prog.cases, "h5": h5, "timeout": timeout, "mem_bytes": int(mem_gb * (1 << 30)),
+            "cases": [rename_target(c, target_name) for c in prog.cases], "target_name": target_name,
+            "h5": h5, "timeout": timeout, "mem_bytes": int(mem_gb * (1 << 30)),
             "fsize": SPEC["fsize_bytes"], "capture": SPEC["capture_bytes"],
             "reply_cap": SPEC["reply_cap"], "dry": dry, "marker": SPEC["dry_marker"]}
 
@@ -1358,7 +1367,6 @@ def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bo
     solved = sum(all(v) for v in by_problem.values())
     n_steps, n_probs = len(steps), len(by_problem)
     passed = sum(steps.values())
-    official = SPEC["official_counts"].get(split)
     harness = sum(1 for c in checks if c.id.startswith("step.") and "[harness:" in c.message)
     keys = {"split": split, "context": context, "mode": "DRY_RUN" if dry else "normal",
             "steps_passed": f"{passed}/{n_steps}",
@@ -1366,8 +1374,6 @@ def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bo
             "problems_solved": f"{solved}/{n_probs}",
             "problem_accuracy": f"{solved / n_probs:.4f}" if n_probs else "n/a",
             "harness_fault_steps": harness}
-    if official and (n_steps, n_probs) != official:
-        keys["official_denominators"] = f"{official[0]} steps / {official[1]} problems (the loaded files differ)"
     return keys
 
 
@@ -1527,10 +1533,13 @@ def grade(args) -> tuple:
         return checks, phases, {}, {}
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
     n_probs = len({p.pid for p, _ in in_scope})
+    official = SPEC["official_counts"][args.split]
     checks.append(Check("input.scope", Status.INFO,
-                        f"{len(in_scope)} in-scope steps of {n_probs} problems "
-                        f"({sum(len(p.steps) for p in selected) - len(in_scope)} no-test step(s) excluded)",
-                        len(in_scope)))
+                        f"{args.split}: {len(in_scope)} in-scope steps of {n_probs} problems "
+                        f"({sum(len(p.steps) for p in selected) - len(in_scope)} no-test step(s) excluded); "
+                        f"official {args.split}: {official[0]} / {official[1]}"
+                        + ("" if (len(in_scope), n_probs) == official else " (these files differ)"),
+                        [len(in_scope), n_probs], list(official)))
     checks += check_h5(args.h5)
     gens = load_generations(args.submission, {s.step for p in selected for s in p.steps})
     checks += gens.checks
@@ -1568,7 +1577,8 @@ def grade(args) -> tuple:
         return checks, phases, results, {}
     t1 = time.monotonic()
     results = {sid: pre_failed(pr) for sid, pr in progs.items() if pr.code is None}
-    jobs = [make_job(pr, os.path.abspath(args.h5), args.timeout, args.mem_gb, args.dry_run)
+    target_name = "_scicode_target_" + secrets.token_hex(4)
+    jobs = [make_job(pr, os.path.abspath(args.h5), args.timeout, args.mem_gb, args.dry_run, target_name)
             for sid, pr in progs.items() if pr.code is not None]
     n_jobs = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                            else os.cpu_count() or 1)

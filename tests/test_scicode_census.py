@@ -1,0 +1,94 @@
+"""The harness-fault census (seed: "Harness-fault census"), as a pure function and end to end."""
+from test_scicode_support import gs
+
+TARGET_NE = {"type": "NameError", "message": "name 'target' is not defined", "origin": "test"}
+SCICODE_MNF = {"type": "ModuleNotFoundError", "message": "No module named 'scicode'", "origin": "test"}
+PLAIN_ASSERT = {"type": "AssertionError", "message": "", "origin": "test"}
+
+
+def fails(proto, n, start=0):
+    return [dict(proto, step=f"{i}.1", phase="case 1") for i in range(start, start + n)]
+
+
+def verdict_of(records):
+    return [c for c in records if c.id == "census.verdict"][0]
+
+
+def test_incident_shape_is_indicted():
+    """2026-10-10: '0 % pass' = 251 target NameErrors + 36 scicode ModuleNotFoundErrors."""
+    failures = fails(TARGET_NE, 251) + fails(SCICODE_MNF, 36, start=300)
+    records, indicted, reasons = gs.census(failures, strict=False)
+    assert indicted
+    assert any("251x NameError: name 'target' is not defined (target_name_error)" in r for r in reasons)
+    assert any("36x ModuleNotFoundError: No module named 'scicode' (scicode_module_missing)" in r
+               for r in reasons)
+    v = verdict_of(records)
+    assert v.status is gs.Status.FAIL and "harness indicted" in v.message
+    result, score = gs.verdict(records + [gs.Check("step.1.1", gs.Status.FAIL, "x")],
+                               strict=False, no_exec=False)
+    assert (result, score) == ("UNGRADED", None)
+
+
+def test_single_target_name_error_indicts():
+    _, indicted, _ = gs.census(fails(TARGET_NE, 1) + fails(PLAIN_ASSERT, 5, 10), strict=False)
+    assert indicted
+
+
+def test_ten_plain_assertion_failures_are_the_models():
+    records, indicted, _ = gs.census(fails(PLAIN_ASSERT, 10), strict=False)
+    assert not indicted
+    assert verdict_of(records).status is gs.Status.PASS
+    sig = [c for c in records if c.id == "census.signature"][0]
+    assert sig.measured == 10 and sig.limit == "model"
+    _, indicted, _ = gs.census(fails(PLAIN_ASSERT, 40), strict=True)
+    assert not indicted
+
+
+def test_ten_failures_sharing_one_other_signature_indicts():
+    te = {"type": "TypeError", "message": "unsupported operand type(s) for -: 'NoneType' and 'float'",
+          "origin": "submission"}
+    _, indicted, reasons = gs.census(fails(te, 10), strict=False)
+    assert indicted and "100% of 10 failures share one signature" in reasons[0]
+    _, indicted, _ = gs.census(fails(te, 9), strict=False)            # < 10: not the rule
+    assert not indicted
+    _, indicted, _ = gs.census(fails(te, 9) + fails(PLAIN_ASSERT, 1, 50), strict=False)  # 90 %: no
+    assert not indicted
+
+
+def test_missing_h5_group_indicts():
+    miss = {"type": "TargetsMissing", "message": "group 5.1/test2 not in the targets file"}
+    _, indicted, reasons = gs.census(fails(miss, 1), strict=False)
+    assert indicted and "h5_group_missing" in reasons[0]
+
+
+def test_strict_indicts_on_one_harness_signature():
+    dep = {"type": "ImportError", "message": "cannot import name 'simps' from 'scipy.integrate'"}
+    failures = [dict(dep, step="2.1", phase="deps")] + fails(PLAIN_ASSERT, 3, 10)
+    records, indicted, _ = gs.census(failures, strict=False)
+    assert not indicted
+    assert any(c.id == "census.harness_faults" and c.status is gs.Status.REVIEW for c in records)
+    _, indicted, reasons = gs.census(failures, strict=True)
+    assert indicted and reasons[0].startswith("--strict")
+
+
+def test_classification():
+    assert gs.classify(dict(TARGET_NE)) == "harness:target_name_error"
+    assert gs.classify(dict(TARGET_NE, message="name '_scicode_target_ab12cd34' is not defined")) == \
+        "harness:target_name_error"
+    # a generation reading the global `target` itself is the model's doing, not the harness's
+    assert gs.classify(dict(TARGET_NE, origin="submission")) == "model"
+    assert gs.classify({"type": "NameError", "message": "name 'base' is not defined",
+                        "lost_context": "62.1"}) == "harness:special_context_lost"
+    assert gs.classify({"type": "ModuleNotFoundError", "message": "No module named 'mpl_toolkits'",
+                        "phase": "deps"}) == "harness:dependency_missing"
+    assert gs.classify({"type": "ModuleNotFoundError", "message": "No module named 'foo'",
+                        "phase": "case 1", "origin": "submission"}) == "model"
+    assert gs.classify({"type": "Timeout", "message": "exceeded the 5 s budget"}) == "model"
+
+
+def test_signature_normalisation():
+    a = gs.signature({"type": "ValueError", "message": "shapes (3,4) and (5,) at 0x7f3a9c not aligned: 4 (dim 1)"})
+    b = gs.signature({"type": "ValueError", "message": "shapes (2,2) and (7,) at 0x11aa not aligned: 2 (dim 0)"})
+    assert a == b == "ValueError: shapes (N,N) and (N,) at ADDR not aligned: N (dim N)"
+    assert gs.signature(PLAIN_ASSERT) == "AssertionError"
+    assert gs.signature(dict(PLAIN_ASSERT, origin="submission")) == "AssertionError (in submission)"

@@ -1,0 +1,157 @@
+"""Fence stripping, extraction of the definition a header names, target renaming, context assembly."""
+import json
+
+import pytest
+
+from test_scicode_support import gs, syn, synthetic
+
+HEADER = "def f(x):\n    '''doc'''"
+
+
+def test_fenced_reply_with_prose_and_imports():
+    reply = ("I think this works:\n\n```python\nimport numpy as np\nfrom scipy import linalg\n\n"
+             "def f(x):\n    return np.sum(x)\n\nprint(f([1]))\n```\nExplanation: it sums.\n")
+    code = gs.extract_definition(reply, *gs.header_name(HEADER))
+    assert code.startswith("def f(x):") and "return np.sum(x)" in code
+    assert "import" not in code and "print" not in code and "```" not in code
+
+
+def test_unfenced_plain_code():
+    assert gs.extract_definition("def f(x):\n    return 1\n", "def", "f").startswith("def f(x)")
+
+
+def test_unfenced_prose_is_a_syntax_error():
+    with pytest.raises(SyntaxError):
+        gs.extract_definition("Here it is: def f(x): return x, done.", "def", "f")
+
+
+def test_several_functions_and_blocks_last_definition_wins():
+    reply = ("Draft:\n```python\ndef helper():\n    return 0\n\ndef f(x):\n    return 'draft'\n```\n"
+             "Final:\n```\ndef g():\n    pass\n\ndef f(x):\n    return 'final'\n```\nUsage:\n"
+             "```python\nf(3)\n```\n")
+    code = gs.extract_definition(reply, "def", "f")
+    assert "'final'" in code and "helper" not in code and "def g" not in code
+
+
+def test_unclosed_fence_and_tilde_fence():
+    assert "return 2" in gs.extract_definition("```python\ndef f(x):\n    return 2\n", "def", "f")
+    assert "return 3" in gs.extract_definition("~~~py\ndef f(x):\n    return 3\n~~~\n", "def", "f")
+
+
+def test_missing_definition_is_named():
+    with pytest.raises(gs.ExtractionError, match="def f"):
+        gs.extract_definition("```python\ndef g(x):\n    return 1\n```", "def", "f")
+
+
+def test_class_header_names_the_class_not_init():
+    header = synthetic.HEADER_ACC
+    assert gs.header_name(header) == ("class", "Acc")         # upstream would say __init__
+    reply = "```python\n" + synthetic.SOLUTIONS["901.2"] + "\ndef add(v):\n    pass\n```"
+    code = gs.extract_definition(reply, *gs.header_name(header))
+    assert code.startswith("class Acc") and "def __init__" in code and "def add(self, v)" in code
+    # a function of the class's name is not the class
+    with pytest.raises(gs.ExtractionError):
+        gs.extract_definition("def Acc():\n    pass\n", "class", "Acc")
+
+
+def test_real_class_headers_without_parentheses():
+    assert gs.header_name("class Maxwell:\n    def __init__(self, n_grid, x_out):\n        '''x'''") == \
+        ("class", "Maxwell")
+
+
+def test_rename_target_only_names():
+    case = "t = obj.target\nassert f(target=1) == target and target[0] == x  # target\n"
+    out = gs.rename_target(case, "_T")
+    assert out == "t = obj.target\nassert f(target=1) == _T and _T[0] == x  # target\n"
+
+
+def _gens(texts):
+    return gs.Generations(texts, {}, [], [])
+
+
+def _problems():
+    test, dev = synthetic.problems()
+    probs = {}
+    for raw in test + dev:
+        split = "dev" if any(s.get("ground_truth_code") for s in raw["sub_steps"]) else "test"
+        steps = [gs.Step(s["step_number"], raw["problem_id"], k, s["function_header"], s["test_cases"],
+                         split, s.get("ground_truth_code")) for k, s in enumerate(raw["sub_steps"])]
+        probs[raw["problem_id"]] = gs.Problem(raw["problem_id"], raw["required_dependencies"], steps, split)
+    return probs
+
+
+def test_self_context_uses_own_fence_stripped_prior_steps():
+    p = _problems()["901"]
+    gens = _gens({"901.1": "```python\ndef scale(x, k):\n    return 'MINE'\n```",
+                  "901.2": synthetic.reply("901.2"), "901.3": synthetic.reply("901.3")})
+    prog = gs.assemble(p, p.steps[2], "self", gens, None)
+    assert "'MINE'" in prog.context and "class Acc" in prog.context and "```" not in prog.context
+    assert prog.code.startswith("def scaled_stats") and prog.deps == "import numpy as np"
+
+
+def test_reference_context_uses_ground_truth():
+    p = _problems()["902"]
+    gens = _gens({"902.1": "def square(x):\n    return 'MINE'\n", "902.2": synthetic.reply("902.2")})
+    prog = gs.assemble(p, p.steps[1], "reference", gens, None)
+    assert prog.context == synthetic.SOLUTIONS["902.1"] and "MINE" not in prog.context
+    prog_self = gs.assemble(p, p.steps[1], "self", gens, None)
+    assert "'MINE'" in prog_self.context
+
+
+def test_special_step_from_dir_or_lost(tmp_path):
+    p = _problems()["62"]
+    gens = _gens({"62.2": synthetic.reply("62.2"), "62.1": "def base():\n    return 'MODEL'\n"})
+    lost = gs.assemble(p, p.steps[1], "self", gens, None)
+    assert lost.lost_context == "62.1" and "base" not in lost.context   # generation for 62.1 not used
+    (tmp_path / "62.1.txt").write_text("```python\ndef base():\n    return 7\n```\n")
+    ok = gs.assemble(p, p.steps[1], "self", gens, str(tmp_path))
+    assert ok.lost_context is None and "return 7" in ok.context
+
+
+def test_missing_and_bad_generations_are_model_errors():
+    p = _problems()["901"]
+    prog = gs.assemble(p, p.steps[0], "self", _gens({}), None)
+    assert prog.code is None and prog.error["type"] == "MissingGeneration"
+    prog = gs.assemble(p, p.steps[0], "self", _gens({"901.1": "```python\ndef scale(x, k) return\n```"}), None)
+    assert prog.error["type"] == "SyntaxError"
+    res = gs.pre_failed(prog)
+    assert not res.passed and gs.classify(dict(res.failure, step="901.1")) == "model"
+
+
+def test_audit_flags_reaching_for_grader_state():
+    assert gs.audit_generation("def f(x):\n    return target\n") == ["reads the test's `target`"]
+    assert gs.audit_generation("def f(target):\n    return target\n") == []
+    assert "uses globals()" in gs.audit_generation("def f(x):\n    return globals()['t']\n")
+    assert "rebinds np.allclose" in gs.audit_generation("def f(x):\n    np.allclose = len\n")
+    assert gs.audit_generation(synthetic.SOLUTIONS["901.2"]) == []
+
+
+def test_all_synthetic_problem_files_load():
+    probs, checks = gs.load_problems([str(syn()["problems_test.jsonl"]), str(syn()["problems_dev.jsonl"])])
+    assert sorted(probs) == ["62", "901", "902"] and probs["902"].split == "dev"
+    assert all(c.status.value == "INFO" for c in checks)            # not the official files: said so
+    assert all("DIFFERS" in c.message for c in checks)
+
+
+def test_jsonl_generations_malformed_unknown_duplicate(tmp_path):
+    path = tmp_path / "gens.jsonl"
+    lines = [json.dumps({"step_number": "901.1", "completion": "def scale(x, k):\n    return x\n"}),
+             "{not json",
+             json.dumps({"step_number": 901.2, "completion": "x"}),
+             json.dumps({"step_number": "901.3"}),
+             json.dumps({"step_number": "999.1", "completion": "x"}),
+             json.dumps({"step_number": "902.1", "completion": "a"}),
+             json.dumps({"step_number": "902.1", "completion": "b"})]
+    path.write_text("\n".join(lines) + "\n")
+    g = gs.load_generations(str(path), {"901.1", "901.2", "901.3", "902.1"})
+    assert set(g.texts) == {"901.1", "902.1"} and "902.1" in g.errors
+    assert g.unknown == ["999.1"]
+    bad = [c for c in g.checks if c.id == "input.generations.jsonl"][0]
+    assert bad.status.value == "FAIL" and bad.measured == 3 and "line 2" in bad.message
+
+
+def test_folder_generations_non_utf8(tmp_path):
+    (tmp_path / "901.1.py").write_bytes(b"def scale(x, k):\n    return '\xff'\n")
+    (tmp_path / "notes.md").write_text("hi")
+    g = gs.load_generations(str(tmp_path), {"901.1"})
+    assert "not UTF-8" in g.errors["901.1"] and "notes.md" in g.unknown
