@@ -1,0 +1,1702 @@
+#!/usr/bin/env python3
+"""Grader for the modular-multiplication challenge (modchallenge): a learned model computes a*b mod p.
+
+Run:
+    python grade_modchallenge.py SUBMISSION --public        # the reproducible public score
+    python grade_modchallenge.py SUBMISSION                 # a fresh random seed (private-eval simulation)
+    python grade_modchallenge.py SUBMISSION --seed HEX      # one given seed (bytes.fromhex)
+    python grade_modchallenge.py SUBMISSION --seeds 5       # five random seeds + the robustness table
+    python grade_modchallenge.py SUBMISSION --seeds public,1111,deadbeef
+    python grade_modchallenge.py --write-tests DIR --public # write tier_<k>.jsonl, no submission needed
+
+SUBMISSION is a directory: manifest.json, Python code, weights (see
+reference/modchallenge/problem_spec.md).  The grader runs the challenge's eight
+gates in order (manifest, artifact size, static analysis, test-set generation,
+model load, preprocess isolation, determinism, inference within budget),
+running the model only in a fresh child interpreter on a private copy, with the
+inference budget enforced from outside.  It reproduces the challenge's test
+sets byte for byte without sympy (own BPSW nextprime).
+
+Score: SCORE = overall_accuracy (mean accuracy over the completed scored tiers
+1-10, incomplete tiers 0; the mean over seeds with --seeds) when the model is
+ranked; 0.0 when a gate fails (gates 1-5 abort; a failed preprocess-isolation
+or determinism gate reports the accuracies with ranked: false).  RESULT: PASS =
+all gates pass and SCORE 1.0; PARTIAL = ranked, 0 < SCORE < 1 (including tiers
+that ran out of budget); FAIL = a gate 1-7 failed or SCORE 0.  Exit codes: 0
+full score, 1 graded below full score, 2 UNGRADED (--no-exec) or usage error,
+3 grader failure.
+
+Self-contained: the standard library only (numpy is not needed).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import enum
+import hashlib
+import hmac
+import json
+import math
+import os
+import random
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+GRADER_NAME = "grade_modchallenge"
+GRADER_VERSION = "0.1.0"
+
+# =============================================================================
+# SPEC: every threshold, size and table (seed line / harness fact in comments)
+# =============================================================================
+SPEC = {
+    "total": 1100,                      # seed §1 gate 4: "1100 problems = 100 x 11 tiers (0-10)"
+    "budget_s": 300.0,                  # seed §1 gate 8: "<= 300 s wall (timeout_seconds)"
+    "load_timeout_s": 300.0,            # harness: load "bounded separately" (value not given; ours)
+    "max_artifact_bytes": 20 * 1024 ** 3,   # seed §1 gate 2: "<= 20 GB (EvalConfig.max_artifact_bytes)"
+    "primes_per_tier": 5,               # seed §2: "draws 5 distinct primes per tier"
+    "edge_cases_per_tier": 4,           # seed §2: "4 edge cases (a=0, b=0, a=1, b=1)"
+    "rank_threshold": 0.90,             # seed §1 ranking keys: "accuracy >= 0.90"
+    "determinism_checks": 10,           # seed §1 gate 7 / harness: 10 problems, Random(42)
+    "determinism_rng": 42,
+    "isolation_checks": 5,              # harness check_preprocess_isolation: 5 problems, Random(123)
+    "isolation_rng": 123,
+    "public_seed": b"modchallenge-public-benchmark-v1",   # seed §3
+    "max_output_base": 2 ** 32,         # spec: output_base int in [2, 2^32] or "p"
+    "entry_class_re": r"[a-zA-Z_]\w*(\.[a-zA-Z_]\w*)+",  # spec: manifest entry_class
+    "max_manifest_bytes": 1 << 20,      # guarded input cap (ours)
+    "max_source_bytes": 64 << 20,       # static analysis: larger .py files are a finding (ours)
+    "mem_bytes": 8 << 30,               # child address-space limit (ours)
+    "max_digits": 8200,                 # significant output digits beyond this are wrong everywhere:
+                                        # every answer < 2^8192 (tier-0 products of 4096-bit operands)
+    "max_digit_bits": 20000,            # a digit wider than any base (2^32 or p < 2^9689) is malformed
+    "test_set_max_bytes": 64 << 20,     # --test-set file cap (ours)
+}
+
+# seed §2 table / harness config.py: (tier, min_bits, max_bits, operand_bits, fixed primes)
+TIERS = (
+    (0, 1, 4096, 0, ()),                # tier 0: pure-multiplication diagnostic, unscored
+    (1, 1, 3, 32, (2, 3, 5, 7)),
+    (2, 4, 8, 48, ()),
+    (3, 9, 16, 64, ()),
+    (4, 17, 32, 96, ()),
+    (5, 33, 64, 128, ()),
+    (6, 65, 128, 256, ()),
+    (7, 129, 256, 512, ()),
+    (8, 257, 512, 1024, ()),
+    (9, 513, 1024, 2048, ()),
+    (10, 1025, 2048, 4096, ()),
+)
+SCORED_TIERS = tuple(t[0] for t in TIERS if t[0] > 0)
+# seed §2 "Tier 0 ... no reduction": harness config.MULT_SUB_TIERS, 10 sub-tiers of operand bits
+MULT_SUB_TIERS = ((1, 4), (5, 16), (17, 32), (33, 64), (65, 128), (129, 256), (257, 512),
+                  (513, 1024), (1025, 2048), (2049, 4096))
+# tier-0 p for sub-tiers whose max_bits > 128: the smallest listed Mersenne prime 2^e-1 with
+# e >= 2*max_bits+1 (harness generator); sub-tiers <= 128 bits use nextprime((2^max_bits-1)^2).
+TIER0_NEXTPRIME_MAX_BITS = 128
+MERSENNE_EXPONENTS = (521, 607, 1279, 2203, 2281, 3217, 4253, 4423, 9689, 9941)
+MERSENNE_FALLBACK = 19937
+
+# spec "Static-analysis findings in the public harness"
+FORBIDDEN_IMPORTS = frozenset({
+    "sympy", "gmpy2", "mpmath", "flint", "decimal",
+    "socket", "ssl", "urllib", "urllib2", "urllib3", "requests", "httpx", "http", "ftplib",
+    "telnetlib", "smtplib", "poplib", "imaplib", "xmlrpc", "asyncio", "aiohttp",
+    "subprocess", "multiprocessing", "ctypes", "cffi"})
+DYNAMIC_EXEC = frozenset({"eval", "exec", "compile", "__import__"})
+OS_PROCESS_CALLS = ("system", "popen")          # exact names
+OS_PROCESS_PREFIXES = ("exec", "spawn", "fork")  # os.exec*, os.spawn*, os.fork*
+
+# exact primality: below this bound Miller-Rabin with the first 13 prime bases is proven
+# deterministic (Sorenson & Webster 2015); above it, strong BPSW -- sympy.isprime's own split.
+MR_DETERMINISTIC_BELOW = 3317044064679887385961981
+MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+
+
+# =============================================================================
+# RECORDS
+# =============================================================================
+class Status(str, enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    REVIEW = "REVIEW"
+    SKIP = "SKIP"
+    INFO = "INFO"
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    id: str
+    status: Status
+    message: str
+    measured: object = None
+    limit: object = None
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "status": self.status.value, "message": self.message,
+                "measured": _jsonable(self.measured), "limit": _jsonable(self.limit)}
+
+
+def _jsonable(value):
+    """Numbers and containers in a form json.dumps accepts (NaN/inf as strings)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)) or hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        v = value.item() if hasattr(value, "item") else value
+        if isinstance(v, float) and not math.isfinite(v):
+            return repr(v)
+        return v
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        seq = value.tolist() if hasattr(value, "tolist") else value
+        return [_jsonable(v) for v in seq]
+    return str(value)
+
+
+class Reject(Exception):
+    """Raised by guarded accessors; caught at a check boundary and turned into FAIL."""
+
+    def __init__(self, check_id: str, message: str, measured=None, limit=None):
+        super().__init__(message)
+        self.check = Check(check_id, Status.FAIL, message, measured, limit)
+
+
+def guarded(fn):
+    """Run a check function; a Reject becomes its FAIL record, never an escape."""
+    def wrapper(*args, **kwargs) -> list:
+        try:
+            out = fn(*args, **kwargs)
+        except Reject as exc:
+            return [exc.check]
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+# =============================================================================
+# GUARDED INPUT: untrusted files and values
+# =============================================================================
+def read_json_file(path: str, check_id: str, max_bytes: int):
+    """Parse a JSON file; raise Reject on missing, oversized, non-UTF-8 or malformed."""
+    if not os.path.isfile(path):
+        raise Reject(check_id, f"{os.path.basename(path)} missing")
+    size = os.path.getsize(path)
+    if size > max_bytes:
+        raise Reject(check_id, f"{os.path.basename(path)} is {size} bytes", size, max_bytes)
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8")
+        return json.loads(text, parse_constant=lambda c: float(c))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise Reject(check_id, f"{os.path.basename(path)} is not valid JSON: {str(exc)[:120]}")
+
+
+def _plain_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# =============================================================================
+# STATIC CHECKS (the public harness's finding list)
+# =============================================================================
+def _is_int_call(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int"
+
+
+def scan_source(source: str, name: str) -> list:
+    """Findings (name, line, rule, message) for one Python source, in the harness's rules:
+    forbidden-import, dynamic-exec, subprocess (os.system/popen/exec*/spawn*/fork*),
+    modmul-shortcut (int(_)*int(_)%int(_), pow(int(_),int(_),int(_))), syntax-error."""
+    try:
+        tree = ast.parse(source, filename=name)
+    except SyntaxError as exc:
+        return [(name, exc.lineno or 0, "syntax-error", f"could not parse source: {exc.msg}")]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return [(name, 0, "syntax-error", f"could not parse source: {type(exc).__name__}")]
+    out = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in FORBIDDEN_IMPORTS:
+                    out.append((name, line, "forbidden-import", f"import of '{alias.name}'"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.module and node.module.split(".")[0] in FORBIDDEN_IMPORTS:
+                out.append((name, line, "forbidden-import", f"import from '{node.module}'"))
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in DYNAMIC_EXEC:
+                out.append((name, line, "dynamic-exec", f"call to '{f.id}'"))
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "os" \
+                    and (f.attr in OS_PROCESS_CALLS or f.attr.startswith(OS_PROCESS_PREFIXES)):
+                out.append((name, line, "subprocess", f"call to 'os.{f.attr}'"))
+            if isinstance(f, ast.Name) and f.id == "pow" and len(node.args) == 3 \
+                    and all(_is_int_call(a) for a in node.args):
+                out.append((name, line, "modmul-shortcut", "pow(int(_), int(_), int(_))"))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_int_call(node.right) \
+                and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult) \
+                and _is_int_call(node.left.left) and _is_int_call(node.left.right):
+            out.append((name, line, "modmul-shortcut", "int(_) * int(_) % int(_)"))
+    return out
+
+
+def submission_files(root: str):
+    """Regular files under root (symlinks are neither followed nor copied), sorted."""
+    found = []
+    for dirpath, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(dirpath, d)))
+        for f in sorted(files):
+            p = os.path.join(dirpath, f)
+            if not os.path.islink(p) and os.path.isfile(p):
+                found.append(p)
+    return found
+
+
+def static_findings(root: str) -> list:
+    findings = []
+    for path in submission_files(root):
+        if not path.endswith(".py"):
+            continue
+        rel = os.path.relpath(path, root)
+        size = os.path.getsize(path)
+        if size > SPEC["max_source_bytes"]:
+            findings.append((rel, 0, "unreadable-source", f"{size} bytes, over the analysis cap"))
+            continue
+        try:
+            with open(path, "rb") as fh:
+                source = fh.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            findings.append((rel, 0, "unreadable-source", f"not UTF-8 text: {type(exc).__name__}"))
+            continue
+        findings.extend(scan_source(source, rel))
+    return findings
+
+
+# =============================================================================
+# 1. WHAT THE HARNESS SCORES: gates 1-3 (manifest, artifact size, static analysis)
+# =============================================================================
+@guarded
+def check_manifest(sub: str):
+    """Gate 1: a well-formed manifest.json (spec: the manifest)."""
+    cid = "g1.manifest"
+    m = read_json_file(os.path.join(sub, "manifest.json"), cid, SPEC["max_manifest_bytes"])
+    if not isinstance(m, dict):
+        raise Reject(cid, f"manifest.json must be a JSON object, got {type(m).__name__}")
+    ec = m.get("entry_class")
+    if not isinstance(ec, str) or not re.fullmatch(SPEC["entry_class_re"], ec):
+        raise Reject(cid, f"entry_class must be a dotted path 'module.Class', got {ec!r}"[:200])
+    base = m.get("output_base")
+    if isinstance(base, str):
+        if base != "p":
+            raise Reject(cid, f"output_base string must be \"p\", got {base!r}"[:200])
+    elif not _plain_int(base) or not 2 <= base <= SPEC["max_output_base"]:
+        raise Reject(cid, f"output_base must be an integer in [2, 2^32] or \"p\", got {base!r}"[:200],
+                     base, [2, SPEC["max_output_base"]])
+    for key in ("model_description", "training_description"):
+        if not isinstance(m.get(key), str) or not m[key]:
+            raise Reject(cid, f"{key} must be a non-empty string")
+    if "framework" in m and not isinstance(m["framework"], str):
+        raise Reject(cid, "framework must be a string when present")
+    return Check(cid, Status.PASS, f"entry_class={ec}, output_base={base}",
+                 {"entry_class": ec, "output_base": base})
+
+
+def check_artifact_size(sub: str) -> list:
+    """Gate 2: total size of the submission's regular files <= 20 GiB."""
+    total = sum(os.path.getsize(p) for p in submission_files(sub))
+    msg = f"{total / 1024 ** 3:.2f} GiB ({total} bytes)"
+    if total > SPEC["max_artifact_bytes"]:
+        return [Check("g2.artifact_size", Status.FAIL, msg + " exceeds 20 GiB", total,
+                      SPEC["max_artifact_bytes"])]
+    return [Check("g2.artifact_size", Status.PASS, msg + " <= 20 GiB", total, SPEC["max_artifact_bytes"])]
+
+
+def check_static(sub: str, skip: bool) -> list:
+    """Gate 3: zero static-analysis findings."""
+    if skip:
+        return [Check("g3.static_check", Status.SKIP, "skipped by --skip-static-check (trusted use)")]
+    found = static_findings(sub)
+    if found:
+        shown = "; ".join(f"{f}:{ln} [{rule}] {msg}" for f, ln, rule, msg in found[:6])
+        more = f" (+{len(found) - 6} more)" if len(found) > 6 else ""
+        return [Check("g3.static_check", Status.FAIL, f"{len(found)} finding(s): {shown}{more}",
+                      [list(f) for f in found], 0)]
+    return [Check("g3.static_check", Status.PASS, "0 findings", 0, 0)]
+
+
+# =============================================================================
+# 2. HOW EACH TIER SAMPLES ITS RANGE: exact primes and test-set generation (gate 4)
+# =============================================================================
+_SMALL_PRIMES = {"bound": 1, "primes": ()}
+
+
+def small_primes(bound: int) -> tuple:
+    """All primes <= bound (a bytearray sieve, cached)."""
+    if _SMALL_PRIMES["bound"] < bound:
+        s = bytearray([1]) * (bound + 1)
+        s[0:2] = b"\x00\x00"
+        for i in range(2, math.isqrt(bound) + 1):
+            if s[i]:
+                s[i * i::i] = bytes(len(range(i * i, bound + 1, i)))
+        _SMALL_PRIMES.update(bound=bound, primes=tuple(i for i, f in enumerate(s) if f))
+    primes = _SMALL_PRIMES["primes"]
+    if _SMALL_PRIMES["bound"] == bound:
+        return primes
+    return tuple(p for p in primes if p <= bound)
+
+
+def strong_probable_prime(n: int, a: int) -> bool:
+    """Miller-Rabin round to base a for odd n > 2."""
+    d, s = n - 1, 0
+    while not d & 1:
+        d >>= 1
+        s += 1
+    x = pow(a, d, n)
+    if x == 1 or x == n - 1:
+        return True
+    for _ in range(s - 1):
+        x = x * x % n
+        if x == n - 1:
+            return True
+    return False
+
+
+def jacobi(a: int, n: int) -> int:
+    """Jacobi symbol (a/n) for odd n > 0."""
+    a %= n
+    result = 1
+    while a:
+        while not a & 1:
+            a >>= 1
+            if n & 7 in (3, 5):
+                result = -result
+        a, n = n, a
+        if a & 3 == 3 and n & 3 == 3:
+            result = -result
+        a %= n
+    return result if n == 1 else 0
+
+
+def strong_lucas_probable_prime(n: int) -> bool:
+    """Strong Lucas test with Selfridge's parameters (D = 5, -7, 9, ...; P = 1, Q = (1-D)/4),
+    for odd n > 2; perfect squares are composite."""
+    if math.isqrt(n) ** 2 == n:
+        return False
+    D = 5
+    while True:
+        j = jacobi(D, n)
+        if j == -1:
+            break
+        if j == 0 and abs(D) != n:
+            return False
+        D = -D - 2 if D > 0 else -D + 2
+    Q = (1 - D) // 4
+    d, s = n + 1, 0
+    while not d & 1:
+        d >>= 1
+        s += 1
+    U, V, Qk = 1, 1, Q % n                 # U_1, V_1 (P = 1), Q^1
+    for bit in bin(d)[3:]:
+        U, V = U * V % n, (V * V - 2 * Qk) % n      # index doubles
+        Qk = Qk * Qk % n
+        if bit == "1":                              # index + 1, halving mod n
+            U, V = U + V, D * U + V
+            U = (U if not U & 1 else U + n) >> 1
+            V = (V if not V & 1 else V + n) >> 1
+            U, V = U % n, V % n
+            Qk = Qk * Q % n
+    if U == 0 or V == 0:
+        return True
+    for _ in range(s - 1):
+        V = (V * V - 2 * Qk) % n
+        if V == 0:
+            return True
+        Qk = Qk * Qk % n
+    return False
+
+
+def is_prime(n: int) -> bool:
+    """Exactly sympy.isprime's answer: proven-deterministic Miller-Rabin below 3.3e24,
+    strong BPSW above (no BPSW pseudoprime is known)."""
+    if n < 2:
+        return False
+    for q in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47):
+        if n % q == 0:
+            return n == q
+    if n < 53 * 53:
+        return True
+    if n < MR_DETERMINISTIC_BELOW:
+        return all(strong_probable_prime(n, a) for a in MR_BASES)
+    return strong_probable_prime(n, 2) and strong_lucas_probable_prime(n)
+
+
+def _sieve_bound(bits: int) -> int:
+    # trial-division bound grows with the cost of the test it saves (tuned in bench/modchallenge.py)
+    return 1 << max(10, min(20, bits // 64 + 4))
+
+
+SIEVE_WIDTH = 4096          # odd candidates per window (a span of 8192)
+
+
+def _window(c: int, primes: tuple) -> list:
+    """Indices i of the odd numbers c + 2i (i < SIEVE_WIDTH) with no factor in `primes`."""
+    mark = bytearray(SIEVE_WIDTH)
+    ones = b"\x01" * SIEVE_WIDTH
+    neg = -c
+    for q in primes:
+        i0 = (neg % q) * ((q + 1) >> 1) % q
+        if i0 < SIEVE_WIDTH:
+            mark[i0::q] = ones[: (SIEVE_WIDTH - 1 - i0) // q + 1]
+    return [i for i, m in enumerate(mark) if not m]
+
+
+def _probable_then_exact(cand: int) -> bool:
+    return strong_probable_prime(cand, 2) and is_prime(cand)
+
+
+def next_prime(n: int) -> int:
+    """The smallest prime > n (sympy.nextprime's contract), via a windowed sieve and one
+    base-2 Miller-Rabin per survivor before the full test."""
+    if n < 2:
+        return 2
+    c = n + 1
+    if c < 1 << 32:
+        while not is_prime(c):
+            c += 1
+        return c
+    primes = small_primes(_sieve_bound(c.bit_length()))[1:]     # odd primes, all < c
+    c |= 1
+    while True:
+        for i in _window(c, primes):
+            if _probable_then_exact(c + 2 * i):
+                return c + 2 * i
+        c += 2 * SIEVE_WIDTH
+
+
+_SHARED = {}
+
+
+def _worker_init(best) -> None:
+    _SHARED["best"] = best
+
+
+def _worker_scan(c: int, indices: list):
+    """Test c + 2i for i in `indices` (ascending) until a prime, or until every index left is
+    beyond the best prime another worker found: the first prime overall is then the minimum."""
+    best = _SHARED["best"]
+    for i in indices:
+        if i > best.value:
+            return None
+        if _probable_then_exact(c + 2 * i):
+            with best.get_lock():
+                if i < best.value:
+                    best.value = i
+            return i
+    return None
+
+
+def _next_prime_all(values: list, jobs: int) -> list:
+    """next_prime of each value.  With jobs > 1 the survivors of each large window are split
+    over forked workers (interleaved, with a shared "best index" so nobody tests past the first
+    prime found): the same primes, sooner."""
+    big = [v for v in values if v.bit_length() > 600]
+    if jobs < 2 or not big:
+        return [next_prime(v) for v in values]
+    try:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")
+        small_primes(_sieve_bound(max(big).bit_length()))      # sieve once, before forking
+        best = ctx.Value("q", 0)
+        found = {}
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                                    initargs=(best,)) as ex:
+            for v in big:
+                c = (v + 1) | 1
+                primes = small_primes(_sieve_bound(c.bit_length()))[1:]
+                while v not in found:
+                    idx = _window(c, primes)
+                    best.value = SIEVE_WIDTH
+                    futs = [ex.submit(_worker_scan, c, idx[j::jobs]) for j in range(jobs)]
+                    hits = [f.result() for f in futs]
+                    hits = [h for h in hits if h is not None]
+                    if hits:
+                        found[v] = c + 2 * min(hits)
+                    c += 2 * SIEVE_WIDTH
+        return [found[v] if v in found else next_prime(v) for v in values]
+    except (ImportError, ValueError, OSError, RuntimeError, AttributeError):
+        return [next_prime(v) for v in values]
+
+
+def _rng(seed: bytes, label: str) -> random.Random:
+    return random.Random(hmac.new(seed, label.encode(), hashlib.sha256).digest())
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    a: int
+    b: int
+    p: int
+    expected: int
+    tier_id: int
+
+    def row(self) -> str:
+        """One line of the published tier_<k>.jsonl format."""
+        return json.dumps({"a": str(self.a), "b": str(self.b), "p": str(self.p),
+                           "expected": str(self.expected), "tier_id": self.tier_id})
+
+
+def _tier_primes(tier: tuple, count: int, seed: bytes, precomputed: list) -> list:
+    """The harness's prime draw: nextprime(randrange(2^min, 2^max)), fallback nextprime(2^min)
+    when it overshoots, distinct; `precomputed` holds next_prime of the first draws."""
+    tid, lo_bits, hi_bits, _, fixed = tier
+    if fixed:
+        return [fixed[i % len(fixed)] for i in range(count)]
+    rng = _rng(seed, f"primes-tier-{tid}")
+    lo, hi = 1 << lo_bits, 1 << hi_bits
+    primes, seen, k, fallback = [], set(), 0, None
+    while len(primes) < count:
+        cand = rng.randrange(lo, hi)
+        p = precomputed[k] if k < len(precomputed) else next_prime(cand)
+        k += 1
+        if p >= hi:
+            fallback = fallback or next_prime(lo)
+            p = fallback
+        if p not in seen:
+            seen.add(p)
+            primes.append(p)
+    return primes
+
+
+def _tier_cases(tier: tuple, n: int, primes: list, seed: bytes) -> list:
+    tid, _, _, operand_bits, _ = tier
+    rng = _rng(seed, f"cases-tier-{tid}")
+    top = 1 << operand_bits
+    cases = []
+    edge = min(SPEC["edge_cases_per_tier"], n)
+    for i in range(edge):                            # (0,r), (r,0), (1,r), (r,1)
+        p = primes[i % len(primes)]
+        fa, fb = ((0, None), (None, 0), (1, None), (None, 1))[i % 4]
+        a = fa if fa is not None else rng.randrange(0, top)
+        b = fb if fb is not None else rng.randrange(0, top)
+        cases.append(Case(a, b, p, a * b % p, tid))
+    for _ in range(n - edge):
+        p = primes[rng.randrange(len(primes))]
+        a = rng.randrange(0, top)
+        b = rng.randrange(0, top)
+        cases.append(Case(a, b, p, a * b % p, tid))
+    return cases
+
+
+def tier0_prime(max_bits: int) -> int:
+    if max_bits <= TIER0_NEXTPRIME_MAX_BITS:
+        return next_prime((2 ** max_bits - 1) ** 2)
+    need = 2 * max_bits + 1
+    return 2 ** next((e for e in MERSENNE_EXPONENTS if e >= need), MERSENNE_FALLBACK) - 1
+
+
+def _tier0_cases(n: int, seed: bytes) -> list:
+    rng = _rng(seed, "cases-tier-0-mult")
+    per, extra = divmod(n, len(MULT_SUB_TIERS))
+    cases = []
+    for idx, (min_bits, max_bits) in enumerate(MULT_SUB_TIERS):
+        p = tier0_prime(max_bits)
+        lo, hi = (2 ** (min_bits - 1) if min_bits > 1 else 0), 2 ** max_bits
+        for j in range(per + (idx < extra)):
+            if idx == 0 and j < SPEC["edge_cases_per_tier"]:
+                fa, fb = ((0, None), (None, 0), (1, None), (None, 1))[j % 4]
+                a = fa if fa is not None else rng.randrange(lo, hi)
+                b = fb if fb is not None else rng.randrange(lo, hi)
+            else:
+                a = rng.randrange(lo, hi)
+                b = rng.randrange(lo, hi)
+            cases.append(Case(a, b, p, a * b, 0))
+    return cases
+
+
+def generate_test_set(seed: bytes, total: int, jobs: int = 1) -> dict:
+    """{tier_id: [Case]} exactly as the harness's generate_private_test_set(seed, total)."""
+    if total <= 0 or total % len(TIERS):
+        raise ValueError(f"total ({total}) must be a positive multiple of {len(TIERS)}")
+    n = total // len(TIERS)
+    count = SPEC["primes_per_tier"]
+    draws = {}                                  # first `count` draws of every tier, in one batch
+    for tier in TIERS:
+        if tier[0] > 0 and not tier[4]:
+            rng = _rng(seed, f"primes-tier-{tier[0]}")
+            draws[tier[0]] = [rng.randrange(1 << tier[1], 1 << tier[2]) for _ in range(count)]
+    flat = [(tid, v) for tid, vs in draws.items() for v in vs]
+    found = _next_prime_all([v for _, v in flat], jobs)
+    pre = {tid: [p for (t, _), p in zip(flat, found) if t == tid] for tid in draws}
+    out = {}
+    for tier in TIERS:
+        if tier[0] == 0:
+            out[0] = _tier0_cases(n, seed)
+        else:
+            primes = _tier_primes(tier, count, seed, pre.get(tier[0], []))
+            out[tier[0]] = _tier_cases(tier, n, primes, seed)
+    return out
+
+
+def write_test_set(test_set: dict, directory: str) -> list:
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    for tid, cases in sorted(test_set.items()):
+        path = os.path.join(directory, f"tier_{tid}.jsonl")
+        with open(path, "w", newline="\n") as fh:
+            fh.write("".join(c.row() + "\n" for c in cases))
+        written.append(path)
+    return written
+
+
+def _decimal(value, where: str, cid: str) -> int:
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit() \
+            or (len(value) > 1 and value[0] == "0") or len(value) > 4000:
+        raise Reject(cid, f"{where}: not a canonical decimal string")
+    return int(value)
+
+
+def read_test_set(directory: str, total_hint=None) -> dict:
+    """A test set from tier_<k>.jsonl files (e.g. --write-tests output or the published set),
+    every row re-checked: structure, expected recomputed, p prime on tiers 1-10."""
+    cid = "g4.testgen"
+    out = {}
+    for tier in TIERS:
+        tid = tier[0]
+        path = os.path.join(directory, f"tier_{tid}.jsonl")
+        if not os.path.isfile(path) or os.path.getsize(path) > SPEC["test_set_max_bytes"]:
+            raise Reject(cid, f"{path}: missing or larger than the cap")
+        with open(path, "rb") as fh:
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+        cases, checked = [], {}
+        for i, line in enumerate(lines):
+            where = f"tier_{tid}.jsonl line {i + 1}"
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise Reject(cid, f"{where}: not JSON")
+            if not isinstance(row, dict) or row.get("tier_id") != tid or isinstance(row.get("tier_id"), bool):
+                raise Reject(cid, f"{where}: not a row of tier {tid}")
+            a, b, p, e = (_decimal(row.get(k), f"{where} {k}", cid) for k in ("a", "b", "p", "expected"))
+            want = a * b if tid == 0 else (a * b % p if p else -1)
+            if e != want or p < 2 or (tid == 0 and a * b >= p):
+                raise Reject(cid, f"{where}: expected is not a*b{'' if tid == 0 else ' mod p'}")
+            if tid > 0 and p not in checked:
+                checked[p] = is_prime(p)
+                if not checked[p]:
+                    raise Reject(cid, f"{where}: p is not prime")
+            cases.append(Case(a, b, p, e, tid))
+        out[tid] = cases
+    sizes = {len(c) for c in out.values()}
+    if len(sizes) != 1 or 0 in sizes:
+        raise Reject(cid, f"tiers have different or zero sizes: {sorted(sizes)}")
+    return out
+
+
+# =============================================================================
+# DECODING AND SCORING (harness decoder rules; seed §1 ranking keys)
+# =============================================================================
+class Malformed(ValueError):
+    pass
+
+
+def decode_answer(digits, base, p: int, tier_zero: bool) -> int:
+    """Digits MSB first -> int: a list of plain ints (bool refused) in [0, base); [] is 0;
+    on tiers 1-10 a value >= p is malformed.  base is an int or "p" (the prime)."""
+    b = p if base == "p" else base
+    if not _plain_int(b) or b < 2:
+        raise Malformed(f"invalid base {base!r}")
+    if not isinstance(digits, list):
+        raise Malformed(f"output is {type(digits).__name__}, not a list")
+    value = 0
+    for i, d in enumerate(digits):
+        if not _plain_int(d):
+            raise Malformed(f"digit {i} has type {type(d).__name__}")
+        if not 0 <= d < b:
+            raise Malformed(f"digit {i} = {d} outside [0, {b})")
+        value = value * b + d
+    if not tier_zero and value >= p:
+        raise Malformed(f"decoded value >= p on a scored tier")
+    return value
+
+
+def decode_packed(item, base, p: int, tier_zero: bool):
+    """The child's packed output (a digit list, or {"m": reason} when the child already
+    found it malformed) -> int, or None for malformed."""
+    if isinstance(item, dict):
+        return None
+    try:
+        return decode_answer(item, base, p, tier_zero)
+    except Malformed:
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class TierResult:
+    tier_id: int
+    total: int
+    correct: int
+    completed: bool
+    wall: float | None = None          # cumulative seconds since inference start
+    note: str = ""
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total if self.total and self.completed else 0.0
+
+
+def ranking_keys(tiers: list) -> tuple:
+    """(overall_accuracy, highest_tier_above_90) over scored tiers 1-10 (results.py):
+    overall = sum of completed scored accuracies / number of scored tiers; htop = the
+    largest completed scored tier with accuracy >= 0.90, else -1.  Both tier-0 blind."""
+    scored = [t for t in tiers if t.tier_id > 0]
+    overall = sum(t.accuracy for t in scored if t.completed) / len(scored) if scored else 0.0
+    above = [t.tier_id for t in scored if t.completed and t.accuracy >= SPEC["rank_threshold"]]
+    return round(overall, 4), max(above, default=-1)
+
+
+def score_tier(cases: list, message, base, wall) -> TierResult:
+    tid = cases[0].tier_id
+    if not isinstance(message, dict) or message.get("complete") is not True:
+        note = message.get("reason") if isinstance(message, dict) else None
+        return TierResult(tid, len(cases), 0, False, wall, str(note or "not finished")[:200])
+    outs = message.get("outputs")
+    if not isinstance(outs, list) or len(outs) != len(cases):
+        return TierResult(tid, len(cases), 0, False, wall, "result of the wrong length")
+    correct = sum(decode_packed(o, base, c.p, tid == 0) == c.expected for o, c in zip(outs, cases))
+    return TierResult(tid, len(cases), correct, True, wall)
+
+
+# =============================================================================
+# 1. WHAT THE HARNESS SCORES: gates 5-8 (load, isolation, determinism, inference)
+# =============================================================================
+SHIM_BASE_MODEL = r'''"""modchallenge.interface.base_model, as provided by grade_modchallenge (interface only)."""
+from abc import ABC, abstractmethod
+
+
+class ModularMultiplicationModel(ABC):
+    """Base class of every submission: load once, then predict digits of a*b mod p."""
+
+    @abstractmethod
+    def load(self, model_dir):
+        """Load weights and config from model_dir (called once, before anything else)."""
+
+    def preprocess_a(self, a):
+        """Encode the decimal string a; may depend on a only."""
+        return a
+
+    def preprocess_b(self, b):
+        """Encode the decimal string b; may depend on b only."""
+        return b
+
+    def preprocess_p(self, p):
+        """Encode the decimal string p; may depend on p only."""
+        return p
+
+    @abstractmethod
+    def predict_digits(self, a_enc, b_enc, p_enc):
+        """(a*b) mod p as a list of int digits in the manifest's output_base, MSB first."""
+
+    def predict_digits_batch(self, inputs):
+        """One result per (a_enc, b_enc, p_enc) triple, in order."""
+        return [self.predict_digits(a, b, p) for a, b, p in inputs]
+
+    def max_batch_size(self):
+        """The largest batch the grader may pass (default 1)."""
+        return 1
+'''
+SHIM_FILES = {
+    "modchallenge/__init__.py": '"""Grader-provided shim of the challenge package."""\n',
+    "modchallenge/interface/__init__.py": "",
+    "modchallenge/interface/base_model.py": SHIM_BASE_MODEL,
+}
+
+# The child's program after DRIVER_PROLOGUE: load the entry class, then run what the request
+# asks ("check": isolation + two determinism passes; "infer": one determinism pass, "ready",
+# then every tier in order), reporting each step through send().  Digits are type-checked
+# here (bool / non-int is malformed), leading zeros dropped, and plain ints sent.
+DRIVER_BODY = r'''
+import importlib as _il, time as _time
+_sys.path.insert(0, _REQ["lib_dir"])
+from modchallenge.interface.base_model import ModularMultiplicationModel as _Base
+
+
+def _short(exc):
+    return (type(exc).__name__ + ": " + str(exc))[:300]
+
+
+def _pack(out):
+    if not isinstance(out, list):
+        return {"m": "output is " + type(out).__name__ + ", not a list"}
+    digits = []
+    for i, d in enumerate(out):
+        if isinstance(d, bool) or not isinstance(d, int):
+            return {"m": "digit %d has type %s" % (i, type(d).__name__)}
+        d = int.__index__(d)
+        if d.bit_length() > _REQ["max_digit_bits"]:
+            return {"m": "digit %d wider than any base" % i}
+        digits.append(d)
+    k = 0
+    while k < len(digits) and digits[k] == 0:
+        k += 1
+    digits = digits[k:]
+    if len(digits) > _REQ["max_digits"]:
+        return {"m": "%d significant digits: larger than any answer" % len(digits)}
+    return digits
+
+
+def _run_batch(model, batch):
+    """(packed outputs, None) or (None, reason) for a batch-length violation."""
+    try:
+        enc = [(model.preprocess_a(a), model.preprocess_b(b), model.preprocess_p(p)) for a, b, p in batch]
+        res = model.predict_digits_batch(enc)
+        if len(res) != len(batch):
+            return None, "predict_digits_batch returned %d results for %d inputs" % (len(res), len(batch))
+        return [_pack(r) for r, _ in zip(res, batch)], None
+    except Exception as exc:
+        return [{"m": "raised " + _short(exc)}] * len(batch), None
+
+
+def _batch_size(model):
+    try:
+        n = model.max_batch_size()
+        if isinstance(n, bool) or not isinstance(n, int):
+            return 1
+        return max(1, min(int(n), 1 << 20))
+    except Exception:
+        return 1
+
+
+def _det_pass(model, label, sample, bs):
+    outs = []
+    for i in range(0, len(sample), bs):
+        got, bad = _run_batch(model, sample[i:i + bs])
+        if bad:
+            send({"event": "det", "pass": label, "error": bad})
+            return
+        outs.extend(got)
+    send({"event": "det", "pass": label, "outputs": outs})
+
+
+def _same(x, y):
+    try:
+        r = x == y
+        if isinstance(r, bool):
+            return r or repr(x) == repr(y)
+        if hasattr(r, "all"):
+            return bool(r.all()) and getattr(x, "shape", None) == getattr(y, "shape", None)
+    except Exception:
+        pass
+    try:
+        return type(x) is type(y) and repr(x) == repr(y)
+    except Exception:
+        return False
+
+
+def _isolation(model, pairs):
+    pa, pb, pp = model.preprocess_a, model.preprocess_b, model.preprocess_p
+    for (a, b, p), (a2, b2, p2) in pairs:
+        first = (pa(a), pb(b), pp(p))
+        pa(a2); pb(b2); pp(p2)
+        again = (pa(a), pb(b), pp(p))              # the harness's sequence
+        pa(a2)
+        eb = pb(b)                                   # after another a
+        pb(b2)
+        ep = pp(p)                                   # after another a and b
+        pp(p2)
+        ea = pa(a)                                   # after another p
+        names = ("preprocess_a", "preprocess_b", "preprocess_p")
+        for k in range(3):
+            if not _same(first[k], again[k]):
+                return names[k] + " gave a different result for the same input when called again"
+        for name, x, y, other in (("preprocess_b", first[1], eb, "preprocess_a"),
+                                  ("preprocess_p", first[2], ep, "preprocess_a/_b"),
+                                  ("preprocess_a", first[0], ea, "preprocess_p")):
+            if not _same(x, y):
+                return name + " changed after " + other + " saw another argument (cross-argument state)"
+    return ""
+
+
+t0 = _time.monotonic()
+try:
+    _mod, _, _cls = _REQ["entry_class"].rpartition(".")
+    try:
+        cls = getattr(_il.import_module(_mod), _cls)
+    except (ImportError, AttributeError) as exc:
+        send({"event": "load_failed", "reason": "cannot import entry_class " + _REQ["entry_class"] + ": " + _short(exc)})
+        raise SystemExit(0)
+    if not (isinstance(cls, type) and issubclass(cls, _Base)):
+        send({"event": "load_failed", "reason": _REQ["entry_class"] + " is not a subclass of "
+              "modchallenge.interface.base_model.ModularMultiplicationModel"})
+        raise SystemExit(0)
+    model = cls()
+    model.load(_REQ["submission_dir"])
+except SystemExit:
+    raise
+except BaseException as exc:
+    send({"event": "load_failed", "reason": "raised while loading: " + _short(exc)})
+    raise SystemExit(0)
+send({"event": "loaded", "seconds": _time.monotonic() - t0})
+bs = _batch_size(model)
+
+if _REQ["mode"] == "check":
+    try:
+        reason = _isolation(model, _REQ["iso_pairs"])
+    except Exception as exc:
+        reason = "a preprocess hook raised: " + _short(exc)
+    send({"event": "isolation", "reason": reason})
+    for label in ("A", "B"):
+        try:
+            _det_pass(model, label, _REQ["det_sample"], bs)
+        except Exception as exc:
+            send({"event": "det", "pass": label, "error": "raised " + _short(exc)})
+else:
+    try:
+        _det_pass(model, "C", _REQ["det_sample"], bs)
+    except Exception as exc:
+        send({"event": "det", "pass": "C", "error": "raised " + _short(exc)})
+    send({"event": "ready"})
+    for tid, cases in _REQ["tiers"]:
+        outs, bad = [], None
+        for i in range(0, len(cases), bs):
+            got, bad = _run_batch(model, cases[i:i + bs])
+            if bad:
+                break
+            outs.extend(got)
+        if bad:
+            send({"event": "tier", "tier": tid, "complete": False, "reason": bad})
+        else:
+            send({"event": "tier", "tier": tid, "complete": True, "outputs": outs})
+    send({"event": "done"})
+'''
+
+
+def _samples(test_set: dict) -> tuple:
+    """The harness's determinism sample (Random(42), 10 problems, tier 0 included) and
+    isolation pairs (Random(123), 5 problems, paired with the reversed sample)."""
+    flat = [c for tid in sorted(test_set) for c in test_set[tid]]
+    det = random.Random(SPEC["determinism_rng"]).sample(flat, min(SPEC["determinism_checks"], len(flat)))
+    iso = random.Random(SPEC["isolation_rng"]).sample(flat, min(SPEC["isolation_checks"], len(flat)))
+    return det, list(zip(iso, iso[::-1]))
+
+
+def _triple(c: Case) -> list:
+    return [str(c.a), str(c.b), str(c.p)]
+
+
+def _events(outcome, name: str) -> list:
+    return [(m, t) for m, t in zip(outcome.messages, outcome.times)
+            if isinstance(m, dict) and m.get("event") == name]
+
+
+def _child_reason(outcome, what: str) -> str:
+    if outcome.status == "timeout":
+        return f"{what}: {outcome.reason}"
+    if outcome.status in ("crashed", "error"):
+        return f"{what}: {outcome.reason}"
+    return f"{what}: the child stopped without reporting it ({outcome.reason or 'exited'})"
+
+
+def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_timeout: float) -> dict:
+    """Gates 5-8 for one test set: two child runs ("check" then "infer").  Returns
+    {"checks": [...], "tiers": [TierResult], "outcomes": {...}, "deterministic": bool,
+    "isolated": bool}."""
+    det_sample, pairs = _samples(test_set)
+    base = manifest["output_base"]
+    common = {"entry_class": manifest["entry_class"], "max_digits": SPEC["max_digits"],
+              "max_digit_bits": SPEC["max_digit_bits"], "det_sample": [_triple(c) for c in det_sample]}
+
+    def rearm(body):                       # load gets load_timeout, every later phase the budget
+        if isinstance(body, dict) and body.get("event") in ("loaded", "ready"):
+            return budget
+        return None
+
+    cpu = int(load_timeout + 3 * budget) + 60
+    check = run_isolated(sub, DRIVER_BODY, dict(common, mode="check",
+                                                iso_pairs=[[_triple(x), _triple(y)] for x, y in pairs]),
+                         load_timeout, rearm=rearm, lib_files=SHIM_FILES, cpu_seconds=cpu)
+    outcomes = {"load+checks": check}
+    checks = []
+    failed = _events(check, "load_failed")
+    loaded = _events(check, "loaded")
+    if failed or not loaded:
+        why = failed[0][0].get("reason") if failed else _child_reason(check, "model load did not finish")
+        checks.append(Check("g5.model_load", Status.FAIL, str(why)[:300]))
+        for cid in ("g6.preprocess_isolation", "g7.determinism", "g8.inference"):
+            checks.append(Check(cid, Status.SKIP, "not run: the model did not load"))
+        return {"checks": checks, "tiers": [], "outcomes": outcomes, "deterministic": False,
+                "isolated": False, "loaded": False}
+    checks.append(Check("g5.model_load", Status.PASS,
+                        f"{manifest['entry_class']} subclasses ModularMultiplicationModel; "
+                        f"loaded in {loaded[0][1]:.2f} s", round(loaded[0][1], 3)))
+    iso = _events(check, "isolation")
+    if not iso:
+        isolated, msg = False, _child_reason(check, "isolation check did not finish")
+    else:
+        reason = iso[0][0].get("reason")
+        isolated = reason == ""
+        msg = "hooks are per-argument and stateless on 5 problems" if isolated else str(reason)[:300]
+    checks.append(Check("g6.preprocess_isolation", Status.PASS if isolated else Status.FAIL,
+                        msg if isolated else msg + " (not ranked)"))
+
+    infer_req = dict(common, mode="infer",
+                     tiers=[[tid, [_triple(c) for c in test_set[tid]]] for tid in sorted(test_set)])
+    infer = run_isolated(sub, DRIVER_BODY, infer_req, load_timeout, rearm=rearm,
+                         lib_files=SHIM_FILES, cpu_seconds=cpu)
+    outcomes["inference"] = infer
+
+    # determinism: passes A, B (one process) and C (a fresh one), decoded, all equal
+    passes = {}
+    for outcome in (check, infer):
+        for body, _ in _events(outcome, "det"):
+            passes.setdefault(body.get("pass"), body)
+    det_err = next((f"pass {k}: {v['error']}" for k, v in passes.items() if "error" in v), None)
+    decoded = {}
+    for label in ("A", "B", "C"):
+        body = passes.get(label)
+        if body is None or "outputs" not in body:
+            continue
+        outs = body["outputs"]
+        if isinstance(outs, list) and len(outs) == len(det_sample):
+            decoded[label] = [decode_packed(o, base, c.p, c.tier_id == 0) for o, c in zip(outs, det_sample)]
+        else:
+            det_err = det_err or f"pass {label}: result of the wrong length"
+    if det_err:
+        deterministic, dmsg = False, str(det_err)[:300]
+    elif "A" not in decoded or "B" not in decoded:
+        deterministic, dmsg = False, _child_reason(check, "determinism check did not finish")
+    else:
+        runs = [decoded[k] for k in ("A", "B", "C") if k in decoded]
+        diff = [i for i in range(len(det_sample)) if len({repr(r[i]) for r in runs}) > 1]
+        deterministic = not diff
+        dmsg = (f"{len(det_sample)} problems identical over {len(runs)} runs "
+                f"({'2 processes' if 'C' in decoded else '1 process'})" if deterministic else
+                f"problem {diff[0]} (tier {det_sample[diff[0]].tier_id}) differs between runs")
+    checks.append(Check("g7.determinism", Status.PASS if deterministic else Status.FAIL,
+                        dmsg if deterministic else dmsg + " (not ranked)"))
+
+    # inference: tiers whose results arrived within the budget after "ready"
+    ready = _events(infer, "ready")
+    t_ready = ready[0][1] if ready else None
+    by_tier = {}
+    for body, t in _events(infer, "tier"):
+        tid = body.get("tier")
+        if _plain_int(tid) and tid in test_set and tid not in by_tier and t_ready is not None \
+                and t - t_ready <= budget:
+            by_tier[tid] = (body, t - t_ready)
+    tiers = []
+    stop = None
+    for tid in sorted(test_set):
+        body, wall = by_tier.get(tid, (None, None))
+        if body is None and stop is None:
+            stop = tid
+        r = score_tier(test_set[tid], body, base, wall)
+        if body is None:
+            r = dataclasses.replace(r, note=("not finished within the budget" if infer.status == "timeout"
+                                             else _child_reason(infer, "stopped")))
+        tiers.append(r)
+    incomplete = [t for t in tiers if not t.completed and t.tier_id > 0]
+    last = max((t.wall for t in tiers if t.wall is not None), default=0.0)
+    if t_ready is None:
+        checks.append(Check("g8.inference", Status.FAIL,
+                            _child_reason(infer, "inference did not start"), None, budget))
+    elif incomplete:
+        first = incomplete[0]
+        checks.append(Check("g8.inference", Status.FAIL,
+                            f"{len(incomplete)} scored tier(s) incomplete, scored 0; first: tier "
+                            f"{first.tier_id}: {first.note}", round(last, 3), budget))
+    else:
+        checks.append(Check("g8.inference", Status.PASS,
+                            f"{last:.2f} s, all {len(tiers)} tiers completed (budget {budget:g} s)",
+                            round(last, 3), budget))
+    if tiers and not tiers[0].completed and not incomplete and t_ready is not None:
+        checks.append(Check("g8.tier0", Status.INFO, f"diagnostic tier 0 incomplete: {tiers[0].note}"))
+    if infer.forged or check.forged:
+        checks.append(Check("g8.reply_channel", Status.REVIEW,
+                            f"{infer.forged + check.forged} line(s) on the result pipe without the run token"))
+    return {"checks": checks, "tiers": tiers, "outcomes": outcomes, "deterministic": deterministic,
+            "isolated": isolated, "loaded": True}
+
+
+def tier_records(tiers: list, prefix: str = "") -> list:
+    out = []
+    for t in tiers:
+        acc = f"{t.accuracy:.4f} ({t.correct}/{t.total})" if t.completed else f"0 (incomplete: {t.note})"
+        wall = f", done at {t.wall:.2f} s" if t.wall is not None and t.completed else ""
+        tag = " [unscored diagnostic]" if t.tier_id == 0 else ""
+        out.append(Check(f"{prefix}tier.{t.tier_id}", Status.INFO, f"accuracy {acc}{wall}{tag}",
+                         round(t.accuracy, 4), SPEC["rank_threshold"]))
+    return out
+
+
+# =============================================================================
+# 5. SEED / RANGE ROBUSTNESS: one seed's gates 4-8, and the multi-seed table
+# =============================================================================
+def seed_label(seed: bytes) -> str:
+    return "public" if seed == SPEC["public_seed"] else seed.hex()
+
+
+def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: float,
+               load_timeout: float, no_exec: bool, jobs: int, test_dir: str | None,
+               prefix: str) -> dict:
+    """Gates 4-8 for one seed; records carry `prefix`."""
+    t0 = time.monotonic()
+    checks = []
+    try:
+        test_set = read_test_set(test_dir) if test_dir else generate_test_set(seed, total, jobs)
+    except Reject as exc:
+        checks.append(exc.check)
+        test_set = None
+    gen_s = time.monotonic() - t0
+    result = {"seed": seed, "gen_s": gen_s, "tiers": [], "outcomes": {}, "deterministic": False,
+              "isolated": False, "ranked": False, "executed": False}
+    if test_set is None:
+        result["checks"] = [dataclasses.replace(c, id=prefix + c.id) for c in checks] + [
+            Check(prefix + cid, Status.SKIP, "not run: no test set") for cid in
+            ("g5.model_load", "g6.preprocess_isolation", "g7.determinism", "g8.inference")]
+        return result
+    n = sum(len(v) for v in test_set.values())
+    origin = f"read from {test_dir} (expected recomputed, p prime)" if test_dir else \
+        f"seed {seed_label(seed)}"
+    checks.append(Check("g4.testgen", Status.PASS,
+                        f"{n} problems = {n // len(test_set)} x {len(test_set)} tiers (0-10), "
+                        f"{origin}, {gen_s:.2f} s", n, total))
+    result["test_set"] = test_set
+    if no_exec:
+        checks += [Check(cid, Status.SKIP, "not run (--no-exec)") for cid in
+                   ("g5.model_load", "g6.preprocess_isolation", "g7.determinism", "g8.inference")]
+    else:
+        run = run_model(sub, manifest, test_set, budget=budget, load_timeout=load_timeout)
+        checks += run["checks"]
+        result.update(tiers=run["tiers"], outcomes=run["outcomes"], deterministic=run["deterministic"],
+                      isolated=run["isolated"], executed=run["loaded"],
+                      ranked=run["deterministic"] and run["isolated"])
+        if run["tiers"]:
+            overall, htop = ranking_keys(run["tiers"])
+            checks += tier_records(run["tiers"])
+            checks.append(Check("rank.overall_accuracy", Status.INFO,
+                                f"{overall:.4f} (mean over scored tiers 1-10)", overall))
+            checks.append(Check("rank.highest_tier_above_90", Status.INFO, str(htop), htop))
+            result.update(overall=overall, htop=htop)
+    result["checks"] = [dataclasses.replace(c, id=prefix + c.id) for c in checks]
+    return result
+
+
+def robustness_row(r: dict) -> str:
+    """One row of the seed's §5 table: seed, t1-t7 (min), t8, t9, t10, overall, htop, det."""
+    acc = {t.tier_id: t.accuracy for t in r["tiers"]}
+    if not acc:
+        return f"{seed_label(r['seed'])}  (not graded)"
+    t17 = min(acc.get(k, 0.0) for k in range(1, 8))
+    return (f"{seed_label(r['seed'])}  {t17:.2f}  {acc.get(8, 0):.2f}  {acc.get(9, 0):.2f}  "
+            f"{acc.get(10, 0):.2f}  {r.get('overall', 0.0):.4f}  {r.get('htop', -1)}  "
+            f"{'yes' if r['deterministic'] else 'NO'}")
+
+
+# =============================================================================
+# SUBPROCESS RUNNER
+# =============================================================================
+@dataclasses.dataclass
+class RunOutcome:
+    status: str                 # "ok" | "timeout" | "crashed" | "no_reply" | "error"
+    messages: list              # every authentic (token-bearing) JSON message, in order
+    reason: str
+    wall: float
+    returncode: int | None
+    stdout: str                 # captured, capped; never printed unmarked
+    stderr: str
+    forged: int = 0             # lines on the reply channel without the token
+    times: list = dataclasses.field(default_factory=list)   # arrival of each message (s from start)
+
+
+# The prologue every driver starts with.  It reads its request (with a one-time
+# token) from stdin before anything of the submission runs, and gives the
+# driver body `send(obj)`, which writes one token-tagged JSON line to a pipe
+# the runner opened.  The submission's stdout/stderr are separate pipes.
+DRIVER_PROLOGUE = r'''
+import json as _json, os as _os, sys as _sys
+_REQ = _json.loads(_sys.stdin.readline())
+_sys.stdin.close()
+_TOKEN = _REQ.pop("token")
+_FD = _os.dup(int(_sys.argv[1]))
+_os.close(int(_sys.argv[1]))
+_os.set_inheritable(_FD, False)
+def send(obj, _fd=_FD, _tok=_TOKEN, _dumps=_json.dumps, _write=_os.write):
+    data = (_dumps({"token": _tok, "body": obj}, allow_nan=True) + "\n").encode()
+    while data:
+        data = data[_write(_fd, data):]
+_sys.path.insert(0, _REQ["submission_dir"])
+_os.chdir(_REQ["submission_dir"])
+'''
+
+
+def _copy_submission(src: str, dst: str, max_bytes: int = SPEC["max_artifact_bytes"]) -> None:
+    """Copy regular files and folders only (symlinks and specials are skipped)."""
+    total = 0
+    os.makedirs(dst)
+    for root, dirs, files in os.walk(src, followlinks=False):
+        rel = os.path.relpath(root, src)
+        target = dst if rel == "." else os.path.join(dst, rel)
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        for d in dirs:
+            os.makedirs(os.path.join(target, d), exist_ok=True)
+        for f in files:
+            p = os.path.join(root, f)
+            if os.path.islink(p) or not os.path.isfile(p):
+                continue
+            total += os.path.getsize(p)
+            if total > max_bytes:
+                raise OSError(f"submission larger than {max_bytes} bytes")
+            shutil.copyfile(p, os.path.join(target, f))
+
+
+def _drain(stream, sink: list, cap: int) -> None:
+    kept = 0
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            break
+        if kept < cap:
+            sink.append(chunk[: cap - kept])
+            kept += len(sink[-1])
+    stream.close()
+
+
+class _ReplyReader:
+    """Reads the reply pipe line by line as it arrives: authenticates each line, stamps its
+    arrival time, and lets `rearm` move the deadline (e.g. start the budget at "ready")."""
+
+    def __init__(self, stream, token: str, t0: float, deadline: list, rearm, cap: int):
+        self.stream, self.token, self.t0, self.deadline, self.rearm, self.cap = \
+            stream, token, t0, deadline, rearm, cap
+        self.messages, self.times, self.forged, self.lock = [], [], 0, threading.Lock()
+
+    def run(self) -> None:
+        buf, total = b"", 0
+        while True:
+            chunk = self.stream.read1(1 << 20) if hasattr(self.stream, "read1") else self.stream.read(65536)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > self.cap:
+                self.forged += 1
+                break
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                self._take(line)
+        self.stream.close()
+
+    def _take(self, line: bytes) -> None:
+        now = time.monotonic()
+        try:
+            msg = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            self.forged += 1
+            return
+        if not (isinstance(msg, dict) and msg.get("token") == self.token and "body" in msg):
+            self.forged += 1
+            return
+        with self.lock:
+            self.messages.append(msg["body"])
+            self.times.append(now - self.t0)
+            if self.rearm is not None:
+                extra = self.rearm(msg["body"])
+                if extra is not None:
+                    self.deadline[0] = now + extra
+
+
+def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: float, *,
+                 mem_bytes: int = SPEC["mem_bytes"], cap: int = 64 << 10,
+                 reply_cap: int = 256 << 20, rearm=None, lib_files: dict | None = None,
+                 cpu_seconds: int | None = None) -> RunOutcome:
+    """Run DRIVER_PROLOGUE + driver_body in a fresh interpreter on a private copy
+    of the submission, with resource limits and a wall-clock deadline enforced
+    from outside (`rearm(body)` may move it when a message arrives).  Only
+    token-tagged lines on the runner's own pipe count.  `lib_files` are written
+    to a private folder passed to the driver as request["lib_dir"]."""
+    work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+    t0 = time.monotonic()
+    try:
+        sub = os.path.join(work, "submission")
+        try:
+            _copy_submission(submission_dir, sub)
+        except OSError as exc:
+            return RunOutcome("error", [], f"could not copy submission: {exc}", 0.0, None, "", "")
+        driver_dir = os.path.join(work, "driver")
+        os.makedirs(driver_dir)
+        os.makedirs(os.path.join(work, "home"))
+        lib = os.path.join(driver_dir, "lib")
+        for rel, text in (lib_files or {}).items():
+            os.makedirs(os.path.dirname(os.path.join(lib, rel)), exist_ok=True)
+            with open(os.path.join(lib, rel), "w") as fh:
+                fh.write(text)
+        driver = os.path.join(driver_dir, "grader_driver.py")
+        with open(driver, "w") as fh:
+            fh.write(DRIVER_PROLOGUE + driver_body)
+        token = secrets.token_hex(16)
+        req = dict(request, token=token, submission_dir=sub, lib_dir=lib)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.path.join(work, "home"),
+               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+               "TMPDIR": os.path.join(work, "home"),
+               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1"}
+        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV"):
+            if key in os.environ:
+                env[key] = os.environ[key]
+        rfd, wfd = os.pipe()
+        cpu = cpu_seconds if cpu_seconds is not None else int(timeout) + 30
+
+        def limits():
+            import resource
+            for res, val in ((resource.RLIMIT_AS, mem_bytes),
+                             (resource.RLIMIT_CPU, cpu),
+                             (resource.RLIMIT_FSIZE, 256 << 20),
+                             (resource.RLIMIT_CORE, 0)):
+                try:
+                    resource.setrlimit(res, (val, val))
+                except (ValueError, OSError):
+                    pass
+
+        try:
+            proc = subprocess.Popen([sys.executable, "-I", driver, str(wfd)], cwd=sub, env=env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, pass_fds=(wfd,),
+                                    start_new_session=True, preexec_fn=limits)
+        finally:
+            os.close(wfd)
+        deadline = [time.monotonic() + timeout]
+        out, err = [], []
+        reader = _ReplyReader(os.fdopen(rfd, "rb"), token, t0, deadline, rearm, reply_cap)
+        readers = [threading.Thread(target=_drain, args=(proc.stdout, out, cap), daemon=True),
+                   threading.Thread(target=_drain, args=(proc.stderr, err, cap), daemon=True),
+                   threading.Thread(target=reader.run, daemon=True)]
+        for t in readers:
+            t.start()
+        try:
+            proc.stdin.write((json.dumps(req) + "\n").encode())
+            proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        timed_out = False
+        while True:
+            with reader.lock:
+                left = deadline[0] - time.monotonic()
+            if left <= 0:
+                timed_out = proc.poll() is None
+                break
+            try:
+                proc.wait(timeout=min(left, 0.05))
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        with reader.lock:          # nothing arriving after the deadline counts
+            n_in_time = len(reader.messages)
+            limit_s = deadline[0] - t0
+        # the whole process group goes, whether or not the driver exited
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                break
+            try:
+                proc.wait(timeout=2)
+                if sig == signal.SIGTERM:
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        for t in readers:
+            t.join(timeout=5)
+        wall = time.monotonic() - t0
+        keep = n_in_time if timed_out else len(reader.messages)
+        messages, times = reader.messages[:keep], reader.times[:keep]
+        forged = reader.forged
+        stdout = b"".join(out).decode("utf-8", "replace")
+        stderr = b"".join(err).decode("utf-8", "replace")
+        rc = proc.returncode
+        if timed_out:
+            return RunOutcome("timeout", messages, f"killed at its {limit_s:.1f} s deadline", wall, rc,
+                              stdout, stderr, forged, times)
+        if rc != 0:
+            last = stderr.strip().splitlines()[-1:] or [f"exit code {rc}"]
+            return RunOutcome("crashed", messages, f"child exited with {rc}: {last[0][:200]}",
+                              wall, rc, stdout, stderr, forged, times)
+        if not messages:
+            return RunOutcome("no_reply", [], "child sent no result", wall, rc, stdout, stderr, forged)
+        return RunOutcome("ok", messages, "", wall, rc, stdout, stderr, forged, times)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# =============================================================================
+# VERDICT
+# =============================================================================
+RANK_GATES = ("g1.", "g2.", "g3.", "g4.", "g5.", "g6.", "g7.")
+
+
+def _gate(cid: str) -> str:
+    return cid.split(".", 1)[1] + "." if cid.startswith("s") and cid[1:2].isdigit() else cid
+
+
+def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
+    """(result, score) from records alone.  SCORE = overall_accuracy (mean over seeds) when
+    gates 1-7 pass; a failed gate 1-7 gives FAIL 0.0; incomplete tiers (gate 8) only lower it."""
+    if no_exec:
+        return "UNGRADED", None
+    fails = [c for c in checks if c.status is Status.FAIL]
+    if any(_gate(c.id).startswith(RANK_GATES) for c in fails):
+        return "FAIL", 0.0
+    if strict and any(c.status is Status.REVIEW for c in checks):
+        return "FAIL", 0.0
+    overall = [c.measured for c in checks if c.id.endswith("rank.overall_accuracy")]
+    if not overall:
+        return "FAIL", 0.0
+    score = round(sum(overall) / len(overall), 4)
+    if score >= 1.0 and not fails:
+        return "PASS", 1.0
+    return ("PARTIAL", score) if score > 0 else ("FAIL", 0.0)
+
+
+# =============================================================================
+# PRINTING AND CLI
+# =============================================================================
+def format_check(c: Check) -> str:
+    if c.status is Status.REVIEW:
+        return f"REVIEW_REQUIRED: {c.id} {c.message}"
+    return f"{c.status.value:<5} {c.id:<30} {c.message}"
+
+
+def print_report(checks: list, result: str, score, keys: dict, stream=None) -> None:
+    stream = stream or sys.stdout
+    for c in checks:
+        print(format_check(c), file=stream)
+    counts = {s: sum(c.status is s for c in checks) for s in Status}
+    print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
+    for key, value in keys.items():
+        print(f"{key}: {value}", file=stream)
+    print(f"RESULT: {result}", file=stream)
+    if score is not None:
+        print(f"SCORE: {score}", file=stream)
+
+
+def print_submission_output(outcomes: dict, stream=None) -> None:
+    """Captured child output, indented under a header, on stderr only."""
+    stream = stream or sys.stderr
+    shown = False
+    for phase, oc in outcomes.items():
+        text = (oc.stdout + oc.stderr).strip()
+        if not text:
+            continue
+        if not shown:
+            print("submission output:", file=stream)
+            shown = True
+        print(f"  [{phase}]", file=stream)
+        for line in text.splitlines()[:200]:
+            print("    " + line, file=stream)
+
+
+def grader_sha256() -> str:
+    with open(os.path.abspath(__file__), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def write_json_report(path: str, submission: str, checks: list, result: str, score,
+                      phases: dict, keys: dict) -> None:
+    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
+           "submission": os.path.abspath(submission),
+           "checks": [c.as_dict() for c in checks],
+           "review": [c.as_dict() for c in checks if c.status is Status.REVIEW],
+           "phases": {k: round(v, 4) for k, v in phases.items()},
+           "keys": _jsonable(keys), "result": result, "score": score}
+    with open(path, "w") as fh:
+        json.dump(doc, fh, indent=2, allow_nan=False)
+        fh.write("\n")
+
+
+EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER = 0, 1, 2, 3
+
+
+def _default_jobs() -> int:
+    try:
+        return max(1, min(2, len(os.sched_getaffinity(0))))
+    except (AttributeError, OSError):
+        return max(1, min(2, os.cpu_count() or 1))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=GRADER_NAME, description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="exit codes: 0 full score, 1 graded below full score, "
+               "2 UNGRADED (--no-exec) or usage error, 3 grader failure")
+    p.add_argument("submission", nargs="?",
+                   help="directory with manifest.json, the model's Python code and weights")
+    p.add_argument("--total", type=int, default=SPEC["total"],
+                   help="problems in the test set, a multiple of 11 (default %(default)s)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--seed", metavar="HEX", help="master seed as hex (bytes.fromhex); default: random")
+    g.add_argument("--public", action="store_true",
+                   help="the public benchmark seed (hex of b'modchallenge-public-benchmark-v1')")
+    g.add_argument("--seeds", metavar="LIST|N",
+                   help="several seeds: a count N of random seeds, or a comma list of hex / 'public'; "
+                        "prints the robustness table")
+    g.add_argument("--test-set", metavar="DIR",
+                   help="grade on tier_<k>.jsonl files from DIR instead of generating (every row is "
+                        "re-checked: expected recomputed, p prime)")
+    p.add_argument("--budget", type=float, default=SPEC["budget_s"],
+                   help="inference wall-clock seconds for all tiers, enforced from outside "
+                        "(default %(default)s)")
+    p.add_argument("--load-timeout", type=float, default=SPEC["load_timeout_s"],
+                   help="seconds allowed for import + load() (default %(default)s)")
+    p.add_argument("--skip-static-check", action="store_true",
+                   help="skip gate 3 (the harness's trusted-use mode)")
+    p.add_argument("--jobs", type=int, default=_default_jobs(),
+                   help="worker processes for the large primes of test generation (default %(default)s)")
+    p.add_argument("--write-tests", metavar="DIR",
+                   help="no submission: write the generated set as DIR/tier_<k>.jsonl and exit 0")
+    p.add_argument("--strict", action="store_true", help="anything needing review scores 0.0")
+    p.add_argument("--no-exec", action="store_true",
+                   help="do not run submitted code: gates 1-4 only, RESULT: UNGRADED, exit 2")
+    p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
+    p.add_argument("--quiet", action="store_true", help="print only the summary and verdict")
+    return p
+
+
+def parse_seeds(args) -> list:
+    """The seeds to grade, as bytes; ValueError on a bad value."""
+    if args.public:
+        return [SPEC["public_seed"]]
+    if args.seed is not None:
+        return [bytes.fromhex(args.seed)] if args.seed else [secrets.token_bytes(32)]
+    if args.seeds is not None:
+        text = args.seeds.strip()
+        if text.isdigit() and "," not in text:
+            n = int(text)
+            if not 1 <= n <= 100:
+                raise ValueError("--seeds N must be between 1 and 100")
+            return [secrets.token_bytes(32) for _ in range(n)]
+        items = [s.strip() for s in text.split(",") if s.strip()]
+        if not items:
+            raise ValueError("--seeds: empty list")
+        return [SPEC["public_seed"] if s == "public" else bytes.fromhex(s) for s in items]
+    return [secrets.token_bytes(32)]
+
+
+def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
+          skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None) -> tuple:
+    """(checks, phases, outcomes, keys)."""
+    phases, outcomes, keys = {}, {}, {}
+    t = time.monotonic()
+    checks = check_manifest(submission)
+    manifest = checks[0].measured if checks[0].status is Status.PASS else None
+    checks += check_artifact_size(submission)
+    checks += check_static(submission, skip_static)
+    phases["gates1-3"] = time.monotonic() - t
+    if any(c.status is Status.FAIL for c in checks):
+        checks += [Check(cid, Status.SKIP, "not run: an earlier gate failed") for cid in
+                   ("g4.testgen", "g5.model_load", "g6.preprocess_isolation", "g7.determinism",
+                    "g8.inference")]
+        keys.update(seed=",".join(seed_label(s) for s in seeds), overall_accuracy="0.0000",
+                    highest_tier_above_90=-1, deterministic="false", ranked="false")
+        return checks, phases, outcomes, keys
+    many = len(seeds) > 1
+    results = []
+    for i, seed in enumerate(seeds):
+        t = time.monotonic()
+        r = grade_seed(submission, manifest, seed, total=total, budget=budget, load_timeout=load_timeout,
+                       no_exec=no_exec, jobs=jobs, test_dir=test_dir, prefix=f"s{i + 1}." if many else "")
+        phases[f"seed{i + 1}.generate"] = r["gen_s"]
+        phases[f"seed{i + 1}.total"] = time.monotonic() - t
+        checks += r["checks"]
+        for name, oc in r["outcomes"].items():
+            outcomes[f"seed {i + 1} {name}" if many else name] = oc
+        results.append(r)
+    keys["seed"] = f"(test set {test_dir})" if test_dir else ",".join(seed_label(r["seed"]) for r in results)
+    keys["total"] = sum(len(v) for v in results[0].get("test_set", {}).values()) or total
+    graded = [r for r in results if r["tiers"]]
+    if not many and graded:
+        r = graded[0]
+        keys["tier"] = "  ".join(f"{t.tier_id:>5}" for t in r["tiers"])
+        keys["accuracy"] = "  ".join(f"{t.accuracy:.2f}{'*' if t.tier_id == 0 else ' '}".rjust(5)
+                                     for t in r["tiers"])
+        keys["cumulative_wall_s"] = "  ".join(
+            (f"{t.wall:.1f}" if t.wall is not None else "-").rjust(5) for t in r["tiers"])
+    if many:
+        keys["robustness"] = "seed  t1-t7(min)  t8  t9  t10  overall  htop  det"
+        for i, r in enumerate(results):
+            keys[f"robustness[{i + 1}]"] = robustness_row(r)
+    if no_exec:
+        return checks, phases, outcomes, keys
+    overall = [r.get("overall", 0.0) for r in results]
+    keys["overall_accuracy"] = f"{sum(overall) / len(overall):.4f}"
+    if many:
+        keys["overall_accuracy_min"] = f"{min(overall):.4f}"
+    keys["highest_tier_above_90"] = min(r.get("htop", -1) for r in results)
+    keys["deterministic"] = str(all(r["deterministic"] for r in results)).lower()
+    keys["ranked"] = str(all(r["ranked"] for r in results)).lower()
+    return checks, phases, outcomes, keys
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        seeds = parse_seeds(args)
+    except ValueError as exc:
+        print(f"{GRADER_NAME}: bad seed: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED
+    if args.total <= 0 or args.total % len(TIERS):
+        print(f"{GRADER_NAME}: --total must be a positive multiple of {len(TIERS)}", file=sys.stderr)
+        return EXIT_UNGRADED
+    if args.write_tests:
+        if args.submission or args.test_set or len(seeds) != 1:
+            print(f"{GRADER_NAME}: --write-tests takes no submission and one seed", file=sys.stderr)
+            return EXIT_UNGRADED
+        t = time.monotonic()
+        paths = write_test_set(generate_test_set(seeds[0], args.total, max(1, args.jobs)), args.write_tests)
+        print(f"seed: {seeds[0].hex()}")
+        print(f"wrote {len(paths)} files ({args.total} problems) to {args.write_tests} "
+              f"in {time.monotonic() - t:.2f} s")
+        return EXIT_FULL
+    if not args.submission or not os.path.isdir(args.submission):
+        print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
+        return EXIT_UNGRADED
+    if args.budget <= 0 or args.load_timeout <= 0:
+        print(f"{GRADER_NAME}: --budget and --load-timeout must be positive", file=sys.stderr)
+        return EXIT_UNGRADED
+    try:
+        checks, phases, outcomes, keys = grade(
+            args.submission, seeds=seeds, total=args.total, budget=args.budget,
+            load_timeout=args.load_timeout, skip_static=args.skip_static_check, no_exec=args.no_exec,
+            jobs=max(1, args.jobs), test_dir=args.test_set)
+    except Exception as exc:  # a grader bug: never reported as a score
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
+        print("RESULT: UNGRADED")
+        return EXIT_GRADER
+    result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
+    print_submission_output(outcomes)
+    shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)]
+    print_report(shown, result, score, keys)
+    if args.json:
+        write_json_report(args.json, args.submission, checks, result, score, phases, keys)
+    if result == "UNGRADED":
+        return EXIT_UNGRADED
+    return EXIT_FULL if score == 1.0 else EXIT_BELOW
+
+
+if __name__ == "__main__":
+    sys.exit(main())
