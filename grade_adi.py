@@ -972,18 +972,20 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
     dims = [v for v in violations if isinstance(v.get("dim"), int) and isinstance(v.get("m"), int)
             and v["dim"] > SPEC["dim_factor"] * (v["m"] + 1)]
     wide = [v for v in violations if isinstance(v.get("hb"), int) and v["hb"] > SPEC["max_half_bandwidth"]]
-    if dims:
-        v = max(dims, key=lambda v: v["dim"])
+    if dims:    # the first offence is reported, with how many runs offended
+        v = dims[0]
+        runs = len({w["job"] for w in dims})
         out.append(Check("structure.dimension", Status.FAIL,
                          f"{v['fn']} solved a system of dimension {v['dim']} on the m = {v['m']} grid "
-                         f"({v['job']}); limit 2(m+1) = {2 * (v['m'] + 1)}: not a 1-D sweep",
-                         v["dim"], 2 * (v["m"] + 1)))
+                         f"({_job_label(str(v['job']))}); limit 2(m+1) = {2 * (v['m'] + 1)}: not a 1-D "
+                         f"sweep ({runs} run(s) offend)", v["dim"], 2 * (v["m"] + 1)))
     if wide:
-        v = max(wide, key=lambda v: v["hb"])
+        v = wide[0]
+        runs = len({w["job"] for w in wide})
         out.append(Check("structure.bandwidth", Status.FAIL,
                          f"{v['fn']} solved a system of half-bandwidth {v['hb']} (dimension {v['dim']}, "
-                         f"{v['job']}); limit {SPEC['max_half_bandwidth']}: not tridiagonal",
-                         v["hb"], SPEC["max_half_bandwidth"]))
+                         f"{_job_label(str(v['job']))}); limit {SPEC['max_half_bandwidth']}: not "
+                         f"tridiagonal ({runs} run(s) offend)", v["hb"], SPEC["max_half_bandwidth"]))
     done = {t: r for t, r in jobs.items() if not t.startswith("audit")}
     total = sum(int(r["log"].get("count", 0) or 0) for r in done.values())
     if not dims:
@@ -1013,7 +1015,9 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
 
 def _job_label(tag: str) -> str:
     kind, _, v = tag.partition(":")
-    if kind == "bench":
+    if kind == "import":
+        return "at import"
+    if kind == "bench" and v.isdigit():
         return f"benchmark {mesh_tag(h_value(int(v)))}"
     if kind == "auditbench":
         return f"audit benchmark h={v}"
