@@ -22,7 +22,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "reference", "engiai"))
 import grade_engiai as G  # noqa: E402
-import build_sample_run as B  # noqa: E402
+import build_engiai_run as B  # noqa: E402
 
 SAMPLE = os.path.join(REPO, "reference", "engiai", "sample_run")
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, run_grader, verdict_lines
 
 sys.path.insert(0, str(REPO / "reference" / "engiai"))
-import build_sample_run as B  # noqa: E402
+import build_engiai_run as B  # noqa: E402
 
 GRADER = REPO / "grade_engiai.py"
 SAMPLE = REPO / "reference" / "engiai" / "sample_run"

@@ -10,7 +10,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "reference" / "engiai"))
 import grade_engiai as G  # noqa: E402
-import build_sample_run as B  # noqa: E402
+import build_engiai_run as B  # noqa: E402
 
 
 def box(x0=0.0, y0=0.0, z0=0.0, x1=1.0, y1=1.0, z1=1.0):

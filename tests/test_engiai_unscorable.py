@@ -13,7 +13,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "reference" / "engiai"))
 import grade_engiai as G  # noqa: E402
-import build_sample_run as B  # noqa: E402
+import build_engiai_run as B  # noqa: E402
 
 ALL_P, ALL_S = set(G.list_problems()), set(G.list_styles())
 

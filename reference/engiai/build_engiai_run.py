@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """(Re)build the bundled sample EngiAI run, deterministically.
 
-    python reference/engiai/build_sample_run.py [OUT_DIR]   # default: reference/engiai/sample_run
+    python reference/engiai/build_engiai_run.py [OUT_DIR]   # default: reference/engiai/sample_run
 
 The run follows TRIAL_FORMAT.md: OUT_DIR/reference.h5 (ground truth and MMD baselines) and
 OUT_DIR/trials/<trial_id>/ (trial.json, arrays.h5, STL files, training_script.py).  It covers
