@@ -91,8 +91,8 @@ SPEC = {
 }
 
 # The time-step rule must state k = h: "k", "=", "h", and nothing after h that
-# makes it another rule (h^2, h/2, h*..., h2, hx).  seed: "matched by regex".
-K_EQUALS_H = re.compile(r"(?<![\w.])k\s*=\s*h(?![\w.(²^*/])(?!\s*(?:\*\*|[\^*/]))")
+# makes it another rule (h^2, h/2, h*..., h2, hx, h.5).  seed: "matched by regex".
+K_EQUALS_H = re.compile(r"(?<![\w.])k\s*=\s*h(?![\w(²^*/])(?!\.\d)(?!\s*(?:\*\*|[\^*/]))")
 
 # =============================================================================
 # PROBLEMS: the benchmark and the hidden instance, defined ONCE.  This source is

@@ -1,0 +1,52 @@
+"""Dependency allowlist (static AST pass), missing files, and the import
+entry point."""
+from test_adi_support import copy_gold, failed, grade, grader, message, reviews, status
+
+
+def test_disallowed_import_is_zero_without_running(tmp_path):
+    sub = copy_gold(tmp_path / "sub")
+    src = (sub / "adi_solver.py").read_text()
+    (sub / "adi_solver.py").write_text("try:\n    import fipy\nexcept ImportError:\n    fipy = None\n" + src)
+    rc, stdout, stderr, doc = grade(sub)
+    assert doc["score"] == 0.0 and failed(doc) == {"static.imports"}
+    assert "fipy" in message(doc, "static.imports")
+    assert status(doc)["provenance.exec"] == "SKIP"
+
+
+def test_dynamic_import_is_flagged_for_review(tmp_path):
+    sub = copy_gold(tmp_path / "sub")
+    src = (sub / "adi_solver.py").read_text()
+    (sub / "adi_solver.py").write_text(src + "\nimport importlib\n_np = importlib.import_module('numpy')\n")
+    rc, stdout, stderr, doc = grade(sub)
+    assert [c["id"] for c in reviews(doc)] == ["static.dynamic_import"]
+    assert doc["score"] == 1.0
+    assert "REVIEW_REQUIRED: static.dynamic_import" in stdout
+
+
+def test_missing_solver_is_zero(tmp_path):
+    sub = copy_gold(tmp_path / "sub")
+    (sub / "adi_solver.py").unlink()
+    rc, stdout, stderr, doc = grade(sub)
+    assert doc["score"] == 0.0 and "static.files" in failed(doc) and "adi_solver.py" in stdout
+
+
+def test_missing_arrays_is_zero(tmp_path):
+    sub = copy_gold(tmp_path / "sub")
+    (sub / "reference_arrays.npz").unlink()
+    rc, stdout, stderr, doc = grade(sub)
+    assert doc["score"] == 0.0 and {"static.files", "schema.npz"} <= failed(doc)
+
+
+def test_solver_without_solve_is_zero(tmp_path):
+    sub = copy_gold(tmp_path / "sub")
+    src = (sub / "adi_solver.py").read_text().replace("def solve(h, T=1.0, problem=None):",
+                                                      "def run(h, T=1.0, problem=None):")
+    (sub / "adi_solver.py").write_text(src)
+    rc, stdout, stderr, doc = grade(sub)
+    assert doc["score"] == 0.0 and "provenance.solver" in failed(doc)
+
+
+def test_local_helper_module_is_allowed_and_audited():
+    G = grader()
+    assert G.import_audit("import helper\n", "static", local={"helper"})[0].status is G.Status.PASS
+    assert G.import_audit("import helper\n", "static")[0].status is G.Status.FAIL
