@@ -462,9 +462,21 @@ def _probable_then_exact(cand: int) -> bool:
     return strong_probable_prime(cand, 2) and is_prime(cand)
 
 
+_PRIME_MEMO = {}        # next_prime results of this process (repeated seeds, tier-0 primes)
+
+
 def next_prime(n: int) -> int:
-    """The smallest prime > n (sympy.nextprime's contract), via a windowed sieve and one
-    base-2 Miller-Rabin per survivor before the full test."""
+    """The smallest prime > n (sympy.nextprime's contract), memoised."""
+    if n not in _PRIME_MEMO:
+        if len(_PRIME_MEMO) > 4096:
+            _PRIME_MEMO.clear()
+        _PRIME_MEMO[n] = _next_prime_search(n)
+    return _PRIME_MEMO[n]
+
+
+def _next_prime_search(n: int) -> int:
+    """The smallest prime > n via a windowed sieve and one base-2 Miller-Rabin per survivor
+    before the full test."""
     if n < 2:
         return 2
     c = n + 1
@@ -507,7 +519,7 @@ def _next_prime_all(values: list, jobs: int) -> list:
     """next_prime of each value.  With jobs > 1 the survivors of each large window are split
     over forked workers (interleaved, with a shared "best index" so nobody tests past the first
     prime found): the same primes, sooner."""
-    big = [v for v in values if v.bit_length() > 600]
+    big = sorted({v for v in values if v.bit_length() > 600 and v not in _PRIME_MEMO})
     if jobs < 2 or not big:
         return [next_prime(v) for v in values]
     try:
@@ -531,7 +543,8 @@ def _next_prime_all(values: list, jobs: int) -> list:
                     if hits:
                         found[v] = c + 2 * min(hits)
                     c += 2 * SIEVE_WIDTH
-        return [found[v] if v in found else next_prime(v) for v in values]
+        _PRIME_MEMO.update(found)
+        return [next_prime(v) for v in values]
     except (ImportError, ValueError, OSError, RuntimeError, AttributeError):
         return [next_prime(v) for v in values]
 

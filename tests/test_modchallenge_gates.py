@@ -1,0 +1,164 @@
+"""Gates 1-4, each failing for its own reason (manifest, artifact size, static analysis,
+test-set generation), plus the CLI's usage errors and --no-exec."""
+import json
+
+import pytest
+
+from conftest import run_grader, verdict_lines
+from test_modchallenge_support import (GRADER, SUBS, grade, grader, make_submission, model_source,
+                                       small_test_dir)
+
+OK_MANIFEST = {"entry_class": "model.M", "output_base": 10, "model_description": "d",
+               "training_description": "t"}
+
+
+@pytest.mark.parametrize("manifest, reason", [
+    (..., "manifest.json missing"),
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "must be a JSON object"),
+    (dict(OK_MANIFEST, entry_class="M"), "entry_class must be a dotted path"),
+    (dict(OK_MANIFEST, entry_class="model.M; import os"), "entry_class must be a dotted path"),
+    (dict(OK_MANIFEST, entry_class=3), "entry_class must be a dotted path"),
+    (dict(OK_MANIFEST, output_base=True), "output_base must be an integer"),
+    (dict(OK_MANIFEST, output_base=1), "output_base must be an integer"),
+    (dict(OK_MANIFEST, output_base=2 ** 32 + 1), "output_base must be an integer"),
+    (dict(OK_MANIFEST, output_base=10.0), "output_base must be an integer"),
+    (dict(OK_MANIFEST, output_base="q"), "output_base string must be"),
+    (dict(OK_MANIFEST, model_description=""), "model_description must be a non-empty string"),
+    ({k: v for k, v in OK_MANIFEST.items() if k != "training_description"},
+     "training_description must be a non-empty string"),
+    (dict(OK_MANIFEST, framework=7), "framework must be a string"),
+])
+def test_gate1_manifest_failures_are_clean_records(tmp_path, manifest, reason):
+    sub = make_submission(tmp_path / "sub", model_source(""), manifest=manifest)
+    rc, out, err, doc, checks = grade(sub, tmp_path)
+    assert rc == 1 and "Traceback" not in out + err
+    assert checks["g1.manifest"]["status"] == "FAIL" and reason in checks["g1.manifest"]["message"]
+    assert all(checks[g]["status"] == "SKIP" for g in ("g4.testgen", "g5.model_load", "g8.inference"))
+    keys = verdict_lines(out)
+    assert (keys["RESULT"], keys["SCORE"], keys["ranked"]) == ("FAIL", "0.0", "false")
+
+
+def test_gate1_accepts_base_p_and_the_largest_base(tmp_path):
+    g = grader()
+    for base in ("p", 2 ** 32, 2):
+        sub = make_submission(tmp_path / f"s{base}", model_source(""), manifest=dict(OK_MANIFEST, output_base=base))
+        (rec,) = g.check_manifest(str(sub))
+        assert rec.status is g.Status.PASS, rec.message
+
+
+def test_gate2_artifact_size_over_the_limit(tmp_path, monkeypatch):
+    g = grader()
+    sub = make_submission(tmp_path / "sub", model_source(""), extra={"weights.bin": "x" * 5000})
+    (ok,) = g.check_artifact_size(str(sub))
+    assert ok.status is g.Status.PASS and ok.measured > 5000
+    monkeypatch.setitem(g.SPEC, "max_artifact_bytes", 4096)
+    (bad,) = g.check_artifact_size(str(sub))
+    assert bad.status is g.Status.FAIL and bad.id == "g2.artifact_size" and bad.limit == 4096
+    assert g.verdict([bad], strict=False, no_exec=False) == ("FAIL", 0.0)
+
+
+def test_gate2_limit_is_20_gib():
+    assert grader().SPEC["max_artifact_bytes"] == 20 * 1024 ** 3
+
+
+STATIC_CASES = [
+    ("import sympy\n", "forbidden-import"),
+    ("from gmpy2 import mpz\n", "forbidden-import"),
+    ("import urllib.request\n", "forbidden-import"),
+    ("import decimal\n", "forbidden-import"),
+    ("from multiprocessing import Pool\n", "forbidden-import"),
+    ("import ctypes\n", "forbidden-import"),
+    ("x = eval('1')\n", "dynamic-exec"),
+    ("exec('x = 1')\n", "dynamic-exec"),
+    ("m = __import__('os')\n", "dynamic-exec"),
+    ("c = compile('1', 'f', 'eval')\n", "dynamic-exec"),
+    ("import os\nos.system('ls')\n", "subprocess"),
+    ("import os\nos.execvp('ls', ['ls'])\n", "subprocess"),
+    ("import os\nos.posix_spawn\nos.spawnl(0, 'x')\n", "subprocess"),
+    ("import os\nos.fork()\n", "subprocess"),
+    ("import os\nos.popen('ls')\n", "subprocess"),
+    ("def f(a, b, p):\n    return int(a) * int(b) % int(p)\n", "modmul-shortcut"),
+    ("def f(a, b, p):\n    return (int(a) * int(b)) % int(p)\n", "modmul-shortcut"),
+    ("def f(a, b, p):\n    return pow(int(a), int(b), int(p))\n", "modmul-shortcut"),
+    ("def f(:\n", "syntax-error"),
+]
+
+
+@pytest.mark.parametrize("source, rule", STATIC_CASES)
+def test_static_scan_finds_each_rule(source, rule):
+    assert [f[2] for f in grader().scan_source(source, "m.py")] == [rule]
+
+
+@pytest.mark.parametrize("source", [
+    "import os\nprint(os.path.join('a', 'b'))\n",
+    "def f(a, b):\n    return int(a) * int(b)\n",              # no reduction by int(p)
+    "def f(a, b, p):\n    return a * b % p\n",                   # not the int(_) shape
+    "def f(x):\n    return pow(x, 2)\n",
+    "import json, math, random, hashlib\n",
+    "x = 'eval exec sympy'\n",
+])
+def test_static_scan_passes_innocent_code(source):
+    assert grader().scan_source(source, "m.py") == []
+
+
+def test_gate3_static_finding_fails_and_skip_static_check_scores_it(tmp_path):
+    sub = SUBS / "bad_static_modmul"
+    rc, out, err, doc, checks = grade(sub, tmp_path)
+    assert checks["g3.static_check"]["status"] == "FAIL"
+    assert "modmul-shortcut" in checks["g3.static_check"]["message"]
+    assert checks["g4.testgen"]["status"] == "SKIP"            # the harness aborts here
+    assert (rc, verdict_lines(out)["RESULT"]) == (1, "FAIL")
+    rc, out, err, doc, checks = grade(sub, tmp_path, "--skip-static-check", name="skip.json")
+    assert checks["g3.static_check"]["status"] == "SKIP"
+    keys = verdict_lines(out)
+    assert (rc, keys["RESULT"], keys["SCORE"], keys["overall_accuracy"]) == (0, "PASS", "1.0", "1.0000")
+
+
+def test_gate3_scans_every_py_file_and_non_utf8(tmp_path):
+    sub = make_submission(tmp_path / "sub", model_source(""),
+                          extra={"helper.py": "import socket\n"})
+    (sub / "pkg").mkdir()
+    (sub / "pkg" / "deep.py").write_bytes(b"x = '\xff\xfe'\n")
+    (rec,) = grader().check_static(str(sub), False)
+    assert rec.status.value == "FAIL" and rec.measured[0][2] == "forbidden-import"
+    assert {f[2] for f in rec.measured} == {"forbidden-import", "unreadable-source"}
+
+
+def test_gate4_tampered_test_set_fails_cleanly(tmp_path):
+    import shutil
+    bad = tmp_path / "set"
+    shutil.copytree(small_test_dir(), bad)
+    lines = (bad / "tier_4.jsonl").read_text().splitlines()
+    row = json.loads(lines[5])
+    row["expected"] = str(int(row["expected"]) + 1)
+    lines[5] = json.dumps(row)
+    (bad / "tier_4.jsonl").write_text("\n".join(lines) + "\n")
+    sub = SUBS / "zero_baseline"
+    rc, out, err, doc = run_grader(GRADER, sub, "--test-set", bad, "--json", tmp_path / "r.json")
+    checks = {c["id"]: c for c in doc["checks"]}
+    assert checks["g4.testgen"]["status"] == "FAIL" and "tier_4.jsonl line 6" in checks["g4.testgen"]["message"]
+    assert checks["g5.model_load"]["status"] == "SKIP" and rc == 1
+    row["expected"], row["p"] = str(int(row["a"]) * int(row["b"]) % 91), "91"        # 91 = 7 * 13
+    lines[5] = json.dumps(row)
+    (bad / "tier_4.jsonl").write_text("\n".join(lines) + "\n")
+    rc, out, err, doc = run_grader(GRADER, sub, "--test-set", bad, "--json", tmp_path / "r.json")
+    assert "p is not prime" in {c["id"]: c for c in doc["checks"]}["g4.testgen"]["message"]
+
+
+def test_usage_errors_exit_2(tmp_path):
+    sub = SUBS / "zero_baseline"
+    for args in (["--total", "100"], ["--seed", "xyz"], ["--seeds", "0"], ["--budget", "0"]):
+        rc, out, err, _ = run_grader(GRADER, sub, *args)
+        assert rc == 2 and "RESULT" not in out, args
+    rc, out, err, _ = run_grader(GRADER, tmp_path / "nope")
+    assert rc == 2
+
+
+def test_no_exec_runs_gates_1_to_4_only(tmp_path):
+    rc, out, err, doc, checks = grade(SUBS / "zero_baseline", tmp_path, "--no-exec")
+    assert rc == 2 and verdict_lines(out)["RESULT"] == "UNGRADED" and "SCORE" not in verdict_lines(out)
+    assert [checks[f"g{k}." + n]["status"] for k, n in
+            ((1, "manifest"), (2, "artifact_size"), (3, "static_check"), (4, "testgen"))] == ["PASS"] * 4
+    assert all(checks[c]["status"] == "SKIP" for c in
+               ("g5.model_load", "g6.preprocess_isolation", "g7.determinism", "g8.inference"))
