@@ -1033,6 +1033,11 @@ def _job_label(tag: str) -> str:
 # wrapper), records dimension and half-bandwidth of the outermost call only
 # (solve_banded calls LAPACK internally), streams violations as they happen,
 # and in poison mode replaces every intercepted result by NaNs (causal audit).
+# Wrapped: solves, inverses, least squares and the factorisations used for
+# solving (LU, Cholesky, LDL, banded/tridiagonal LAPACK), Sylvester/Lyapunov
+# solves (a 2-D solve of size q.size) and the BLAS triangular solves.  SVD, QR
+# and eigen-decompositions are not linear solves and are left alone (a spectral
+# norm of U must not count as a dense solve).
 # =============================================================================
 DRIVER_BODY = r'''
 import base64 as _b64, inspect as _inspect, math as _math, time as _time, traceback as _tb
@@ -1109,12 +1114,16 @@ def _x_banded(args, kwargs):                # solve_banded((l, u), ab, b)
     return int(ab.shape[-1]), max([abs(r - u) for r in rows] or [0]), False
 
 
-def _x_hbanded(args, kwargs):               # solveh_banded(ab, b, lower=False), cholesky_banded(ab)
+def _x_hbanded(args, kwargs, lower_pos=4):  # solveh_banded(ab, b, ow_ab, ow_b, lower)
     ab = _np.asarray(_arg(args, kwargs, 0, "ab"))
-    lower = bool(kwargs.get("lower", args[3] if len(args) > 3 else False))
+    lower = bool(_arg(args, kwargs, lower_pos, "lower", False))
     u = ab.shape[0] - 1
     rows = [r for r in range(ab.shape[0]) if _np.any(ab[r] != 0)]
     return int(ab.shape[-1]), max([(r if lower else u - r) for r in rows] or [0]), False
+
+
+def _x_cholbanded(args, kwargs):            # cholesky_banded(ab, overwrite_ab, lower)
+    return _x_hbanded(args, kwargs, lower_pos=2)
 
 
 def _x_chobanded(args, kwargs):             # cho_solve_banded((cb, lower), b)
@@ -1199,16 +1208,16 @@ def _x_circulant(args, kwargs):             # solve_circulant(c, b)
 
 _ENTRY = [
     (_npl, "numpy.linalg", {"solve": _x_dense, "inv": _x_dense, "pinv": _x_dense, "lstsq": _x_dense,
-                            "cholesky": _x_dense, "qr": _x_dense, "svd": _x_dense,
+                            "cholesky": _x_dense,
                             "tensorsolve": _x_tensor, "tensorinv": _x_tensorinv}),
     (_uml, "numpy.linalg._umath_linalg", {"solve": _x_dense, "solve1": _x_dense, "inv": _x_dense}),
     (_sla, "scipy.linalg", {"solve": _x_dense, "inv": _x_dense, "pinv": _x_dense, "pinvh": _x_dense,
                             "lstsq": _x_dense, "lu": _x_dense, "lu_factor": _x_dense,
-                            "cho_factor": _x_dense, "cholesky": _x_dense, "qr": _x_dense,
-                            "svd": _x_dense, "ldl": _x_dense, "solve_triangular": _x_dense,
+                            "cho_factor": _x_dense, "cholesky": _x_dense,
+                            "ldl": _x_dense, "solve_triangular": _x_dense,
                             "lu_solve": _x_factor, "cho_solve": _x_factor,
                             "solve_banded": _x_banded, "solveh_banded": _x_hbanded,
-                            "cholesky_banded": _x_hbanded, "cho_solve_banded": _x_chobanded,
+                            "cholesky_banded": _x_cholbanded, "cho_solve_banded": _x_chobanded,
                             "solve_toeplitz": _x_toeplitz, "solve_circulant": _x_circulant,
                             "solve_sylvester": _x_sylvester,
                             "solve_continuous_lyapunov": _x_lyap, "solve_discrete_lyapunov": _x_lyap,
@@ -1222,8 +1231,7 @@ _LAPACK_BASES = {"gtsv": _x_tri, "gttrf": _x_tri, "gttrs": _x_tri, "ptsv": _x_tr
                  "pbsv": _x_pb, "pbtrf": _x_pb, "pbtrs": _x_pb, "getrs": _x_factor, "getri": _x_factor,
                  "potrs": _x_factor, "potri": _x_factor}
 for _b in ("gesv", "getrf", "posv", "potrf", "sysv", "sytrf", "hesv", "hetrf", "gels", "gelsd",
-           "gelss", "gelsy", "trtrs", "gesdd", "gesvd", "geqrf", "gesvx", "posvx", "sysvx", "getc2",
-           "gesc2"):
+           "gelss", "gelsy", "trtrs", "gesvx", "posvx", "sysvx", "getc2", "gesc2"):
     _LAPACK_BASES[_b] = _x_dense
 _ENTRY.append((_lapack, "scipy.linalg.lapack", {p + b: x for b, x in _LAPACK_BASES.items()
                                                 for p in "sdcz"}))
@@ -1645,11 +1653,13 @@ def format_check(c: Check) -> str:
     return f"{c.status.value:<5} {c.id:<30} {c.message}"
 
 
-def print_report(checks: list, result: str, score, keys: dict, stream=None) -> None:
+def print_report(checks: list, result: str, score, keys: dict, stream=None, counted=None) -> None:
+    """`checks` are printed; the summary counts `counted` (all records, also under --quiet)."""
     stream = stream or sys.stdout
     for c in checks:
         print(format_check(c), file=stream)
-    counts = {s: sum(c.status is s for c in checks) for s in Status}
+    counted = checks if counted is None else counted
+    counts = {s: sum(c.status is s for c in counted) for s in Status}
     print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
     for key, value in keys.items():
         print(f"{key}: {value}", file=stream)
@@ -1859,7 +1869,7 @@ def main(argv=None) -> int:
     result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
     print_submission_output(outcomes)
     shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)]
-    print_report(shown, result, score, keys)
+    print_report(shown, result, score, keys, counted=checks)
     if args.json:
         write_json_report(args.json, args.submission, checks, result, score, phases, keys)
     if result == "UNGRADED":
