@@ -1827,23 +1827,26 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
 
 
 def audit_submission_sources(submission: str) -> list:
-    """import_audit over adi_solver.py and every other .py file beside it (a
-    sibling module the solver imports is allowed and audited alike)."""
+    """import_audit over adi_solver.py and every other .py file in the submission
+    (a sibling module or package the solver imports is allowed and audited alike)."""
     local = {os.path.splitext(f)[0] for f in os.listdir(submission) if f.endswith(".py")} | \
             {d for d in os.listdir(submission) if os.path.isfile(os.path.join(submission, d, "__init__.py"))}
     out = []
-    for name in sorted(os.listdir(submission)):
-        path = os.path.join(submission, name)
-        if not name.endswith(".py") or not os.path.isfile(path):
-            continue
-        if os.path.getsize(path) > SPEC["max_source_bytes"]:
-            out.append(Check("static.imports", Status.FAIL, f"{name} larger than "
-                             f"{SPEC['max_source_bytes']} bytes"))
-            continue
-        with open(path, "rb") as fh:
-            source = fh.read().decode("utf-8", "replace")
-        for c in import_audit(source, "static", local=local):
-            out.append(dataclasses.replace(c, message=f"{name}: {c.message}"))
+    for root, dirs, files in os.walk(submission, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, submission)
+            if not name.endswith(".py") or not os.path.isfile(path) or os.path.islink(path):
+                continue
+            if os.path.getsize(path) > SPEC["max_source_bytes"]:
+                out.append(Check("static.imports", Status.FAIL, f"{rel} larger than "
+                                 f"{SPEC['max_source_bytes']} bytes"))
+                continue
+            with open(path, "rb") as fh:
+                source = fh.read().decode("utf-8", "replace")
+            for c in import_audit(source, "static", local=local):
+                out.append(dataclasses.replace(c, message=f"{rel}: {c.message}"))
     merged = {}
     for c in out:   # one record per id: the worst
         rank = {Status.FAIL: 3, Status.REVIEW: 2, Status.SKIP: 1, Status.INFO: 1, Status.PASS: 0}

@@ -50,3 +50,14 @@ def test_local_helper_module_is_allowed_and_audited():
     G = grader()
     assert G.import_audit("import helper\n", "static", local={"helper"})[0].status is G.Status.PASS
     assert G.import_audit("import helper\n", "static")[0].status is G.Status.FAIL
+
+
+def test_disallowed_import_in_a_local_package_is_caught(tmp_path):
+    sub = copy_gold(tmp_path / "sub")
+    (sub / "helpers").mkdir()
+    (sub / "helpers" / "__init__.py").write_text("import fenics\n")
+    src = (sub / "adi_solver.py").read_text()
+    (sub / "adi_solver.py").write_text("import helpers  # noqa\n" + src)
+    rc, stdout, stderr, doc = grade(sub)
+    assert doc["score"] == 0.0 and failed(doc) == {"static.imports"}
+    assert "fenics" in message(doc, "static.imports")
