@@ -890,9 +890,10 @@ def step_records(progs: dict, results: dict, dry: bool, strict: bool) -> tuple:
                      step=step, lost_context=prog.lost_context)
             failures.append(f)
             cls = classify(f)
+            msg = (f.get("message") or "").strip().splitlines()
             records.append(Check(f"step.{step}", Status.FAIL,
-                                 f"{n_ok}/{len(prog.cases)} cases; {f.get('phase', '?')}: "
-                                 f"{signature(f)} [{cls}]", n_ok, len(prog.cases)))
+                                 f"{n_ok}/{len(prog.cases)} cases; {f.get('phase', '?')}: {f.get('type')}"
+                                 f"{': ' + msg[0][:160] if msg else ''} [{cls}]", n_ok, len(prog.cases),))
         if prog.audit:
             records.append(Check(f"audit.{step}", Status.REVIEW,
                                  "generation " + "; ".join(prog.audit[:4]), prog.audit))
@@ -1001,13 +1002,15 @@ def _child(job, targets, terrs, wfd, token, out_path):
             import importlib
             importlib.import_module("scicode.parse.parse")
             importlib.import_module("scicode.compare.cmp")
-            for i, e in enumerate(terrs):
-                if e is not None:
-                    raise KeyError(e["message"])
-                ns[job["target_name"]] = targets[i]
-            _sys.stdout.write(job["marker"] + "\n")
-            _sys.stdout.flush()
-            csend({"marker": job["marker"]})
+            bad = [e for e in terrs if e is not None]
+            if bad:
+                csend({"phase": "dry", "ok": False, "error": bad[0]})
+            else:
+                for i, value in enumerate(targets):
+                    ns[job["target_name"]] = value
+                _sys.stdout.write(job["marker"] + "\n")
+                _sys.stdout.flush()
+                csend({"marker": job["marker"]})
         except BaseException as exc:
             csend({"phase": "dry", "ok": False, "error": _err(exc)})
     elif not aborted:
@@ -1302,7 +1305,8 @@ def warm_modules(problems: list) -> list:
 def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str) -> dict:
     """Run every job on a pool of warm workers; step -> raw worker reply."""
     pending = queue.Queue()
-    for job in jobs:
+    # a problem's later steps tend to be its heavy ones (whole simulations): start them first
+    for job in sorted(jobs, key=lambda j: -int(_step_key(j["step"])[1])):
         pending.put(job)
     results, lock = {}, threading.Lock()
 
