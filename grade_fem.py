@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import base64
 import dataclasses
 import enum
 import hashlib
@@ -695,6 +696,7 @@ def check_source(sub: str) -> list:
 # over every attribute of every loaded numpy/scipy module.
 FEM_DRIVER = r'''
 import time as _time
+from base64 import b64encode as _b64
 _SUBDIR = _REQ["submission_dir"]
 _WORK = _os.path.dirname(_SUBDIR)
 while _SUBDIR in _sys.path:          # numpy/scipy must not be shadowed by submitted files
@@ -808,8 +810,12 @@ class _LUProxy:
 def _wrap(name, fn):
     def wrapper(*args, **kwargs):
         outer = _ST["depth"] == 0
-        if outer:
+        if outer:                      # the outermost call is recorded once ...
             _ST["calls"].append(_describe(name, args))
+        elif _ST["calls"]:             # ... nested library layers only counted under it
+            rec = _ST["calls"][-1]
+            rec["nested"] = rec.get("nested", 0) + 1
+            rec["depth"] = max(rec.get("depth", 0), _ST["depth"])
         _ST["depth"] += 1
         try:
             out = fn(*args, **kwargs)
@@ -891,9 +897,9 @@ def _fields(res, n):
     out = {}
     caps = (n + 1, n + 1, 10 * n + 1, 10 * n + 1)
     for k, v, cap in zip(keys, vals, caps):
-        arr = _np.asarray(v, dtype=_np.float64)
+        arr = _np.ascontiguousarray(_np.asarray(v, dtype=_np.float64))
         out[k] = {"shape": list(arr.shape),
-                  "data": arr.ravel().tolist() if arr.size <= cap else None}
+                  "b64": _b64(arr.tobytes()).decode("ascii") if arr.size <= cap else None}
     return out
 
 
@@ -971,13 +977,13 @@ def _field(msg: dict, key: str, shape: tuple, cid: str):
     f = (msg.get("fields") or {}).get(key) if isinstance(msg.get("fields"), dict) else None
     if not isinstance(f, dict) or not isinstance(f.get("shape"), list):
         raise Reject(cid, f"n={msg.get('n')}: {key} not returned")
-    if tuple(f["shape"]) != shape or not isinstance(f.get("data"), list):
+    if tuple(f["shape"]) != shape or not isinstance(f.get("b64"), str):
         raise Reject(cid, f"n={msg.get('n')}: {key} has shape {tuple(f['shape'])}, expected {shape}",
                      f["shape"], list(shape))
     try:
-        arr = np.array(f["data"], dtype=np.float64)
+        arr = np.frombuffer(base64.b64decode(f["b64"], validate=True), dtype=np.float64).copy()
     except (TypeError, ValueError):
-        raise Reject(cid, f"n={msg.get('n')}: {key} is not numeric")
+        raise Reject(cid, f"n={msg.get('n')}: {key} is not a float64 array")
     if arr.shape != shape:
         raise Reject(cid, f"n={msg.get('n')}: {key} data length {arr.size}, expected {shape[0]}")
     return arr
@@ -1231,30 +1237,43 @@ def stage_solver(sub: str, stage: str) -> str:
     return stage
 
 
-def execution_checks(sub: str, budget: float, arrs: dict, phases: dict, outcomes: dict,
-                     keys: dict) -> list:
-    """Run the two isolated phases (in parallel) while the grader computes its own
-    solution, then judge the recorded runs."""
-    results: dict = {}
-    common = {"meshes": list(SPEC["meshes"]), "rel": SPEC["audit_rel_perturbation"],
-              "audit_n": SPEC["audit_n"]}
-    tmp = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-stage-")
-    try:
-        stage = stage_solver(sub, os.path.join(tmp, "submission"))
-        threads = [threading.Thread(target=_run_phase, daemon=True,
-                                    args=(results, ph, stage, budget, dict(common, phase=ph)))
-                   for ph in ("regen", "audit")]
-        for t in threads:
-            t.start()
-        t0 = time.monotonic()
+class Execution:
+    """The isolated phases, started early so they run while the grader checks
+    the files and computes its own solution."""
+
+    def __init__(self, sub: str, budget: float):
+        self.results: dict = {}
+        self.tmp = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-stage-")
+        common = {"meshes": list(SPEC["meshes"]), "rel": SPEC["audit_rel_perturbation"],
+                  "audit_n": SPEC["audit_n"]}
         try:
-            ref = reference_study()
-        finally:
-            phases["reference"] = time.monotonic() - t0
-            for t in threads:
-                t.join()
+            stage = stage_solver(sub, os.path.join(self.tmp, "submission"))
+        except OSError as exc:
+            self.threads = []
+            self.results = {ph: RunOutcome("error", [], f"could not stage {SPEC['solver_file']}: {exc}",
+                                           0.0, None, "", "") for ph in ("regen", "audit")}
+            return
+        self.threads = [threading.Thread(target=_run_phase, daemon=True,
+                                         args=(self.results, ph, stage, budget, dict(common, phase=ph)))
+                        for ph in ("regen", "audit")]
+        for t in self.threads:
+            t.start()
+
+    def join(self) -> dict:
+        for t in self.threads:
+            t.join()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return self.results
+
+
+def execution_checks(run: Execution, arrs: dict, phases: dict, outcomes: dict, keys: dict) -> list:
+    """Compute the grader's own solution while the phases run, then judge the recorded runs."""
+    t0 = time.monotonic()
+    try:
+        ref = reference_study()
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        phases["reference"] = time.monotonic() - t0
+        results = run.join()
     regen, audit = results.get("regen"), results.get("audit")
     outcomes.update({k: v for k, v in results.items() if v is not None})
     for name, oc in results.items():
@@ -1281,14 +1300,15 @@ def execution_checks(sub: str, budget: float, arrs: dict, phases: dict, outcomes
     return out
 
 
-
-
 def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tuple:
     """(checks, phases, outcomes, keys)."""
     t_start = time.monotonic()
     checks, phases, outcomes, keys = [], {}, {}, {}
     checks += check_files(submission)
     present = {c.id.split(".", 1)[1]: c.status is Status.PASS for c in checks}
+    static = check_source(submission) if present[SPEC["solver_file"]] else []
+    static_ok = present[SPEC["solver_file"]] and not any(c.status is Status.FAIL for c in static)
+    run = Execution(submission, budget) if static_ok and not no_exec else None
     arrs: dict = {}
     if present[SPEC["npz_file"]]:
         try:
@@ -1312,20 +1332,16 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
         keys["e_star_n(32)"] = f"{e[0]:.6e}"
         keys["dense_orders_clean"] = " ".join(f"{b:.3f}" for b in orders(e)[:3])
         keys["nodal_error(32)"] = f"{arrs['nodal_errors'][0]:.3e}"
-    static_ok = False
-    if present[SPEC["solver_file"]]:
-        static = check_source(submission)
-        checks += static
-        static_ok = not any(c.status is Status.FAIL for c in static)
+    checks += static
     phases["static"] = time.monotonic() - t_start
     if no_exec:
         checks.append(Check("provenance.not_executed", Status.INFO,
                             "--no-exec: fem_solver.py not run, provenance not established"))
-    elif not static_ok:
+    elif run is None:
         checks.append(Check("provenance.not_executed", Status.SKIP,
                             "fem_solver.py missing or rejected statically: not run"))
     else:
-        checks += execution_checks(submission, budget, arrs, phases, outcomes, keys)
+        checks += execution_checks(run, arrs, phases, outcomes, keys)
     phases["total"] = time.monotonic() - t_start
     keys["review_required"] = sum(c.status is Status.REVIEW for c in checks)
     return checks, phases, outcomes, keys
