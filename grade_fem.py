@@ -54,7 +54,8 @@ GRADER_VERSION = "1.0.0"
 SPEC = {
     # -- run / sandbox --------------------------------------------------------
     "budget_s": 600.0,          # seed: "--budget, default 600 s per phase"
-    "mem_bytes": 4 << 30,       # runner address-space limit (not in seed)
+    "mem_bytes": 16 << 30,      # runner address-space limit (not in seed; BLAS threads reserve
+                                #   address space per thread, so this is generous)
     "max_json_bytes": 1 << 20,  # guarded input size caps (not in seed)
     "max_npz_bytes": 64 << 20,
     "max_source_bytes": 1 << 20,
@@ -673,12 +674,15 @@ def check_source(sub: str) -> list:
     out = import_audit(source, "static")
     if any(c.id == "static.syntax" for c in out):
         return out
-    tree = ast.parse(source)
-    has_solve = any(isinstance(node, (ast.FunctionDef, ast.Assign, ast.ImportFrom))
-                    and ("solve" in ([node.name] if isinstance(node, ast.FunctionDef) else
-                                     [getattr(t, "id", None) for t in getattr(node, "targets", [])] +
-                                     [a.asname or a.name for a in getattr(node, "names", [])]))
-                    for node in tree.body)
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    has_solve = "solve" in names
     out.append(Check("static.defines_solve", Status.PASS if has_solve else Status.INFO,
                      "top-level solve defined" if has_solve else
                      "no top-level `def solve` found statically (checked again at run time)"))
@@ -1630,12 +1634,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-exec", action="store_true",
                    help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
     p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
-    p.add_argument("--quiet", action="store_true", help="print only the summary and verdict")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict")
     return p
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if not args.budget > 0 or not math.isfinite(args.budget):
+        print(f"{GRADER_NAME}: --budget must be a positive number of seconds", file=sys.stderr)
+        return EXIT_UNGRADED
     if not os.path.isdir(args.submission):
         print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
         return EXIT_UNGRADED
