@@ -1552,7 +1552,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=GRADER_NAME, description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="exit codes: 0 full score, 1 graded below full score, "
+        epilog="SCORE = overall_accuracy (mean over seeds) when gates 1-7 pass, else 0.0; "
+               "RESULT PASS = SCORE 1.0 with every gate passed, PARTIAL = ranked and 0 < SCORE < 1, "
+               "FAIL = a gate 1-7 failed or SCORE 0.\n"
+               "exit codes: 0 full score, 1 graded below full score, "
                "2 UNGRADED (--no-exec) or usage error, 3 grader failure")
     p.add_argument("submission", nargs="?",
                    help="directory with manifest.json, the model's Python code and weights")
@@ -1641,11 +1644,12 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
     graded = [r for r in results if r["tiers"]]
     if not many and graded:
         r = graded[0]
-        keys["tier"] = "  ".join(f"{t.tier_id:>5}" for t in r["tiers"])
-        keys["accuracy"] = "  ".join(f"{t.accuracy:.2f}{'*' if t.tier_id == 0 else ' '}".rjust(5)
-                                     for t in r["tiers"])
-        keys["cumulative_wall_s"] = "  ".join(
-            (f"{t.wall:.1f}" if t.wall is not None else "-").rjust(5) for t in r["tiers"])
+        # the seed's §3 layout: one column per tier, tier 0 starred (unscored)
+        keys["tier"] = " ".join(f"{t.tier_id:>7}" for t in r["tiers"])
+        keys["accuracy"] = " ".join(f"{t.accuracy:.2f}{'*' if t.tier_id == 0 else ''}".rjust(7)
+                                    for t in r["tiers"])
+        keys["cumulative_wall_s"] = " ".join(
+            (f"{t.wall:.2f}" if t.wall is not None and t.completed else "-").rjust(7) for t in r["tiers"])
     if many:
         keys["robustness"] = "seed  t1-t7(min)  t8  t9  t10  overall  htop  det"
         for i, r in enumerate(results):

@@ -87,3 +87,11 @@ def gate_statuses(checks: dict) -> dict:
 def tier_accuracy(checks: dict, prefix="") -> dict:
     return {int(cid.rsplit(".", 1)[1]): c["measured"] for cid, c in checks.items()
             if cid.startswith(prefix + "tier.")}
+
+
+@functools.lru_cache(None)
+def zero_baseline_checks() -> dict:
+    """The always-zero baseline graded once on the 110-problem set: its checks by id."""
+    d = tempfile.mkdtemp(prefix="mc-zero-")
+    atexit.register(shutil.rmtree, d, True)
+    return grade(SUBS / "zero_baseline", d)[4]
