@@ -694,7 +694,7 @@ def read_test_set(directory: str, total_hint=None) -> dict:
             where = f"tier_{tid}.jsonl line {i + 1}"
             try:
                 row = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise Reject(cid, f"{where}: not JSON")
             if not isinstance(row, dict) or row.get("tier_id") != tid or isinstance(row.get("tier_id"), bool):
                 raise Reject(cid, f"{where}: not a row of tier {tid}")

@@ -58,6 +58,18 @@ def test_gate2_artifact_size_over_the_limit(tmp_path, monkeypatch):
     assert g.verdict([bad], strict=False, no_exec=False) == ("FAIL", 0.0)
 
 
+def test_gate2_sparse_21_gib_file_fails_before_anything_runs(tmp_path):
+    sub = make_submission(tmp_path / "sub", model_source(""))
+    try:
+        with open(sub / "weights.bin", "wb") as fh:
+            fh.truncate(21 * 1024 ** 3)                  # sparse: no disk used
+    except OSError:
+        pytest.skip("no sparse files here")
+    rc, out, err, doc, checks = grade(sub, tmp_path)
+    assert checks["g2.artifact_size"]["status"] == "FAIL" and "exceeds 20 GiB" in checks["g2.artifact_size"]["message"]
+    assert checks["g4.testgen"]["status"] == "SKIP" and verdict_lines(out)["RESULT"] == "FAIL"
+
+
 def test_gate2_limit_is_20_gib():
     assert grader().SPEC["max_artifact_bytes"] == 20 * 1024 ** 3
 

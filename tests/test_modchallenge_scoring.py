@@ -154,3 +154,26 @@ def test_robustness_row_format():
     r = {"seed": b"\x11" * 2, "tiers": [T(k, 1.0) for k in range(8)] + [T(8, 0.99), T(9, 1.0), T(10, 0.98)],
          "overall": 0.997, "htop": 10, "deterministic": False}
     assert g.robustness_row(r) == "1111  1.00  0.99  1.00  0.98  0.9970  10  NO"
+
+
+# The seed's own rows (§3 public result, §5 robustness table): per-tier accuracies -> keys.
+SEED_ROWS = [   # (label, tier accuracies 0..10, overall, htop)
+    ("§3 public", [0.70] + [1.00] * 10, 1.0, 10),
+    ("§5 1111", [1.0] * 8 + [0.99, 1.00, 0.98], 0.9970, 10),
+    ("§5 2222", [1.0] * 8 + [0.99, 1.00, 1.00], 0.9990, 10),
+    ("§5 deadbeef", [1.0] * 8 + [0.97, 1.00, 1.00], 0.9970, 10),
+    ("§5 cafef00d", [1.0] * 8 + [1.00, 0.99, 0.99], 0.9980, 10),
+    ("§5 a5a5", [1.0] * 11, 1.0, 10),
+]
+
+
+@pytest.mark.parametrize("label, accs, overall, htop", SEED_ROWS, ids=[r[0] for r in SEED_ROWS])
+def test_seed_rows_give_the_seeds_ranking_keys(label, accs, overall, htop):
+    tiers = [T(k, a) for k, a in enumerate(accs)]
+    assert grader().ranking_keys(tiers) == (overall, htop)
+
+
+def test_seed_section6_risk_tier10_timeout_drops_the_primary_key():
+    """§6: if tier 10 times out on a CPU runner it is zeroed and the primary key drops to 9."""
+    tiers = [T(k, 1.0) for k in range(10)] + [T(10, 1.0, completed=False)]
+    assert grader().ranking_keys(tiers) == (0.9, 9)

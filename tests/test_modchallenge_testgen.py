@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from conftest import SHARED, run_grader, shared_path
+from conftest import run_grader, shared_path
 from test_modchallenge_support import GRADER, PUBLIC_DIR, grader, public_set
 
 # sha256 of tier_<k>.jsonl as regenerated from the public seed (1100 problems).  Tiers 1-10
