@@ -5,7 +5,7 @@ import shutil
 
 import h5py
 
-from test_scicode_support import (GRADER, check, grade, h5_encoding, problem_args, run_grader, step_line,
+from test_scicode_support import (GRADER, SCI, check, grade, h5_encoding, problem_args, run_grader, step_line,
                                   syn, synthetic, tmpdir, variant, verdict_lines)
 
 
@@ -152,3 +152,33 @@ def test_timeout_and_memory_options():
     rc, out, err, doc, keys = grade(gen, "--timeout", "2")
     assert "Timeout: exceeded the 2 s budget" in step_line(out, "901.1")
     assert doc["steps"]["901.1"]["failure"]["message"] == "exceeded the 2 s budget"
+
+
+def test_committed_samples_grade_fully():
+    samples = SCI / "samples"
+    for gens in (samples / "generations.jsonl", samples / "folder"):
+        out = tmpdir("samples") / "r.json"
+        rc, stdout, stderr, doc = run_grader(GRADER, gens, "--problems",
+                                             samples / "problems_synthetic_test.jsonl",
+                                             samples / "problems_synthetic_dev.jsonl",
+                                             "--h5", syn()["targets.h5"], "--special-steps",
+                                             samples / "special", "--json", out)
+        assert rc == 0 and verdict_lines(stdout)["steps_passed"] == "6/6", stdout + stderr
+
+
+def test_strict_fails_flagged_steps():
+    gen = variant("strict-audit", replace={"902.1": "def square(x):\n    g = globals()\n    return x ** 2\n"})
+    rc, out, err, doc, keys = grade(gen)
+    assert rc == 0 and "REVIEW_REQUIRED: audit.902.1 generation uses globals()" in out
+    rc, out, err, doc, keys = grade(gen, "--strict")
+    assert rc == 1 and step_line(out, "902.1").startswith("FAIL") and keys["steps_passed"] == "5/6"
+
+
+def test_empty_generations_indicted_as_systematic():
+    from test_scicode_support import one_step_set, run_one_step_set
+    probs, h5, gen, steps = one_step_set("empty", {f"s{i}": "x" for i in range(10)})
+    for f in gen.iterdir():
+        f.unlink()
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen)
+    assert rc == 3 and keys["RESULT"] == "UNGRADED"
+    assert "100% of 10 failures share one signature: MissingGeneration" in out
