@@ -926,6 +926,7 @@ _os.chdir(_INIT["work_dir"])
 # outcome on its own token pipe; enforce the timeout; kill the child's group.
 WORKER_BODY = r'''
 import builtins, io, random, resource, select, shutil, signal, tempfile, time, traceback
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 for _m in _INIT["warm"]:
     try:
         __import__(_m)
@@ -1074,6 +1075,8 @@ def _run(job):
         try:
             _os.close(r)
             _os.close(_FD)
+            for _k in ("_TOKEN", "_INIT", "send", "_FD"):      # the worker's channel secrets
+                globals().pop(_k, None)
             _os.chdir(step_dir)
             _child(job, targets, terrs, w, token, out_path)
         finally:
@@ -1204,15 +1207,11 @@ class Worker:
         self.out, self.err = [], []
         rfd, wfd = os.pipe()
 
-        def limits():
-            import resource
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-        try:
+        try:    # no preexec_fn: this runs in several threads; the worker sets its own limits
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", driver, str(wfd)], cwd=work, env=_child_env(work),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(wfd,), start_new_session=True, preexec_fn=limits)
+                pass_fds=(wfd,), start_new_session=True)
         finally:
             os.close(wfd)
         threading.Thread(target=self._read_replies, args=(os.fdopen(rfd, "rb"),), daemon=True).start()
