@@ -677,7 +677,7 @@ def _decimal(value, where: str, cid: str) -> int:
     return int(value)
 
 
-def read_test_set(directory: str, total_hint=None) -> dict:
+def read_test_set(directory: str) -> dict:
     """A test set from tier_<k>.jsonl files (e.g. --write-tests output or the published set),
     every row re-checked: structure, expected recomputed, p prime on tiers 1-10."""
     cid = "g4.testgen"
@@ -1011,9 +1011,7 @@ def _events(outcome, name: str) -> list:
 
 
 def _child_reason(outcome, what: str) -> str:
-    if outcome.status == "timeout":
-        return f"{what}: {outcome.reason}"
-    if outcome.status in ("crashed", "error"):
+    if outcome.status in ("timeout", "crashed", "error"):
         return f"{what}: {outcome.reason}"
     return f"{what}: the child stopped without reporting it ({outcome.reason or 'exited'})"
 
@@ -1543,9 +1541,9 @@ EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER = 0, 1, 2, 3
 
 def _default_jobs() -> int:
     try:
-        return max(1, min(2, len(os.sched_getaffinity(0))))
+        return max(1, min(4, len(os.sched_getaffinity(0))))
     except (AttributeError, OSError):
-        return max(1, min(2, os.cpu_count() or 1))
+        return max(1, min(4, os.cpu_count() or 1))
 
 
 def build_parser() -> argparse.ArgumentParser:

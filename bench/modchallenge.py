@@ -4,7 +4,8 @@
 Each variant runs in a fresh process, in the same run, on the same code path
 (grade_modchallenge.generate_test_set); only the prime search differs:
   grader-1 : the grader's nextprime (windowed sieve + base-2 Miller-Rabin filter + BPSW), serial
-  grader-2 : the same, survivors of each window split over 2 forked workers (--jobs 2, the default)
+  grader-2 : the same, survivors of each window split over 2 forked workers (--jobs 2; the
+             default is min(4, cores))
   naive    : a naive nextprime written here: every odd candidate gets Miller-Rabin with the first
              12 prime bases (the kind of re-implementation that took ~45 s)
   sympy    : sympy.nextprime, the challenge harness's own (only if sympy is installed)
