@@ -1304,8 +1304,14 @@ def warm_modules(problems: list) -> list:
 def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str) -> dict:
     """Run every job on a pool of warm workers; step -> raw worker reply."""
     pending = queue.Queue()
-    # a problem's later steps tend to be its heavy ones (whole simulations): start them first
-    for job in sorted(jobs, key=lambda j: -int(_step_key(j["step"])[1])):
+    # a problem's last step tends to be its heavy one (a whole simulation): start those
+    # first, then later steps before earlier ones; only the order changes, not the verdicts
+    last = {}
+    for job in jobs:
+        pid, k = _step_key(job["step"])
+        last[pid] = max(last.get(pid, 0), k)
+    for job in sorted(jobs, key=lambda j: (_step_key(j["step"])[1] != last[_step_key(j["step"])[0]],
+                                           -_step_key(j["step"])[1])):
         pending.put(job)
     results, lock = {}, threading.Lock()
 
