@@ -4,7 +4,7 @@ exit 0 = pass), on the real dev split graded with its reference code.
 
     python bench/scicode.py [--problems ../shared/data/scicode/problems_dev.jsonl] [--jobs N]
 
-Builds a targets file from ground_truth_code first (reference/scicode/build_dev_targets.py,
+Builds a targets file from ground_truth_code first (reference/scicode/build_scicode_targets.py,
 not timed), then times both runners on all 50 dev steps, on the light steps (all but 51.4,
 47.4, 10.11) and on the quick steps (own compute < 0.5 s: what per-step overhead costs),
 checks that they agree step by step, and prints the ratios.  On the full dev split the
@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "reference" / "scicode"))
 sys.path.insert(0, str(REPO))
-import build_dev_targets  # noqa: E402
+import build_scicode_targets  # noqa: E402
 import grade_scicode  # noqa: E402
 
 HEAVY = ("51.4", "47.4", "10.11")
@@ -79,10 +79,10 @@ def main(argv=None):
     work = Path(tempfile.mkdtemp(prefix="bench_scicode-"))
     h5, gen = work / "targets.h5", work / "gen"
     t0 = time.monotonic()
-    ref_secs = build_dev_targets.build(a.problems, str(h5), jobs=os.cpu_count() or 1, generations=str(gen))
+    ref_secs = build_scicode_targets.build(a.problems, str(h5), jobs=os.cpu_count() or 1, generations=str(gen))
     print(f"targets built from ground_truth_code in {time.monotonic() - t0:.1f} s (not timed below); reference compute per step summed: {sum(ref_secs.values()):.1f} s")
     shim = grade_scicode.write_shim(str(work / "shim"))
-    items = build_dev_targets.dev_items(a.problems)
+    items = build_scicode_targets.dev_items(a.problems)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"cores: {cores}, grader --jobs {a.jobs or cores}")
     subsets = (("all dev steps", items),

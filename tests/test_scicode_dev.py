@@ -1,7 +1,7 @@
 """The real problem files (../shared/data/scicode; skipped when absent).
 
 A targets file is built once per session from the dev split's ground_truth_code
-(reference/scicode/build_dev_targets.py: each test's expected expression evaluated with
+(reference/scicode/build_scicode_targets.py: each test's expected expression evaluated with
 the reference code, written in the official encoding); then the real 50 dev steps are
 graded with the reference code as the submission, with a broken submission, and with a
 targets file that lacks groups.
@@ -21,7 +21,7 @@ import pytest
 from conftest import shared_path
 from test_scicode_support import GRADER, check, gs, run_grader, step_line, tmpdir, verdict_lines
 
-import build_dev_targets
+import build_scicode_targets
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +36,7 @@ BENCH_ONLY = ("51.4", "47.4")
 @pytest.fixture(scope="session")
 def dev_build(files):
     root = tmpdir("dev-build")
-    secs = build_dev_targets.build(str(files["dev"]), str(root / "targets.h5"), exclude=BENCH_ONLY,
+    secs = build_scicode_targets.build(str(files["dev"]), str(root / "targets.h5"), exclude=BENCH_ONLY,
                                    jobs=2, generations=str(root / "reference"))
     return root, secs
 

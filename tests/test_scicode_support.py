@@ -1,6 +1,6 @@
 """Shared, cached builders for the SciCode tests (no tests here).
 
-The synthetic problem set (reference/scicode/synthetic.py) is written once per pytest
+The synthetic problem set (reference/scicode/scicode_synthetic.py) is written once per pytest
 process; grading runs are memoised by (generations, flags).
 """
 import atexit
@@ -19,8 +19,10 @@ GRADER = REPO / "grade_scicode.py"
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(SCI))
 
-import h5_encoding  # noqa: E402
-import synthetic  # noqa: E402
+import scicode_h5_encoding  # noqa: E402
+import scicode_synthetic  # noqa: E402
+
+h5_encoding, synthetic = scicode_h5_encoding, scicode_synthetic   # short names for the tests
 
 _TMP = Path(tempfile.mkdtemp(prefix="test_scicode-"))
 atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
@@ -40,7 +42,7 @@ gs = _load()
 @functools.lru_cache(maxsize=None)
 def syn() -> dict:
     """The synthetic problems, targets and correct generations (built once)."""
-    return {k: Path(v) for k, v in synthetic.write_all(str(_TMP / "synthetic")).items()}
+    return {k: Path(v) for k, v in scicode_synthetic.write_all(str(_TMP / "synthetic")).items()}
 
 
 def tmpdir(name: str) -> Path:
@@ -135,7 +137,7 @@ def one_step_set(name: str, bodies: dict, target=2.0) -> tuple:
     probs = root / "problems.jsonl"
     probs.write_text("".join(json.dumps(p) + "\n" for p in problems))
     h5 = root / "targets.h5"
-    h5_encoding.write_targets(h5, targets)
+    scicode_h5_encoding.write_targets(h5, targets)
     return probs, h5, gen, steps
 
 

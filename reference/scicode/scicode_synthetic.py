@@ -4,7 +4,7 @@ Problems: 901 (test split: a function, a class header, a tuple output compared w
 cmp_tuple_or_list), 902 (dev split: ground_truth_code, reference context), 62 (a no-test
 first step, like the real 62.1, followed by a step that needs it).
 
-    python reference/scicode/synthetic.py OUT_DIR      # problems_*.jsonl, targets.h5, correct/
+    python reference/scicode/scicode_synthetic.py OUT_DIR      # problems_*.jsonl, targets.h5, correct/
 """
 import json
 import os
@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h5_encoding import write_targets  # noqa: E402
+from scicode_h5_encoding import write_targets  # noqa: E402
 
 DEPS = "import numpy as np"
 

@@ -8,7 +8,7 @@ or the other side of `==`; `f(x)[k]` against `target[k]` gives `f(x)`).  That va
 written as the test's target.  Tests without `target` (78.1, 78.2) get the string "None",
 which is how the official writer stores None.
 
-    python reference/scicode/build_dev_targets.py problems_dev.jsonl OUT.h5 [--steps 1.1 ...]
+    python reference/scicode/build_scicode_targets.py problems_dev.jsonl OUT.h5 [--steps 1.1 ...]
         [--exclude 51.4 ...] [--generations DIR] [--jobs N]
 
 --generations DIR also writes each step's ground_truth_code as DIR/<step>.py (the
@@ -25,7 +25,7 @@ from multiprocessing import get_context
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
-from h5_encoding import write_targets  # noqa: E402
+from scicode_h5_encoding import write_targets  # noqa: E402
 import grade_scicode  # noqa: E402  (only for its `scicode` shim: the tests import scicode.compare.cmp)
 
 
