@@ -220,6 +220,7 @@ def load_problems(paths: list) -> tuple:
                 split = "dev" if any(s.get("ground_truth_code") for s in raw_steps) else "test"
                 steps = []
                 for k, s in enumerate(raw_steps):
+                    header_name(str(s["function_header"]))      # ValueError: no def/class
                     cases = s.get("test_cases") or []
                     if not isinstance(cases, list) or not all(isinstance(c, str) for c in cases):
                         raise TypeError(f"step {s.get('step_number')}: test_cases must be strings")

@@ -155,3 +155,20 @@ def test_folder_generations_non_utf8(tmp_path):
     (tmp_path / "notes.md").write_text("hi")
     g = gs.load_generations(str(tmp_path), {"901.1"})
     assert "not UTF-8" in g.errors["901.1"] and "notes.md" in g.unknown
+
+
+def test_malformed_problem_lines_are_named(tmp_path):
+    p = tmp_path / "p.jsonl"
+    good = {"problem_id": "7", "required_dependencies": "import numpy as np",
+            "sub_steps": [{"step_number": "7.1", "function_header": "def f(x):\n    '''d'''",
+                           "test_cases": ["assert f(1) == target"]}]}
+    bad_header = dict(good, problem_id="8", sub_steps=[dict(good["sub_steps"][0], step_number="8.1",
+                                                            function_header="x = 1")])
+    p.write_text("\n".join([json.dumps(good), "[1, 2]", "{oops", json.dumps(bad_header), json.dumps(good)]) + "\n")
+    probs, checks = gs.load_problems([str(p)])
+    assert list(probs) == ["7"]
+    msgs = [c.message for c in checks if c.status is gs.Status.FAIL]
+    assert any(m.startswith("line 2: malformed") for m in msgs)
+    assert any(m.startswith("line 3: malformed") for m in msgs)
+    assert any("line 4" in m and "no def/class" in m for m in msgs)
+    assert any("line 5: problem 7 given twice" in m for m in msgs)
