@@ -92,3 +92,13 @@ def test_signature_normalisation():
     assert a == b == "ValueError: shapes (N,N) and (N,) at ADDR not aligned: N (dim N)"
     assert gs.signature(PLAIN_ASSERT) == "AssertionError"
     assert gs.signature(dict(PLAIN_ASSERT, origin="submission")) == "AssertionError (in submission)"
+
+
+def test_end_to_end_ten_wrong_answers_graded_not_indicted():
+    from test_scicode_support import one_step_set, run_one_step_set
+    probs, h5, gen, steps = one_step_set("ten-wrong", {f"w{i}": f"def f(x):\n    return x + {i + 2}\n"
+                                                     for i in range(10)})
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen)
+    assert (rc, keys["RESULT"], keys["SCORE"]) == (1, "FAIL", "0.0")
+    assert "  10x [model] AssertionError" in out
+    assert "census.verdict                 10 failure(s), all model faults" in out
