@@ -75,6 +75,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--problems", default=str(REPO.parent / "shared" / "data" / "scicode" / "problems_dev.jsonl"))
     p.add_argument("--jobs", type=int, default=None, help="grader workers (default: cores)")
+    p.add_argument("--keep", action="store_true", help="keep the work dir (targets, scripts, reports)")
     a = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench_scicode-"))
     h5, gen = work / "targets.h5", work / "gen"
@@ -102,7 +103,11 @@ def main(argv=None):
         print(f"{label} ({len(subset)}): official sequential {seq_wall:6.1f} s ({sum(seq.values())} pass) | "
               f"grade_scicode {our_wall:6.1f} s ({sum(ours.values())} pass) | verdicts agree on "
               f"{agree}/{len(seq)} | ratio {seq_wall / our_wall:.2f}x")
-    print(f"(work dir {work})")
+    if a.keep:
+        print(f"(work dir {work})")
+    else:
+        import shutil
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
