@@ -1539,7 +1539,7 @@ def grade(args) -> tuple:
         args.split = present.pop() if len(present) == 1 else "all"
     selected = [p for p in problems.values() if args.split in ("all", p.split)]
     if not selected:
-        checks.append(Check("input.fatal", Status.FAIL, f"no {args.split} problems in the problem files"))
+        checks.append(Check("input.fatal", Status.FAIL, f"no problems of split {args.split!r} could be read from the problem files"))
         return checks, phases, {}, {}
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
     n_probs = len({p.pid for p, _ in in_scope})
