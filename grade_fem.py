@@ -1419,6 +1419,19 @@ def _drain(stream, sink: list, cap: int) -> None:
     stream.close()
 
 
+def _limit_child(pid: int, rlimits) -> None:
+    """Resource limits set on the child from outside (Linux prlimit), while it
+    still waits for its request: no Python runs between fork and exec, as it
+    would with preexec_fn, which is unsafe when the grader has other threads.
+    Where prlimit is missing the wall-clock budget still holds."""
+    import resource
+    for name, val in rlimits:
+        try:
+            resource.prlimit(pid, getattr(resource, name), (val, val))
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
 def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: float, *,
                  mem_bytes: int = SPEC["mem_bytes"], cap: int = 64 << 10,
                  reply_cap: int = 256 << 20) -> RunOutcome:
@@ -1455,24 +1468,16 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                 env[key] = os.environ[key]
         rfd, wfd = os.pipe()
 
-        def limits():
-            import resource
-            for res, val in ((resource.RLIMIT_AS, mem_bytes),
-                             (resource.RLIMIT_CPU, int(timeout) + 30),
-                             (resource.RLIMIT_FSIZE, 256 << 20),
-                             (resource.RLIMIT_CORE, 0)):
-                try:
-                    resource.setrlimit(res, (val, val))
-                except (ValueError, OSError):
-                    pass
-
+        rlimits = (("RLIMIT_AS", mem_bytes), ("RLIMIT_CPU", int(timeout) + 30),
+                   ("RLIMIT_FSIZE", 256 << 20), ("RLIMIT_CORE", 0))
         try:
             proc = subprocess.Popen([sys.executable, "-I", "-B", driver, str(wfd)], cwd=sub, env=env,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, pass_fds=(wfd,),
-                                    start_new_session=True, preexec_fn=limits)
+                                    start_new_session=True)
         finally:
             os.close(wfd)
+        _limit_child(proc.pid, rlimits)
         out, err, reply = [], [], []
         readers = [threading.Thread(target=_drain, args=(proc.stdout, out, cap), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stderr, err, cap), daemon=True),

@@ -1325,6 +1325,19 @@ class _ReplyReader:
                     self.deadline[0] = now + extra
 
 
+def _limit_child(pid: int, rlimits) -> None:
+    """Resource limits set on the child from outside (Linux prlimit), while it
+    still waits for its request: no Python runs between fork and exec, as it
+    would with preexec_fn, which is unsafe when the grader has other threads.
+    Where prlimit is missing the wall-clock budget still holds."""
+    import resource
+    for name, val in rlimits:
+        try:
+            resource.prlimit(pid, getattr(resource, name), (val, val))
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
 def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: float, *,
                  mem_bytes: int = SPEC["mem_bytes"], cap: int = 64 << 10,
                  reply_cap: int = 256 << 20, rearm=None, lib_files: dict | None = None,
@@ -1366,24 +1379,16 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         rfd, wfd = os.pipe()
         cpu = cpu_seconds if cpu_seconds is not None else int(timeout) + 30
 
-        def limits():
-            import resource
-            for res, val in ((resource.RLIMIT_AS, mem_bytes),
-                             (resource.RLIMIT_CPU, cpu),
-                             (resource.RLIMIT_FSIZE, 256 << 20),
-                             (resource.RLIMIT_CORE, 0)):
-                try:
-                    resource.setrlimit(res, (val, val))
-                except (ValueError, OSError):
-                    pass
-
+        rlimits = (("RLIMIT_AS", mem_bytes), ("RLIMIT_CPU", cpu),
+                   ("RLIMIT_FSIZE", 256 << 20), ("RLIMIT_CORE", 0))
         try:
-            proc = subprocess.Popen([sys.executable, "-I", driver, str(wfd)], cwd=sub, env=env,
+            proc = subprocess.Popen([sys.executable, "-I", "-B", driver, str(wfd)], cwd=sub, env=env,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, pass_fds=(wfd,),
-                                    start_new_session=True, preexec_fn=limits)
+                                    start_new_session=True)
         finally:
             os.close(wfd)
+        _limit_child(proc.pid, rlimits)
         deadline = [time.monotonic() + timeout]
         out, err = [], []
         reader = _ReplyReader(os.fdopen(rfd, "rb"), token, t0, deadline, rearm, reply_cap)
