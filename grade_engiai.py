@@ -19,7 +19,8 @@ completion; RAG = rag_accuracy; HPC = 0.80 workflow completion + 0.20 tool effic
 training code = six weighted terms, model_quality = clip(baseline_mmd / agent_mmd, 0, 1).
 A trial the harness could not make scorable (no baseline, no usable MMD, no ground truth,
 thermoelastic2d unsupported by the agent's tools) has score None, and its (problem, style)
-cell is printed UNSCORABLE / UNSUPPORTED with its reasons, never averaged.
+cell is printed UNSCORABLE / UNSUPPORTED with its reasons, never averaged; so is a cell holding
+a trial whose record is malformed (INVALID): a bad trial is never silently dropped.
 
 Score: the mean over fully scorable (problem, style) cells of the cell means.  RESULT: PASS
 when every trial was scorable and every artefact valid; PARTIAL when some cell is not
@@ -286,8 +287,8 @@ def get_number(obj, keys: tuple, check_id: str, *, integer: bool = False,
     dotted = ".".join(str(k) for k in keys)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Reject(check_id, f"{where}: {dotted} must be a number, got {type(value).__name__}")
-    if not math.isfinite(value):
-        raise Reject(check_id, f"{where}: {dotted} is not finite ({value!r})")
+    if as_number(value) is None:
+        raise Reject(check_id, f"{where}: {dotted} is not finite ({str(value)[:40]})")
     if integer and value != int(value):
         raise Reject(check_id, f"{where}: {dotted} must be an integer, got {value!r}")
     return int(value) if integer else float(value)
@@ -297,7 +298,11 @@ def as_number(value):
     """A finite float from an untrusted value, or None (bools and strings are not numbers)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        value = float(value)             # a JSON integer beyond the float range overflows
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def first_nonfinite(arr):
@@ -705,7 +710,9 @@ def expected_params(style: str, expected, gt: dict) -> list:
         return exports
     if style == "workflow-conditional":
         try:
-            thr = float(p["compliance_threshold"])
+            thr = as_number(p["compliance_threshold"])
+            if thr is None:
+                raise ValueError("compliance_threshold is not a finite number")
             branch = p["branch_high"] if gt["compliance"] > thr else p["branch_low"]
             return [{"threshold": branch["threshold"], "mirror_y": branch["mirror_y"],
                      "scale_xy": p["common"]["scale_xy"], "scale_z": p["common"]["scale_z"]}]
@@ -837,8 +844,8 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
             continue
         stl_reports[name] = rep
         checks.append(Check(cid, Status.INFO, f"{name}: {describe_watertight(rep)}", rep))
-    watertight = (float(np.mean([stl_reports.get(n, {"ok": False})["ok"] for n in stl_names]))
-                  if stl_names else 0.0)
+    watertight = (float(np.mean([isinstance(n, str) and n in stl_reports and stl_reports[n]["ok"]
+                                 for n in stl_names])) if stl_names else 0.0)
     if not stl_names:
         checks.append(Check(f"trial.{tid}.stl", Status.INFO, "no STL exported: watertightness 0"))
     sims = [c for c in calls if c["name"] == "simulate_design" and succeeded(c)]
@@ -942,17 +949,18 @@ def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tup
     done["evaluate_model"] = bool(evaluated)
     rate = sum(done.values()) / len(done)
 
+    def same_number(x, y):
+        x, y = as_number(x), as_number(y)
+        return x is not None and x == y
+
     def config_ok(c):
         a = c["args"].get("cfg", c["args"])
         if not isinstance(a, dict):
             return False
-        try:
-            return (int(a.get("seed", -1)) == int(want.get("seed", -2)) and
-                    int(a.get("epochs", -1)) == int(want.get("epochs", -2)) and
-                    a.get("algorithm", "cgan_cnn_2d") == want["algorithm"] and
-                    a.get("problem_id", "beams2d") == want["problem_id"])
-        except (TypeError, ValueError):
-            return False
+        return (same_number(a.get("seed"), want.get("seed")) and
+                same_number(a.get("epochs"), want.get("epochs")) and
+                a.get("algorithm", "cgan_cnn_2d") == want["algorithm"] and
+                a.get("problem_id", "beams2d") == want["problem_id"])
     config = 1.0 if any(config_ok(c) for c in calls if c["name"] == "generate_training_command") else 0.0
     metrics = {}
     for c in evaluated:
@@ -1127,8 +1135,11 @@ class RunRefs:
             if attrs is None:
                 return f"no baseline for ({algorithm}, seed {seed}) of {problem}"
             sigma = attrs.get("sigma")
-            if sigma is None or sigma <= 0:
-                return f"baseline ({algorithm}, seed {seed}) records no positive sigma"
+            # the kernel's 1/(2 sigma^2) must be a positive finite number
+            if sigma is None or sigma <= 0 or sigma * sigma == 0.0 or \
+                    not 0.0 < 0.5 / (sigma * sigma) < math.inf:
+                return f"baseline ({algorithm}, seed {seed}) records no usable positive sigma " \
+                       f"({sigma!r})"
             ref = read_h5_array(self.path, f"{grp}/reference_designs", "run.reference", ndim=3)
             bsm = read_h5_array(self.path, f"{grp}/baseline_samples", "run.reference", ndim=3)
             for name, a in (("reference_designs", ref), ("baseline_samples", bsm)):
@@ -1199,9 +1210,15 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         if not isinstance(problem, str) or problem not in PROBLEMS:
             raise Reject(cid, f"problem {str(problem)[:40]!r} is not registered "
                               f"(valid: {', '.join(list_problems())})")
-        if style not in PROBLEMS[problem]["styles"]:
+        if not isinstance(style, str) or style not in PROBLEMS[problem]["styles"]:
             raise Reject(cid, f"prompt_style {str(style)[:40]!r} is not accepted by {problem} "
                               f"(valid: {', '.join(PROBLEMS[problem]['styles'])})")
+        # the cell is known from here on: a trial invalid past this point still counts in
+        # its cell (as None), so dropping a bad trial can never raise a cell's mean
+        trial.problem, trial.style = problem, style
+        if problem not in problems or style not in styles:
+            trial.status = "filtered"
+            return trial, []
         if not isinstance(rec.get("artefacts", {}), dict):
             raise Reject(cid, "trial.json: artefacts must be an object")
         if PROBLEMS[problem]["family"] == "training_code":
@@ -1210,10 +1227,6 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
                                   f"{', '.join(ALGORITHMS)}")
             if isinstance(rec.get("seed"), bool) or not isinstance(rec.get("seed"), int):
                 raise Reject(cid, "seed missing or not an integer (it selects the baseline)")
-        trial.problem, trial.style = problem, style
-        if problem not in problems or style not in styles:
-            trial.status = "filtered"
-            return trial, []
         calls = parse_trace(rec, tid)
     except Reject as exc:
         trial.reasons.append(exc.check.message)
@@ -1269,11 +1282,14 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
 # AGGREGATION: per (problem, style) cell, never averaging a None
 # =============================================================================
 def aggregate(trials: list) -> list:
-    """One dict per (problem, style) cell that holds a scored, unscorable or unsupported trial:
-    mean and count when every trial is scored; otherwise UNSCORABLE/UNSUPPORTED with reasons."""
+    """One dict per (problem, style) cell that holds a trial: mean and count when every trial
+    is scored; otherwise INVALID (some trial record of the cell is malformed), UNSCORABLE or
+    UNSUPPORTED (every None is an unsupported trial), with the reasons, never averaged.  A
+    malformed record whose problem and style are readable stays in its cell as a None."""
     cells = {}
     for t in trials:
-        if t.status in ("scored", "unscorable", "unsupported"):
+        if t.status in ("scored", "unscorable", "unsupported") or \
+                (t.status == "invalid" and t.problem is not None and t.style is not None):
             cells.setdefault((t.problem, t.style), []).append(t)
     out = []
     for (p, s), ts in sorted(cells.items()):
@@ -1282,8 +1298,10 @@ def aggregate(trials: list) -> list:
         if not nones:
             cell.update(status="scored", mean=sum(t.score for t in ts) / len(ts), reasons=[])
         else:
-            kind = "UNSUPPORTED" if all(t.status == "unsupported" for t in nones) else "UNSCORABLE"
-            reasons = sorted({r for t in nones for r in t.reasons})
+            kind = "INVALID" if any(t.status == "invalid" for t in nones) else \
+                "UNSUPPORTED" if all(t.status == "unsupported" for t in nones) else "UNSCORABLE"
+            reasons = sorted({(f"invalid record {t.trial_id}: " if t.status == "invalid" else "") + r
+                              for t in nones for r in t.reasons})
             cell.update(status=kind.lower(), mean=None, reasons=reasons)
         out.append(cell)
     return out
@@ -1391,7 +1409,7 @@ def print_report(checks: list, result: str, score, keys: dict, table=(), stream=
     counts = {s: sum(c.status is s for c in checks) for s in Status}
     print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
     if table:
-        print("table (per problem/style cell; UNSCORABLE/UNSUPPORTED cells are never averaged)",
+        print("table (per problem/style cell; INVALID/UNSCORABLE/UNSUPPORTED cells are never averaged)",
               file=stream)
         for line in table:
             print(line, file=stream)
@@ -1444,7 +1462,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=GRADER_NAME, description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="RESULT: PASS every trial scorable and every artefact valid; PARTIAL some cell "
-               "UNSCORABLE/UNSUPPORTED, some artefact invalid or some trace to review; UNGRADED "
+               "INVALID/UNSCORABLE/UNSUPPORTED, some artefact invalid or some trace to review; UNGRADED "
                "no scorable cell; FAIL only with --strict.  SCORE: mean of the scorable cells' "
                "means.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
                "usage error, 3 grader failure")

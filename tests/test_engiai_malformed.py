@@ -169,7 +169,31 @@ def test_malformed_trace_invalidates_the_trial(run, calls, needle):
     (c,) = by_id(checks, "trial.beams2d-full.trace")
     assert c.status is G.Status.FAIL and needle in c.message
     assert trials["beams2d-full"].status == "invalid"
-    assert ("beams2d", "full") not in {(x["problem"], x["style"]) for x in cells}
+    # the cell is known, so the invalid trial stays in it as a None: never averaged
+    (cell,) = [x for x in cells if (x["problem"], x["style"]) == ("beams2d", "full")]
+    assert cell["status"] == "invalid" and cell["mean"] is None and cell["n_none"] == 1
+    assert cell["reasons"][0].startswith("invalid record beams2d-full: ")
+
+
+def test_a_broken_trial_cannot_be_dropped_to_raise_its_cell_mean(run):
+    """Regression: an invalid trial with a readable problem and style used to vanish from its
+    cell, so corrupting the record of a bad trial raised the cell's mean."""
+    shutil.copytree(run / "trials" / "beams2d-full", run / "trials" / "beams2d-full-bad")
+    edit_record(run, "beams2d-full-bad", lambda r: r.update(trial_id="beams2d-full-bad",
+                                                            tool_calls="garbled"))
+    checks, trials, cells = grade(run)
+    assert trials["beams2d-full-bad"].status == "invalid"
+    (cell,) = [x for x in cells if (x["problem"], x["style"]) == ("beams2d", "full")]
+    assert cell["n"] == 2 and cell["status"] == "invalid" and cell["mean"] is None
+    assert [c.status for c in checks if c.id == "cell.beams2d/full"] == [G.Status.REVIEW]
+    result, score = G.verdict(checks, strict=False)
+    assert result == "PARTIAL"
+    # a record whose problem is unreadable has no cell: reported, out of the table
+    edit_record(run, "beams2d-full-bad", lambda r: r.update(problem=None))
+    _, trials, cells = grade(run)
+    assert trials["beams2d-full-bad"].status == "invalid"
+    (cell,) = [x for x in cells if (x["problem"], x["style"]) == ("beams2d", "full")]
+    assert cell["n"] == 1 and cell["status"] == "scored"
 
 
 # ---------------------------------------------------------------- records
@@ -330,3 +354,48 @@ def test_external_link_in_arrays_refused(run, tmp_path):
     checks, _, _ = grade(run)
     (c,) = by_id(checks, "trial.beams2d-full.design")
     assert c.status is G.Status.FAIL and "ExternalLink (refused)" in c.message
+
+
+# ---------------------------------------------------------------- values beyond float range
+# Regression: these used to escape as OverflowError / TypeError (exit 3, "grader failure").
+HUGE = 10 ** 400          # a valid JSON integer that no float can hold
+
+
+def _hpc_seed(r, v):
+    r["tool_calls"][0]["args"]["seed"] = v
+
+
+@pytest.mark.parametrize("tid,mutate,check", [
+    ("beams2d-full", lambda r: r.update(optimal_call_count=HUGE),
+     lambda t: t.terms["tool_efficiency"] == 1.0),
+    ("rag", lambda r: r.update(claimed_scores={"overall": HUGE}),
+     lambda t: t.score == 1.0 and t.claims["overall"]["agree"] is False),
+    ("hpc", lambda r: r["expected"]["training_config"].update(seed=float("inf")),
+     lambda t: t.terms["config_correct"] == 0.0),
+    ("hpc", lambda r: _hpc_seed(r, HUGE), lambda t: t.terms["config_correct"] == 0.0),
+    ("hpc", lambda r: _hpc_seed(r, "5"), lambda t: t.terms["config_correct"] == 0.0),
+    ("hpc", lambda r: _hpc_seed(r, 5.9), lambda t: t.terms["config_correct"] == 0.0),
+    ("hpc", lambda r: _hpc_seed(r, 5.0), lambda t: t.terms["config_correct"] == 1.0),
+    ("beams2d-workflow-random", lambda r: r["tool_calls"][2]["result"].update(scale_xy=HUGE),
+     lambda t: t.terms["task_completion"] == 0.0),
+    ("beams2d-workflow-random", lambda r: r.update(
+        prompt_style="workflow-conditional",
+        expected={"stl_expected_params": {"compliance_threshold": HUGE, "branch_high": {},
+                                          "branch_low": {}, "common": {}}}),
+     lambda t: t.status == "unscorable" and "compliance_threshold" in t.reasons[0]),
+    ("photonics2d-multi", lambda r: r["artefacts"].update(stl=[["a.stl"], {}, 3]),
+     lambda t: t.terms["watertightness"] == 0.0),
+])
+def test_out_of_range_and_unhashable_values_are_clean(run, tid, mutate, check):
+    edit_record(run, tid, mutate)
+    checks, trials, _ = grade(run)
+    G.verdict(checks, strict=False)
+    assert check(trials[tid]), trials[tid]
+
+
+@pytest.mark.parametrize("sigma", [1e-200, 1e200])
+def test_sigma_whose_kernel_width_is_not_representable_is_unscorable(run, sigma):
+    with h5py.File(run / "reference.h5", "a") as fh:
+        fh["baselines/training_code_beams2d/cgan_cnn_2d/seed5"].attrs["sigma"] = sigma
+    _, trials, _ = grade(run)
+    assert trials["code"].score is None and "usable positive sigma" in trials["code"].reasons[0]

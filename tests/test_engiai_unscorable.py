@@ -63,8 +63,16 @@ def test_scored_cell_mean_and_count():
 
 def test_unsupported_and_invalid_trials():
     cells = G.aggregate([T("a", None, "unsupported", ["tools"], ("thermoelastic2d", "full")),
-                         T("b", None, "invalid", ["bad json"]), T("c", None, "filtered")])
+                         T("b", None, "invalid", ["bad json"], (None, None)),
+                         T("c", None, "filtered")])
     assert [(c["problem"], c["status"]) for c in cells] == [("thermoelastic2d", "unsupported")]
+
+
+def test_invalid_trial_with_a_known_cell_blocks_the_mean():
+    (c,) = G.aggregate([T("a", 1.0), T("b", None, "invalid", ["trace garbled"]),
+                        T("d", None, "unscorable", ["no baseline"])])
+    assert c["status"] == "invalid" and c["mean"] is None and c["n"] == 3 and c["n_none"] == 2
+    assert c["reasons"] == ["invalid record b: trace garbled", "no baseline"]
 
 
 def test_cell_reasons_are_deduplicated_and_all_kept():
