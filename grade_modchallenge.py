@@ -76,7 +76,9 @@ SPEC = {
     "mem_bytes": 8 << 30,               # child address-space limit (ours)
     "max_digits": 8200,                 # significant output digits beyond this are wrong everywhere:
                                         # every answer < 2^8192 (tier-0 products of 4096-bit operands)
-    "max_digit_bits": 20000,            # a digit wider than any base (2^32 or p < 2^9689) is malformed
+    "max_digit_bits": 9689,             # a digit wider than any base (2^32, or p <= 2^9689 - 1, the
+                                        # largest tier-0 prime) is malformed; also keeps every digit
+                                        # sent under Python's 4300-decimal-digit int/str limit
     "test_set_max_bytes": 64 << 20,     # --test-set file cap (ours)
 }
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from conftest import verdict_lines
-from test_modchallenge_support import SUBS, grade, make_submission, model_source
+from test_modchallenge_support import SUBS, grade, grader, make_submission, model_source, public_set
 
 LOAD_FAILS = {
     "no_module": ({"entry_class": "nomodule.M"}, model_source(""), "cannot import entry_class nomodule.M"),
@@ -131,3 +131,23 @@ def test_submission_directory_is_never_modified(tmp_path):
     grade(sub, tmp_path)
     assert _tree_digest(sub) == before and not (sub / "new.txt").exists()
     assert not any((SUBS / "zero_baseline").glob("__pycache__"))
+
+
+def test_one_huge_digit_is_wrong_for_that_problem_only(tmp_path):
+    """A digit past Python's 4300-decimal-digit int/str limit used to crash the child's reply
+    (every tier lost, determinism failed): it is malformed for its own problem only."""
+    source = model_source("    def predict_digits(self, a, b, p):\n"
+                          "        return [2 ** 15000] if a == '1' else [0]\n")
+    rc, out, err, doc, checks = grade(make_submission(tmp_path / "sub", source), tmp_path)
+    assert checks["g7.determinism"]["status"] == "PASS" and checks["g8.inference"]["status"] == "PASS"
+    for k in range(11):             # every tier complete; right exactly where a != 1 and a*b = 0
+        cases = public_set(110)[k]
+        want = sum(c.expected == 0 and c.a != 1 for c in cases) / len(cases)
+        assert checks[f"tier.{k}"]["measured"] == round(want, 4), k
+
+
+def test_digit_width_cap_admits_every_valid_digit_and_stays_serialisable():
+    g = grader()
+    widest_base = max(g.SPEC["max_output_base"], g.tier0_prime(g.MULT_SUB_TIERS[-1][1]))
+    assert (widest_base - 1).bit_length() <= g.SPEC["max_digit_bits"]
+    assert len(str(2 ** g.SPEC["max_digit_bits"])) < 4300          # sys.get_int_max_str_digits default
