@@ -201,6 +201,9 @@ def load_problems(paths: list) -> tuple:
     problems, checks = {}, []
     for path in paths:
         cid = f"input.problems.{os.path.basename(path)}"
+        if not os.path.isfile(path):      # a wrong path, not a grading outcome: no partial grading
+            checks.append(Check("input.usage", Status.FAIL, f"problem file {path} missing (usage error)"))
+            continue
         try:
             text = read_text_file(path, cid, SPEC["max_problems_bytes"])
         except Reject as exc:
@@ -330,7 +333,14 @@ SUSPECT_NAMES = {"globals": "globals()", "_getframe": "sys._getframe", "f_back":
                  "f_globals": "frame.f_globals", "__main__": "__main__", "gc": "gc",
                  "ctypes": "ctypes", "inspect": "inspect", "h5py": "h5py", "builtins": "builtins",
                  "__builtins__": "__builtins__", "_exit": "os._exit", "setattr": "setattr",
-                 "modules": "sys.modules", "kill": "os.kill", "fork": "os.fork"}
+                 "modules": "sys.modules", "kill": "os.kill", "fork": "os.fork",
+                 "__globals__": "function.__globals__", "tb_frame": "traceback.tb_frame",
+                 "f_locals": "frame.f_locals", "gi_frame": "generator.gi_frame",
+                 "cr_frame": "coroutine.cr_frame", "vars": "vars()"}
+# the same names spelled as strings (getattr(sys, "_getframe"), g["__globals__"]) are
+# flagged too, and so is getattr with a computed attribute name
+SUSPECT_STRINGS = {"_getframe", "f_back", "f_globals", "f_locals", "tb_frame", "__globals__",
+                   "__builtins__", "__main__", "_exit", "gi_frame", "cr_frame", "modules"}
 MODULE_ALIASES = {"np", "numpy", "scipy", "sp", "math", "cmath", "la", "sys", "os"}
 
 
@@ -364,8 +374,12 @@ def audit_generation(code: str) -> list:
                     if part in SUSPECT_NAMES:
                         reasons.append(f"imports {part}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                ("/proc/" in node.value or node.value.endswith(".h5")):
+                ("/proc/" in node.value or node.value.endswith(".h5") or node.value in SUSPECT_STRINGS):
             reasons.append(f"names {node.value[:40]!r}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("getattr", "hasattr") and len(node.args) >= 2 and \
+                not isinstance(node.args[1], ast.Constant):
+            reasons.append(f"{node.func.id} with a computed attribute name")
         if name in SUSPECT_NAMES and name not in bound:
             reasons.append(f"uses {SUSPECT_NAMES[name]}")
     return sorted(set(reasons))
@@ -441,15 +455,36 @@ def extract_definition(text: str, kind: str, name: str) -> str:
     raise ExtractionError(f"no `{kind} {name}` in the generation")
 
 
-def rename_target(case: str, name: str) -> str:
+def _binds_target_otherwise(tree) -> bool:
+    """True when `target` is bound by something other than a plain name: a
+    parameter, `global`/`nonlocal`, `except ... as`, an import alias, a def/class
+    or a match pattern.  Renaming only the names would change such a test."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.arg) and n.arg == "target" or \
+                isinstance(n, (ast.Global, ast.Nonlocal)) and "target" in n.names or \
+                isinstance(n, (ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef,
+                               ast.ClassDef, ast.MatchAs, ast.MatchStar)) and \
+                getattr(n, "name", None) == "target" or \
+                isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == "target" or \
+                isinstance(n, ast.MatchMapping) and n.rest == "target":
+            return True
+    return False
+
+
+def rename_target(case: str, name: str) -> str | None:
     """The test case with every *name* `target` spelled `name` (attributes and
     keywords untouched; the text is otherwise byte-identical).  The grader binds
     the target under that per-run name, so a generation cannot read it as the
-    global `target` (which the official script would hand it)."""
+    global `target` (which the official script would hand it).  None when the
+    case cannot be renamed without changing its meaning (it binds `target` as a
+    parameter, `global`, ... or does not parse): that case then runs verbatim
+    with `target` bound under its own name, as in the official script."""
     try:
         tree = ast.parse(case)
     except (SyntaxError, ValueError):
-        return case
+        return None
+    if _binds_target_otherwise(tree):
+        return None
     lines = case.splitlines(keepends=True)
     hits = sorted(((n.lineno, n.col_offset, n.end_col_offset) for n in ast.walk(tree)
                    if isinstance(n, ast.Name) and n.id == "target"), reverse=True)
@@ -589,8 +624,11 @@ def read_dict(group):
 
 
 def read_datagroup(group):
-    """First key (h5py name order) `list` -> list, `sparse_matrix` -> sparse, else a dict."""
+    """First key (h5py name order) `list` -> list, `sparse_matrix` -> sparse, else a
+    dict; an empty group (an empty dict written officially) -> None, as upstream."""
     keys = list(group.keys())
+    if not keys:
+        return None
     if keys and keys[0] == "list":
         return read_list(group["list"])
     if keys and keys[0] == "sparse_matrix":
@@ -639,9 +677,14 @@ def _is_symbol(x):
 
 
 def process_symbol_in_dict(d):
+    """Symbol values become str; a Symbol key becomes str and keeps the ORIGINAL
+    value (upstream's order of operations: a Symbol value under a Symbol key stays a Symbol)."""
     out = {}
     for key, value in d.items():
-        out[str(key) if _is_symbol(key) else key] = str(value) if _is_symbol(value) else value
+        out[key] = str(value) if _is_symbol(value) else value
+        if _is_symbol(key):
+            out[str(key)] = d[key]
+            out.pop(key)
     return out
 
 
@@ -1016,13 +1059,18 @@ def _child(job, targets, terrs, wfd, token, out_path):
         except BaseException as exc:
             csend({"phase": "dry", "ok": False, "error": _err(exc)})
     elif not aborted:
+        # the cases share one namespace, a copy of the program's: the generation's
+        # functions keep `ns` as their globals, so the target is not among them
+        tns = dict(ns)
         for i, case in enumerate(job["cases"]):
             if terrs[i] is not None:
                 csend({"case": i, "ok": False, "error": terrs[i]})
                 continue
-            ns[job["target_name"]] = targets[i]
+            tns[job["target_name"]] = targets[i]
+            if job["plain_target"][i]:          # a case that could not be renamed
+                tns["target"] = targets[i]
             try:
-                exec(compile(case, f"<test {step} case {i + 1}>", "exec"), ns)
+                exec(compile(case, f"<test {step} case {i + 1}>", "exec"), tns)
                 csend({"case": i, "ok": True})
             except BaseException as exc:
                 csend({"case": i, "ok": False, "error": _err(exc)})
@@ -1076,7 +1124,7 @@ def _run(job):
         try:
             _os.close(r)
             _os.close(_FD)
-            for _k in ("_TOKEN", "_INIT", "send", "_FD"):      # the worker's channel secrets
+            for _k in ("_TOKEN", "_INIT", "send", "_FD", "_line"):   # channel secrets, job (h5 path)
                 globals().pop(_k, None)
             _os.chdir(step_dir)
             _child(job, targets, terrs, w, token, out_path)
@@ -1341,7 +1389,9 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str) -> 
 def make_job(prog: StepProgram, h5: str, timeout: float, mem_gb: float, dry: bool,
              target_name: str) -> dict:
     return {"step": prog.step, "deps": prog.deps, "context": prog.context, "code": prog.code or "",
-            "cases": [rename_target(c, target_name) for c in prog.cases], "target_name": target_name,
+            "cases": [rename_target(c, target_name) or c for c in prog.cases],
+            "plain_target": [rename_target(c, target_name) is None for c in prog.cases],
+            "target_name": target_name,
             "h5": h5, "timeout": timeout, "mem_bytes": int(mem_gb * (1 << 30)),
             "fsize": SPEC["fsize_bytes"], "capture": SPEC["capture_bytes"],
             "reply_cap": SPEC["reply_cap"], "dry": dry, "marker": SPEC["dry_marker"]}
@@ -1357,7 +1407,7 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
         return "UNGRADED", None
     if any(c.id == "census.verdict" and c.status is Status.FAIL for c in checks):
         return "UNGRADED", None
-    if any(c.id == "input.fatal" for c in checks):
+    if any(c.id in ("input.fatal", "input.usage") for c in checks):
         return "UNGRADED", None
     steps = [c for c in checks if c.id.startswith("step.")]
     if not steps:
@@ -1512,7 +1562,7 @@ def build_parser() -> argparse.ArgumentParser:
 def check_h5(path: str) -> list:
     """The targets file opens, and its sha256 against the official one."""
     if not os.path.isfile(path):
-        return [Check("input.fatal", Status.FAIL, f"targets file {path} missing")]
+        return [Check("input.usage", Status.FAIL, f"targets file {path} missing (usage error)")]
     try:
         import h5py
         with h5py.File(path, "r") as h5:
@@ -1538,8 +1588,10 @@ def grade(args) -> tuple:
         present = {p.split for p in problems.values()}
         args.split = present.pop() if len(present) == 1 else "all"
     selected = [p for p in problems.values() if args.split in ("all", p.split)]
-    if not selected:
+    if not selected and not any(c.id == "input.usage" for c in checks):
         checks.append(Check("input.fatal", Status.FAIL, f"no problems of split {args.split!r} could be read from the problem files"))
+        return checks, phases, {}, {}
+    if not selected:
         return checks, phases, {}, {}
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
     n_probs = len({p.pid for p, _ in in_scope})
@@ -1579,7 +1631,7 @@ def grade(args) -> tuple:
         checks.append(Check("context.special_generations", Status.INFO,
                             f"generations for no-test steps {', '.join(ignored)} are not graded or used "
                             "(their code comes from --special-steps)"))
-    if args.no_exec or any(c.id == "input.fatal" for c in checks):
+    if args.no_exec or any(c.id in ("input.fatal", "input.usage") for c in checks):
         results = {}
         for sid, prog in progs.items():
             if prog.error:

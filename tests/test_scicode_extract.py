@@ -65,6 +65,27 @@ def test_rename_target_only_names():
     assert out == "t = obj.target\nassert f(target=1) == _T and _T[0] == x  # target\n"
 
 
+def test_rename_target_refuses_cases_it_would_change():
+    """A case that binds `target` as a parameter, lambda argument, `global`, `except ... as`
+    or import alias cannot be renamed name-by-name without changing its meaning: it is
+    left verbatim (None) and runs with `target` bound as in the official script."""
+    for case in ("def h(target):\n    return target + 1\nassert h(1) == target",
+                 "g = lambda target: target * 2\nassert g(1) == target",
+                 "def s():\n    global target\n    target = 5\ns()\nassert target == 5",
+                 "try:\n    pass\nexcept ValueError as target:\n    pass\nassert target",
+                 "import numpy as target\nassert target",
+                 "assert (target"):
+        assert gs.rename_target(case, "_T") is None, case
+    # names that merely contain `target`, comprehension variables and f-strings are fine
+    assert gs.rename_target("target_value = f'{target}'\nx = [target for target in y]\n", "_T") == \
+        "target_value = f'{_T}'\nx = [_T for _T in y]\n"
+    job = gs.make_job(gs.StepProgram("1.1", "1", "", "", "def f(): pass", None,
+                                     ["assert f() is None and target == 1", "g = lambda target: target"],
+                                     None, []), "t.h5", 5.0, 1.0, False, "_T")
+    assert job["cases"] == ["assert f() is None and _T == 1", "g = lambda target: target"]
+    assert job["plain_target"] == [False, True]
+
+
 def _gens(texts):
     return gs.Generations(texts, {}, [], [])
 

@@ -103,3 +103,24 @@ def test_comparators_official_semantics():
     m = scipy.sparse.csr_matrix(np.eye(2))
     assert cmp.cmp_tuple_or_list([m], [scipy.sparse.csr_matrix(np.eye(2))])
     assert cmp.are_csc_matrix_close(m, m)
+
+
+def test_empty_dict_reads_back_as_none_like_upstream(reader):
+    """An empty dict is written as an empty group; upstream's datagroup reader loops over
+    no key and returns None (a test then compares against None, as the official run does)."""
+    got, _ = roundtrip(reader, [{}, ({}, 1.0)], "emptydict")
+    assert got[0] is None
+    assert got[1][0] is None and got[1][1] == 1.0
+
+
+def test_symbol_keys_keep_their_original_value():
+    """Upstream's process_symbol_in_dict: a Symbol value becomes its str; a Symbol key
+    becomes its str but keeps the ORIGINAL value (so a Symbol value under a Symbol key
+    stays a Symbol)."""
+    sympy = pytest.importorskip("sympy")
+    x, y = sympy.symbols("x y")
+    cmp = gs.shim_module("cmp")
+    assert cmp.process_symbol_in_dict({"a": x}) == {"a": "x"}
+    out = cmp.process_symbol_in_dict({x: y, "b": 1.0})
+    assert set(out) == {"x", "b"} and out["x"] is y
+    assert cmp.are_dicts_close({x: 2.0, "c": y}, {"x": 2.0 + 1e-12, "c": "y"})

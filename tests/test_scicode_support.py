@@ -113,10 +113,11 @@ def with_reply(body: str) -> str:
     return f"Sure.\n```python\nimport numpy as np\nimport os, sys, time\n{body}\n```\n"
 
 
-def one_step_set(name: str, bodies: dict, target=2.0) -> tuple:
+def one_step_set(name: str, bodies: dict, target=2.0, cases: dict = None) -> tuple:
     """(problems.jsonl, targets.h5, generations dir) of independent one-step problems
     800, 801, ...: `def f(x)` must return x + 1 (test: f(1.0) against `target`).
-    bodies: label -> the reply text for that problem's step.  Returns also label -> step."""
+    bodies: label -> the reply text for that problem's step; cases: label -> another test
+    case text for that step.  Returns also label -> step."""
     import json
     root = tmpdir(f"oneset-{name}")
     gen = root / "gen"
@@ -129,7 +130,8 @@ def one_step_set(name: str, bodies: dict, target=2.0) -> tuple:
         problems.append({"problem_id": pid, "problem_name": label,
                          "required_dependencies": "import numpy as np",
                          "sub_steps": [{"step_number": step, "function_header": "def f(x):\n    '''x + 1'''",
-                                        "test_cases": ["assert np.allclose(f(1.0), target)"],
+                                        "test_cases": [(cases or {}).get(
+                                            label, "assert np.allclose(f(1.0), target)")],
                                         "step_description_prompt": label, "step_background": "",
                                         "return_line": "    return y"}]})
         targets[step] = [target]
