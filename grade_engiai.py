@@ -61,6 +61,8 @@ SPEC = {
     "reference_file": "reference.h5",  # RUN_DIR/reference.h5: ground truth + MMD baselines
     "binarize_at": 0.5,                # spec: "Designs binarised at > 0.5"
     "stl_param_tol": 0.05,             # public task-completion scorer: float params within 0.05 (strict <)
+    "stl_weld_rel_tol": 1e-5,          # not in seed: STL vertices closer than this fraction of the
+                                       # mesh scale are one vertex (float noise; TRIAL_FORMAT.md)
     "multi_export_count": 2,           # seed: "two exports from one optimization"
     "rag_default_tol": 0.05,           # public RAG scorer default tolerance, within <=
     "rag_modes": {                     # public RAG scorer: sub-weights by tested parameters
@@ -421,14 +423,17 @@ def read_stl(path: str, check_id: str):
         raise Reject(check_id, f"{name} is {size} bytes", size, SPEC["max_stl_bytes"])
     with open(path, "rb") as fh:
         data = fh.read()
-    tris = None
-    if size >= 84:
-        n = int(np.frombuffer(data, dtype="<u4", count=1, offset=80)[0])
-        if size == 84 + 50 * n:          # binary: 80-byte header, count, 50 bytes per facet
-            rec = np.dtype([("normal", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
-            tris = np.frombuffer(data, dtype=rec, count=n, offset=84)["v"].astype(np.float64)
-    if tris is None:
-        tris = _parse_ascii_stl(data, name, check_id)
+    declared = int(np.frombuffer(data, dtype="<u4", count=1, offset=80)[0]) if size >= 84 else None
+    if declared is not None and size == 84 + 50 * declared:
+        # binary: 80-byte header, facet count, 50 bytes per facet (the header may say "solid")
+        rec = np.dtype([("normal", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
+        tris = np.frombuffer(data, dtype=rec, count=declared, offset=84)["v"].astype(np.float64)
+    else:
+        why = (f"its header declares {declared} facets (84 + 50*{declared} bytes) but it has "
+               f"{size} bytes" if declared is not None else f"{size} bytes, shorter than a header")
+        if not data.isascii():
+            raise Reject(check_id, f"{name}: neither a binary STL ({why}) nor ASCII text")
+        tris = _parse_ascii_stl(data, name, check_id, why)
     if tris.shape[0] == 0:
         raise Reject(check_id, f"{name}: no triangles")
     n_bad, idx = first_nonfinite(tris)
@@ -437,46 +442,65 @@ def read_stl(path: str, check_id: str):
     return tris
 
 
-def _parse_ascii_stl(data: bytes, name: str, check_id: str):
+# ASCII STL, matched one facet at a time (no token list: a 64 MiB file stays small in memory,
+# and no nested repetition, so the regex engine keeps no per-token state).  Keywords are
+# case-insensitive and any whitespace separates tokens.  Between facets only whitespace or a
+# run of tokens opened by solid/endsolid (the solid's name) may appear; a facet keyword there
+# means a malformed facet.
+_STL_NUM = rb"\s+(\S+)"
+_STL_FACET = re.compile(
+    rb"(?<!\S)facet\s+normal\s+\S+\s+\S+\s+\S+\s+outer\s+loop"
+    + (rb"\s+vertex" + _STL_NUM * 3) * 3 + rb"\s+endloop\s+endfacet(?!\S)", re.IGNORECASE)
+_STL_TOKEN = re.compile(rb"\S+")
+_STL_SOLID = re.compile(rb"(?:end)?solid", re.IGNORECASE)
+_STL_KEYWORD = re.compile(rb"(?<!\S)(?:facet|endfacet|normal|outer|loop|endloop|vertex)(?!\S)",
+                          re.IGNORECASE)
+
+
+def _stl_gap_error(data: bytes, start: int, end: int):
+    """None when data[start:end] may sit between facets, else (byte offset, token) of the fault."""
+    first = _STL_TOKEN.search(data, start, end)
+    if first is None:
+        return None
+    if not _STL_SOLID.fullmatch(first.group()):
+        return first.start(), first.group()
+    kw = _STL_KEYWORD.search(data, first.end(), end)
+    return None if kw is None else (kw.start(), kw.group())
+
+
+def _parse_ascii_stl(data: bytes, name: str, check_id: str, not_binary: str):
+    import array
     import numpy as np
+    first = _STL_TOKEN.search(data)
+    if first is None or first.group().lower() != b"solid":
+        raise Reject(check_id, f"{name}: neither a binary STL ({not_binary}) nor an ASCII STL "
+                               "(no leading 'solid')")
+    coords, pos, fault = array.array("d"), 0, None
+    for m in _STL_FACET.finditer(data):
+        fault = _stl_gap_error(data, pos, m.start())
+        if fault:
+            break
+        try:
+            coords.extend(float(g) for g in m.groups())
+        except ValueError:
+            bad = next(g for g in m.groups() if not _is_float(g))
+            raise Reject(check_id, f"{name}: malformed ASCII STL: vertex coordinate "
+                                   f"{bad[:20].decode()!r} near byte {m.start()}")
+        pos = m.end()
+    fault = fault or _stl_gap_error(data, pos, len(data))
+    if fault:
+        raise Reject(check_id, f"{name}: malformed ASCII STL: unexpected {fault[1][:20].decode()!r} "
+                               f"near byte {fault[0]} (expected 'facet normal nx ny nz outer loop', "
+                               "three 'vertex x y z', 'endloop endfacet', or 'endsolid')")
+    return np.frombuffer(coords, dtype=np.float64).reshape(-1, 3, 3).copy()
+
+
+def _is_float(token: bytes) -> bool:
     try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError:
-        raise Reject(check_id, f"{name}: neither a binary STL (size does not match its facet "
-                               "count) nor ASCII text")
-    tokens = text.split()
-    if not tokens or tokens[0] != "solid":
-        raise Reject(check_id, f"{name}: neither a binary STL (size does not match its facet "
-                               "count) nor an ASCII STL (no leading 'solid')")
-    verts, i, nt = [], 0, len(tokens)
-    try:
-        while i < nt:
-            tok = tokens[i]
-            if tok == "facet":
-                if tokens[i + 1] != "normal":
-                    raise ValueError("facet without normal")
-                i += 5
-                if tokens[i] != "outer" or tokens[i + 1] != "loop":
-                    raise ValueError("facet without 'outer loop'")
-                i += 2
-                for _ in range(3):
-                    if tokens[i] != "vertex":
-                        raise ValueError("loop does not hold three vertices")
-                    verts.append([float(tokens[i + 1]), float(tokens[i + 2]), float(tokens[i + 3])])
-                    i += 4
-                if tokens[i] != "endloop" or tokens[i + 1] != "endfacet":
-                    raise ValueError("facet not closed by 'endloop endfacet'")
-                i += 2
-            elif tok in ("solid", "endsolid"):
-                i += 1
-                # a name may follow solid/endsolid: skip up to the next keyword
-                while i < nt and tokens[i] not in ("facet", "endsolid", "solid"):
-                    i += 1
-            else:
-                raise ValueError(f"unexpected token {tok[:20]!r}")
-    except (IndexError, ValueError) as exc:
-        raise Reject(check_id, f"{name}: malformed ASCII STL: {str(exc)[:100]}")
-    return np.asarray(verts, dtype=np.float64).reshape(-1, 3, 3)
+        float(token)
+        return True
+    except ValueError:
+        return False
 
 
 def safe_member(trial_dir: str, name, check_id: str) -> str:
@@ -637,19 +661,61 @@ def constraint_match(design, target: dict, constraints: tuple) -> float:
     return float(np.mean(vals))
 
 
+def weld_vertices(v, tol: float) -> tuple:
+    """(vertex id per row of v, number of near-coincident vertices merged).  Rows with equal
+    coordinates are one vertex; then vertices are merged when they share a cell of any of the
+    8 grids of spacing tol shifted by 0 or tol/2 per axis: two vertices closer than tol/2 on
+    every axis always merge, two farther than tol on some axis never do directly.  Deterministic,
+    linear in memory (no pairwise search).  With tol = stl_weld_rel_tol * scale and
+    |v| <= scale, the three cell indices pack into one int64 key."""
+    import itertools
+    import numpy as np
+    order = np.lexsort((v[:, 2], v[:, 1], v[:, 0]))          # exact weld: sort rows, mark changes
+    sv = v[order]
+    new = np.concatenate([[True], np.any(sv[1:] != sv[:-1], axis=1)])
+    ids = np.empty(len(v), dtype=np.int64)
+    ids[order] = np.cumsum(new) - 1
+    uniq = sv[new]
+    n = len(uniq)
+    if not tol > 0 or n < 2:
+        return ids, 0
+    q = uniq / tol
+    bound = int(np.ceil(np.abs(q).max())) + 2                # cell indices lie in [-bound, bound]
+    if (2 * bound + 1) ** 3 >= 2 ** 62:      # unreachable with the caller's tol; exact weld only
+        return ids, 0
+    src, dst, idx = [], [], np.arange(n)
+    for shift in itertools.product((0.0, 0.5), repeat=3):
+        k = np.floor(q + np.asarray(shift)).astype(np.int64) + bound
+        key = (k[:, 0] * (2 * bound + 1) + k[:, 1]) * (2 * bound + 1) + k[:, 2]
+        _, first, cell = np.unique(key, return_index=True, return_inverse=True)
+        rep = first[cell.reshape(-1)]
+        shared = rep != idx
+        src.append(idx[shared])
+        dst.append(rep[shared])
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    if src.size == 0:
+        return ids, 0
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    graph = coo_matrix((np.ones(src.size, dtype=np.int8), (src, dst)), shape=(n, n))
+    count, label = connected_components(graph, directed=False)
+    return label[ids].astype(np.int64), n - int(count)
+
+
 def watertight_report(tris) -> dict:
     """Every edge shared by exactly two triangles with opposite orientation.  Vertices are
-    welded on exact coordinates.  Returns counts of the defects and ok."""
+    welded on equal coordinates and, against float noise, within stl_weld_rel_tol of the mesh
+    scale (max of the bounding-box diagonal and the largest |coordinate|); a triangle with two
+    welded corners is degenerate.  Returns counts of the defects and ok."""
     import numpy as np
     n = tris.shape[0]
     v = tris.reshape(-1, 3)
-    order = np.lexsort((v[:, 2], v[:, 1], v[:, 0]))          # weld: sort rows, mark changes
-    sv = v[order]
-    ids = np.cumsum(np.concatenate([[True], np.any(sv[1:] != sv[:-1], axis=1)])) - 1
-    inv = np.empty(len(v), dtype=np.int64)
-    inv[order] = ids
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    scale = max(float(np.linalg.norm(hi - lo)), float(np.abs(v).max()))
+    tol = SPEC["stl_weld_rel_tol"] * scale
+    inv, welded = weld_vertices(v, tol)
     f = inv.reshape(n, 3)
-    nv = int(ids[-1]) + 1
+    nv = int(inv.max()) + 1
     degenerate = int(np.sum((f[:, 0] == f[:, 1]) | (f[:, 1] == f[:, 2]) | (f[:, 0] == f[:, 2])))
     a = np.concatenate([f[:, 0], f[:, 1], f[:, 2]])
     b = np.concatenate([f[:, 1], f[:, 2], f[:, 0]])
@@ -662,13 +728,16 @@ def watertight_report(tris) -> dict:
     ok = degenerate == 0 and boundary == 0 and nonmanifold == 0 and misoriented == 0
     return {"ok": ok, "triangles": n, "edges": int(ucount.size), "boundary_edges": boundary,
             "nonmanifold_edges": nonmanifold, "misoriented_edges": misoriented,
-            "degenerate_triangles": degenerate,
+            "degenerate_triangles": degenerate, "welded_within_tol": welded, "weld_tol": tol,
             "z_extent": float(tris[..., 2].max() - tris[..., 2].min())}
 
 
 def describe_watertight(rep: dict) -> str:
     if rep["ok"]:
-        return f"watertight ({rep['triangles']} triangles, {rep['edges']} edges, each shared by 2)"
+        noise = (f"; {rep['welded_within_tol']} near-coincident vertices welded within "
+                 f"{rep['weld_tol']:.3g}" if rep["welded_within_tol"] else "")
+        return (f"watertight ({rep['triangles']} triangles, {rep['edges']} edges, each shared "
+                f"by 2{noise})")
     bits = [f"{rep[k]} {k.replace('_', ' ')}" for k in
             ("boundary_edges", "nonmanifold_edges", "misoriented_edges", "degenerate_triangles")
             if rep[k]]

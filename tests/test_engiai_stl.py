@@ -112,3 +112,125 @@ def test_binary_with_nan_vertex_rejected(tmp_path):
     B.write_stl_binary(str(p), t)
     with pytest.raises(G.Reject, match="non-finite"):
         G.read_stl(str(p), "stl")
+
+
+# ---------------------------------------------------------------- vertex welding (float noise)
+def test_float_noise_on_shared_vertices_is_welded(tmp_path):
+    """Regression: vertices were welded on exact coordinates only, so an exporter that computes a
+    shared corner twice with a few ulps of difference made a closed box read as leaky."""
+    rng = np.random.default_rng(3)
+    t = box().astype(np.float64)
+    t += rng.uniform(-2e-6, 2e-6, t.shape)            # each copy of each corner moved independently
+    rep = report_of(tmp_path, t.astype(np.float32))
+    assert rep["ok"], rep
+    assert rep["welded_within_tol"] > 0
+    assert "near-coincident vertices welded" in G.describe_watertight(rep)
+
+
+@pytest.mark.parametrize("shift,ok", [(1e-6, True), (1e-4, False), (1e-2, False)])
+def test_a_real_gap_is_not_welded(tmp_path, shift, ok):
+    """One corner copy moved by shift * (box size): below the tolerance (1e-5 of the scale) it
+    is noise, above it a gap, and the box leaks."""
+    t = box(0, 0, 0, 100, 50, 12).astype(np.float64)
+    t[0, 0] += shift * 100.0 * np.array([1.0, 0.0, 0.0])
+    rep = G.watertight_report(t)
+    assert rep["ok"] is ok, rep
+    if not ok:
+        assert rep["boundary_edges"] > 0
+
+
+def test_weld_merges_across_a_grid_line_and_not_beyond_tol():
+    v = np.array([[-1e-9, 0.0, 0.0], [1e-9, 0.0, 0.0],     # straddle the cell boundary at 0
+                  [0.5, 0.5, 0.5], [0.5 + 2e-3, 0.5, 0.5],  # 2 tol apart: distinct
+                  [0.5, 0.5, 0.5]])                         # exact copy of row 2
+    ids, merged = G.weld_vertices(v, 1e-3)
+    assert ids[0] == ids[1] and ids[2] == ids[4] and ids[2] != ids[3]
+    assert merged == 1 and len(set(ids.tolist())) == 3
+
+
+def test_triangle_smaller_than_the_tolerance_is_degenerate():
+    t = np.concatenate([box(0, 0, 0, 100, 100, 100),
+                        np.array([[[50, 50, 200], [50 + 1e-6, 50, 200], [50, 50 + 1e-6, 200]]],
+                                 dtype=np.float32)])
+    rep = G.watertight_report(t.astype(np.float64))
+    assert not rep["ok"] and rep["degenerate_triangles"] == 1
+
+
+# ---------------------------------------------------------------- ASCII variants, binary counts
+ONE = ("facet normal 0 0 1 outer loop vertex {} vertex {} vertex {} endloop endfacet")
+
+
+def ascii_box(sep_line="\n", upper=False, one_line=False, two_solids=False):
+    facets = []
+    for tri in box():
+        verts = [" ".join(repr(float(c)) for c in v) for v in tri]
+        facets.append(ONE.format(*verts))
+    if two_solids:
+        body = ("solid a" + sep_line + sep_line.join(facets[:6]) + sep_line + "endsolid a"
+                + sep_line + "solid b" + sep_line + sep_line.join(facets[6:]) + sep_line
+                + "endsolid b")
+    else:
+        body = "solid my part" + sep_line + sep_line.join(facets) + sep_line + "endsolid my part"
+    if one_line:
+        body = body.replace(sep_line, " ")
+    return (body.upper() if upper else body).replace("\n", sep_line)
+
+
+@pytest.mark.parametrize("kw", [dict(sep_line="\r\n"), dict(sep_line="\n\t  \t"),
+                                dict(upper=True), dict(one_line=True), dict(two_solids=True)])
+def test_ascii_with_odd_whitespace_case_and_layout_parses(tmp_path, kw):
+    p = tmp_path / "odd.stl"
+    p.write_text(ascii_box(**kw))
+    tris = G.read_stl(str(p), "stl")
+    np.testing.assert_array_equal(tris, box().astype(np.float64))
+    assert G.watertight_report(tris)["ok"]
+
+
+@pytest.mark.parametrize("body,needle", [
+    ("solid a\n" + ONE.format("0 0 0", "1 0 0", "0 1 0") + "\njunk\n" + ONE.format("0 0 0", "1 0 0", "0 1 0")
+     + "\nendsolid a\n", "unexpected 'junk'"),
+    ("solid a\n" + ONE.replace("endloop", "vertex 1 1 1 endloop").format("0 0 0", "1 0 0", "0 1 0")
+     + "\nendsolid a\n", "unexpected 'facet'"),
+    ("solid a\n" + ONE.format("0 0 0", "1 0 0", "0 1 zz") + "\nendsolid a\n", "coordinate 'zz'"),
+])
+def test_ascii_structure_errors_name_the_token(tmp_path, body, needle):
+    p = tmp_path / "bad.stl"
+    p.write_text(body)
+    with pytest.raises(G.Reject, match=needle):
+        G.read_stl(str(p), "stl")
+
+
+def test_binary_with_a_lying_facet_count_is_rejected_with_the_count(tmp_path):
+    p = tmp_path / "lie.stl"
+    B.write_stl_binary(str(p), box())
+    data = bytearray(p.read_bytes())
+    data[0] = 0xFF                                     # a non-ASCII header byte, as exporters write
+    data[80:84] = struct.pack("<I", 13)                # 12 facets written, 13 declared
+    p.write_bytes(bytes(data))
+    with pytest.raises(G.Reject, match="declares 13 facets .* has 684 bytes"):
+        G.read_stl(str(p), "stl")
+
+
+def test_binary_whose_header_says_solid_is_read_as_binary(tmp_path):
+    p = tmp_path / "hdr.stl"
+    B.write_stl_binary(str(p), box())
+    data = bytearray(p.read_bytes())
+    data[:12] = b"solid binary"
+    p.write_bytes(bytes(data))
+    assert G.watertight_report(G.read_stl(str(p), "stl"))["ok"]
+
+
+def test_huge_ascii_name_is_read_in_bounded_memory(tmp_path):
+    """Regression: the ASCII parser split the whole file into a token list first (about 1 GB
+    for a 64 MiB file of short tokens); the streaming parser rejects this one cleanly."""
+    import tracemalloc
+    p = tmp_path / "names.stl"
+    p.write_bytes(b"solid " + b"ab " * 2_000_000 + b"facet normal 0 0 1\n")   # 6 MB
+    tracemalloc.start()
+    try:
+        with pytest.raises(G.Reject, match="unexpected 'facet'"):
+            G.read_stl(str(p), "stl")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * p.stat().st_size, peak          # the file itself, not a token per word
