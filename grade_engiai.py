@@ -335,7 +335,9 @@ def check_array(arr, name: str, shape: tuple, check_id: str, ndim: int | None = 
 
 def _h5_open(path: str, check_id: str):
     import h5py
-    if not os.path.isfile(path) or os.path.islink(path):
+    if os.path.islink(path):
+        raise Reject(check_id, f"{os.path.basename(path)} is a symlink (refused)")
+    if not os.path.isfile(path):
         raise Reject(check_id, f"{os.path.basename(path)} missing")
     size = os.path.getsize(path)
     if size > SPEC["max_h5_bytes"]:
@@ -528,6 +530,7 @@ class Trial:
     terms: dict = dataclasses.field(default_factory=dict)
     reasons: list = dataclasses.field(default_factory=list)
     claims: dict = dataclasses.field(default_factory=dict)
+    record_sha256: str | None = None   # of trial.json without trial_id (duplicate detection)
 
     def as_dict(self) -> dict:
         return _jsonable(dataclasses.asdict(self))
@@ -1141,6 +1144,13 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
         except Reject as exc:
             checks.append(exc.check)
             raise Unscorable(f"no usable MMD: {exc.check.message}")
+        copies = sum(hashlib.sha256(row.tobytes()).digest() in base["known_rows"]
+                     for row in samples)
+        if copies:
+            checks.append(Check(f"trial.{tid}.sample_copies", Status.REVIEW,
+                                f"{copies} of {samples.shape[0]} samples are exact copies of the "
+                                "reference designs or of the baseline's samples (the MMD would "
+                                "measure copied data, not the agent's model)", copies, 0))
         agent = mmd(samples, base["reference"], base["sigma"])
         terms["agent_mmd"], terms["baseline_mmd"], terms["sigma"] = agent, base["mmd"], base["sigma"]
         terms["model_quality"] = model_quality(base["mmd"], agent)
@@ -1225,7 +1235,9 @@ class RunRefs:
             checks.append(Check(f"baseline.{problem}.{algorithm}.seed{seed}", Status.INFO,
                                 f"recorded baseline_mmd {rec:.6g} differs from the recomputed "
                                 f"{value:.6g}; the recomputed one is used", rec, value))
-        return {"mmd": value, "sigma": sigma, "reference": ref, "checks": checks}
+        known = {hashlib.sha256(row.tobytes()).digest() for a in (ref, bsm) for row in a}
+        return {"mmd": value, "sigma": sigma, "reference": ref, "known_rows": known,
+                "checks": checks}
 
 
 TERM_NAMES = ("overall", "design_quality", "iou", "pixel_accuracy", "objective_match",
@@ -1262,6 +1274,33 @@ def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
                        + "; ".join(diffs[:6]) + (" ..." if len(diffs) > 6 else ""), len(diffs))]
 
 
+def record_fingerprint(rec: dict):
+    """sha256 of the record with its trial_id left out: two folders holding the same record
+    (a copied trial, renamed or not) have the same fingerprint."""
+    try:
+        text = json.dumps({k: v for k, v in rec.items() if k != "trial_id"}, sort_keys=True)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def duplicate_checks(trials: list) -> list:
+    """A trial whose record repeats an earlier one's would count twice in its cell: flagged for
+    review (a deterministic agent can repeat itself; a copied folder is the other reading)."""
+    first, out = {}, []
+    for t in trials:
+        if t.record_sha256 is None or t.status == "filtered":
+            continue
+        if t.record_sha256 in first:
+            out.append(Check(f"trial.{t.trial_id}.duplicate", Status.REVIEW,
+                             f"record identical (apart from trial_id) to trial "
+                             f"{first[t.record_sha256]}: counted in its cell, but a copied trial "
+                             "would weigh twice", first[t.record_sha256]))
+        else:
+            first[t.record_sha256] = t.trial_id
+    return out
+
+
 def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     """(Trial, checks) for one trial folder.  Never raises for bad input."""
     tid = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(tdir.rstrip(os.sep)))[:100]
@@ -1273,6 +1312,7 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         rec = read_json_file(os.path.join(tdir, SPEC["trial_file"]), cid, SPEC["max_json_bytes"])
         if not isinstance(rec, dict):
             raise Reject(cid, "trial.json is not a JSON object")
+        trial.record_sha256 = record_fingerprint(rec)
         if rec.get("format") != SPEC["trial_format"]:
             raise Reject(cid, f"format {str(rec.get('format'))[:40]!r}, expected {SPEC['trial_format']!r}")
         problem, style = rec.get("problem"), rec.get("prompt_style")
@@ -1409,6 +1449,7 @@ def grade(run_dir: str, problems: set, styles: set) -> tuple:
         trial, more = grade_trial(path, run, problems, styles)
         trials.append(trial)
         checks += more
+    checks += duplicate_checks(trials)
     filtered = sum(t.status == "filtered" for t in trials)
     if filtered:
         checks.append(Check("run.filter", Status.SKIP, f"{filtered} trial(s) outside --problem/--style"))

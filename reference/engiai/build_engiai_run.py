@@ -438,7 +438,8 @@ def build(out):
 def build_gold(out):
     """A small run in which every trial is perfect (the grader must give PASS, SCORE 1.0):
     beams2d full and workflow-random, photonics2d workflow-multi-export, rag-eval, hpc-train-diff,
-    training code t6v2-verbose whose samples are the reference designs themselves."""
+    training code t6v2-verbose whose samples sit closer to the reference designs than the
+    baseline's (one pixel half-changed where the baseline flips it), without copying them."""
     if os.path.isdir(out):
         shutil.rmtree(out)
     trials_dir = os.path.join(out, "trials")
@@ -510,7 +511,8 @@ def build_gold(out):
         "problem": "training_code_beams2d", "prompt_style": "t6v2-verbose", "seed": 5,
         "tool_calls": chain,
         "artefacts": {"training_script": "train.py", "samples": "arrays.h5:samples"}},
-        {"samples": refs}, {"train.py": lambda p: open(p, "w").write("x = 1\n")})
+        {"samples": np.abs(refs - 0.5 * (bsm != refs))},
+        {"train.py": lambda p: open(p, "w").write("x = 1\n")})
 
 
 if __name__ == "__main__":
