@@ -86,6 +86,8 @@ SPEC = {
     "hidden_min_drop": 2.0,       # seed: "falling by at least 2×"
     "audit_h": 0.1,               # seed: "On one hidden mesh the grader replaces every intercepted solve result"
     "audit_atol": 1e-12,          # seed: "unchanged to pointwise atol=1e-12 (rtol=0) fails with 0.0"
+    "perturb_rel": 1e-6,          # ours: the finite audit scales each solve result by 1 + eps r, r in [1, 2)
+    "iface_rtol": 1e-9,           # ours: solve(h) vs solve(h, 1.0, <benchmark problem object>), pointwise
     "ref_m": (40, 80),            # our MCS reference: Richardson from h = 1/40 and 1/80 (see PROBLEMS)
     "ref_theta": 1.0 / 3.0,
 }
@@ -341,6 +343,14 @@ def get_array(arrays: dict, name: str, shape: tuple, check_id: str):
 # STATIC CHECKS (import allowlist)
 # =============================================================================
 ALLOWED_THIRD_PARTY = ("numpy", "scipy")
+# Reaching the grader's in-process instrumentation (its state, the wrapped
+# originals, the result channel) or native code behind it needs one of these;
+# an ADI solver needs none.  Each use is flagged for review (ours).
+INTROSPECTION_MODULES = ("ctypes", "gc", "inspect", "_ctypes", "cffi")
+INTROSPECTION_NAMES = ("__globals__", "__closure__", "cell_contents", "__code__", "__defaults__",
+                       "__kwdefaults__", "f_globals", "f_locals", "f_back", "tb_frame", "_getframe",
+                       "__main__", "__pyx_capi__", "get_referrers", "get_objects", "_superlu",
+                       "_umath_linalg", "_flapack", "_fblas")
 
 
 def import_audit(source: str, check_prefix: str, local: set = frozenset()) -> list:
@@ -352,8 +362,12 @@ def import_audit(source: str, check_prefix: str, local: set = frozenset()) -> li
     except (SyntaxError, ValueError) as exc:
         return [Check(f"{check_prefix}.syntax", Status.FAIL, f"does not parse: {exc}")]
     stdlib = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
-    bad, dynamic = [], []
+    bad, dynamic, intro = [], [], []
     for node in ast.walk(tree):
+        word = node.attr if isinstance(node, ast.Attribute) else node.value if (
+            isinstance(node, ast.Constant) and isinstance(node.value, str)) else None
+        if word is not None and any(n in word for n in INTROSPECTION_NAMES):
+            intro.append(f"{word[:40]!r} (line {node.lineno})")
         names = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -365,6 +379,8 @@ def import_audit(source: str, check_prefix: str, local: set = frozenset()) -> li
             top = name.split(".")[0]
             if top in ("importlib",):
                 dynamic.append(f"import {name} (line {node.lineno})")
+            if top in INTROSPECTION_MODULES or any(n in name for n in INTROSPECTION_NAMES):
+                intro.append(f"import {name} (line {node.lineno})")
             elif top not in stdlib and top not in ALLOWED_THIRD_PARTY and top not in local:
                 bad.append(f"{name} (line {node.lineno})")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
@@ -380,6 +396,10 @@ def import_audit(source: str, check_prefix: str, local: set = frozenset()) -> li
         out.append(Check(f"{check_prefix}.dynamic_import", Status.REVIEW,
                          "dynamic import/exec the static allowlist cannot see: " + ", ".join(dynamic),
                          dynamic))
+    if intro:
+        out.append(Check(f"{check_prefix}.introspection", Status.REVIEW,
+                         "introspection or native-code access that could reach around the solve "
+                         "instrumentation: " + ", ".join(intro[:8]), intro))
     return out
 
 
@@ -826,11 +846,21 @@ def plan_jobs() -> list:
     jobs = [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["coarse"]]
     jobs += [{"tag": f"hidden:{h:g}", "h": h, "problem": "hidden"} for h in SPEC["hidden_h"]]
     jobs.append({"tag": f"audit:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "hidden",
-                 "poison": True})
+                 "poison": "nan"})
     jobs.append({"tag": f"auditbench:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "benchmark",
-                 "poison": True})
+                 "poison": "nan"})
+    jobs.append({"tag": f"perturb:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "hidden",
+                 "poison": "scale"})
+    jobs.append({"tag": f"perturbbench:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "benchmark",
+                 "poison": "scale"})
+    jobs.append({"tag": f"iface:{h_value(0):g}", "h": h_value(0), "problem": "benchmark_object"})
     jobs += [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
     return jobs
+
+
+def perturb_seed() -> int:
+    """Per-run seed of the finite audit's factors (a submission cannot predict them)."""
+    return secrets.randbits(63)
 
 
 def decode_jobs(outcome) -> tuple:
@@ -843,7 +873,7 @@ def decode_jobs(outcome) -> tuple:
         kind = msg.get("kind")
         if kind in ("ready", "import_error") and ready is None:
             ready = msg
-        elif kind == "violation":
+        elif kind in ("violation", "tamper"):
             violations.append(msg)
         elif kind == "job" and isinstance(msg.get("tag"), str):
             r = {"status": msg.get("status"), "error": str(msg.get("error", ""))[:400],
@@ -932,11 +962,63 @@ def field_check(sub: Submitted, jobs: dict) -> list:
 def causal_audit_check(jobs: dict, outcome) -> list:
     """Poisoned rerun vs the clean run on the same mesh: on one hidden mesh (the
     seed's audit) and, as our addition, on the coarsest benchmark mesh, so that a
-    solver honest on the hidden problem but faking the benchmark is caught too."""
+    solver honest on the hidden problem but faking the benchmark is caught too.
+    Our second addition, the finite audit, scales every solve result by a tiny
+    random factor instead: a NaN test cannot see it, so a solver that discards
+    its sweeps and reacts only to NaN (raising, falling back, or 0*sweep, which
+    NaN turns non-finite) returns an unchanged field and fails."""
     h = SPEC["audit_h"]
     return (_one_audit("audit.causal", jobs.get(f"hidden:{h:g}"), jobs.get(f"audit:{h:g}"), outcome)
             + _one_audit("audit.causal_benchmark", jobs.get("bench:0"), jobs.get(f"auditbench:{h:g}"),
-                         outcome))
+                         outcome)
+            + _one_perturbed("audit.perturbed", jobs.get(f"hidden:{h:g}"), jobs.get(f"perturb:{h:g}"),
+                             outcome)
+            + _one_perturbed("audit.perturbed_benchmark", jobs.get("bench:0"),
+                             jobs.get(f"perturbbench:{h:g}"), outcome))
+
+
+def _one_perturbed(cid: str, clean, perturbed, outcome) -> list:
+    import numpy as np
+    if clean is None or clean["status"] != "ok":
+        return [Check(cid, Status.SKIP, "no clean run to compare with")]
+    if perturbed is None:
+        return [Check(cid, Status.REVIEW, "INCONCLUSIVE: the solver did not return under perturbed "
+                      f"solves ({outcome.status}: {outcome.reason})")]
+    count = int(perturbed["log"].get("count", 0) or 0)
+    if count == 0:
+        return [Check(cid, Status.SKIP, "no interceptable solve to perturb (see audit.causal)")]
+    eps = SPEC["perturb_rel"]
+    if perturbed["status"] != "ok":
+        return [Check(cid, Status.REVIEW, f"{count} solve result(s) scaled by 1 + O({eps:g}): solve() "
+                      f"raised ({perturbed['error'][:80]}), which a genuine ADI data path does not do "
+                      "(a solver that inspects its solve results?); manual review")]
+    U = perturbed["U"]
+    if not np.all(np.isfinite(U)):
+        return [Check(cid, Status.REVIEW, f"{count} solve result(s) scaled by 1 + O({eps:g}): the field "
+                      "became non-finite, which a genuine ADI data path does not do; manual review")]
+    diff = float(np.max(np.abs(U - clean["U"])))
+    if diff <= SPEC["audit_atol"]:
+        return [Check(cid, Status.FAIL, f"{count} solve result(s) scaled by 1 + O({eps:g}), yet the "
+                      f"returned field is unchanged (max |diff| {diff:.1e} <= {SPEC['audit_atol']:g}, rtol "
+                      "0): the observed solves do not produce the result (discarded sweeps?)", diff,
+                      SPEC["audit_atol"])]
+    return [Check(cid, Status.PASS, f"{count} solve result(s) scaled by 1 + O({eps:g}): the field "
+                  f"changed (max |diff| {diff:.2e})", diff, SPEC["audit_atol"])]
+
+
+def interface_check(jobs: dict) -> list:
+    """problem=None must mean the benchmark problem: solve(0.1) equals
+    solve(0.1, 1.0, <the benchmark as a problem object>) pointwise (ours)."""
+    h = h_value(0)
+    clean, via = jobs.get("bench:0"), jobs.get(f"iface:{h:g}")
+    cid = "provenance.problem_interface"
+    if clean is None or clean["status"] != "ok":
+        return [Check(cid, Status.SKIP, "no clean benchmark run to compare with")]
+    if via is None or via["status"] != "ok":
+        return [Check(cid, Status.FAIL, f"solve({h:g}, 1.0, <benchmark problem object>): "
+                      f"{_job_failure(via)}")]
+    return [compare_arrays(cid, f"solve({h:g}) vs solve({h:g}, 1.0, <benchmark problem object>)",
+                           via["U"], clean["U"], rtol=SPEC["iface_rtol"], atol=SPEC["field_atol"])]
 
 
 def _one_audit(cid: str, clean, poisoned, outcome) -> list:
@@ -969,6 +1051,12 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
     """Dimension <= 2(m+1) and half-bandwidth <= 1 for every observed solve;
     per-mesh REVIEW when a mesh shows no observable solve at all."""
     out = []
+    tamper = [v for v in violations if v.get("kind") == "tamper"]
+    if tamper:
+        what = sorted({str(w) for v in tamper for w in (v.get("what") or [])})
+        out.append(Check("structure.instrumentation", Status.FAIL,
+                         f"the submission altered the grader's instrumentation ({_job_label(str(tamper[0].get('job')))}"
+                         f": {', '.join(what[:5])})", what))
     dims = [v for v in violations if isinstance(v.get("dim"), int) and isinstance(v.get("m"), int)
             and v["dim"] > SPEC["dim_factor"] * (v["m"] + 1)]
     wide = [v for v in violations if isinstance(v.get("hb"), int) and v["hb"] > SPEC["max_half_bandwidth"]]
@@ -986,7 +1074,7 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
                          f"{v['fn']} solved a system of half-bandwidth {v['hb']} (dimension {v['dim']}, "
                          f"{_job_label(str(v['job']))}); limit {SPEC['max_half_bandwidth']}: not "
                          f"tridiagonal ({runs} run(s) offend)", v["hb"], SPEC["max_half_bandwidth"]))
-    done = {t: r for t, r in jobs.items() if not t.startswith("audit")}
+    done = {t: r for t, r in jobs.items() if not t.startswith(("audit", "perturb", "iface"))}
     total = sum(int(r["log"].get("count", 0) or 0) for r in done.values())
     if not dims:
         mx = max([int(r["log"].get("max_dim", 0) or 0) for r in done.values()] or [0])
@@ -1263,16 +1351,28 @@ def _record(name, n, hb, factor):
         _send_violation(name, n, hb)
 
 
+_RNG = _np.random.default_rng(int(_REQ["perturb_seed"]))
+
+
+def _spoil(a):
+    """mode "nan": every entry NaN; mode "scale": each entry times (1 + eps r), r in [1, 2)
+    drawn per run (finite, invisible to an isnan/isfinite test)."""
+    if _S["poison"] == "nan":
+        return _np.full_like(a, _np.nan)
+    r = _RNG.uniform(1.0, 2.0, size=a.shape)
+    return a * (1.0 + float(_REQ["perturb_rel"]) * r)
+
+
 def _poison(out):
     if isinstance(out, _np.ndarray) and out.dtype.kind in "fc":
-        return _np.full_like(out, _np.nan)
+        return _spoil(out)
     if isinstance(out, tuple):
         return tuple(_poison(o) for o in out)
     if isinstance(out, list):
         return [_poison(o) for o in out]
     if _sp.issparse(out) and out.dtype.kind in "fc":
         out = out.copy()
-        out.data[:] = _np.nan
+        out.data[:] = _spoil(out.data)
         return out
     return out
 
@@ -1319,6 +1419,15 @@ def _call(fn, name, args, kwargs, extract, proxy=False):
 
 
 _WRAPPED = {}
+_PATCHED = []                           # (module, name, wrapper): checked after every job
+
+
+def _integrity():
+    """Names of entry points the submission un-wrapped, and a depth left non-zero."""
+    bad = [f"{getattr(m, '__name__', '?')}.{k}" for m, k, w in _PATCHED if getattr(m, k, None) is not w]
+    if _S["depth"] != 0:
+        bad.append("instrumentation depth counter")
+    return bad
 
 
 def _make(fn, name, extract):
@@ -1331,6 +1440,10 @@ def _make(fn, name, extract):
             setattr(wrapper, attr, getattr(fn, attr))
         except Exception:
             pass
+    try:    # function attributes callers rely on (lstsq.default_lapack_driver), never the
+        wrapper.__dict__.update({k: v for k, v in vars(fn).items() if k != "__wrapped__"})  # original
+    except TypeError:
+        pass
     return wrapper
 
 
@@ -1352,6 +1465,7 @@ for _modobj in list(_sys.modules.values()):
         if _w is not None and _w[0] is _v:
             try:
                 setattr(_modobj, _k, _w[1])
+                _PATCHED.append((_modobj, _k, _w[1]))
             except Exception:
                 pass
 
@@ -1378,6 +1492,8 @@ for _modobj, _gname in ((_lapack, "get_lapack_funcs"), (_blas, "get_blas_funcs")
 _PNS = {}
 exec(compile(_REQ["problem_source"], "<problems>", "exec"), _PNS)
 _sys.path.insert(0, _SUBDIR)
+# the driver's state is not offered to the submission as sys.modules["__main__"]
+_sys.modules["__main__"] = type(_sys)("__main__")
 
 
 def _b64f(a):
@@ -1404,6 +1520,9 @@ try:
         _sig, _ok = "(unreadable)", False
     send({"kind": "ready", "signature": str(_sig), "signature_ok": bool(_ok),
           "import_solves": _S["log"]["count"]})
+    if _integrity():
+        send({"kind": "tamper", "job": "import", "what": _integrity()[:10]})
+        _S["depth"] = 0
 except BaseException as _exc:
     send({"kind": "import_error", "error": f"{type(_exc).__name__}: {_exc}"[:400]})
     raise SystemExit(0)
@@ -1414,9 +1533,11 @@ for _job in _REQ["jobs"]:
     _S["job"], _S["m"], _S["log"] = _job["tag"], _m, _new_log()
     if _job["problem"] == "hidden":
         _call_args = (_h, float(_PNS["HIDDEN_T"]), _PNS["hidden_problem"]())
+    elif _job["problem"] == "benchmark_object":
+        _call_args = (_h, 1.0, _PNS["benchmark_problem"]())
     else:
         _call_args = (_h, 1.0, None)
-    _S["poison"] = bool(_job.get("poison"))
+    _S["poison"] = _job.get("poison") or False
     _t0 = _time.monotonic()
     _msg = {"kind": "job", "tag": _job["tag"]}
     try:
@@ -1436,6 +1557,10 @@ for _job in _REQ["jobs"]:
         else:
             _msg.update(status="error", error=f"{type(_exc).__name__}: {_exc}"[:400])
     _msg.update(wall=_time.monotonic() - _t0, log=_S["log"], m=_m)
+    _bad = _integrity()
+    if _bad:
+        send({"kind": "tamper", "job": _job["tag"], "what": _bad[:10]})
+        _S["depth"] = 0
     send(_msg)
 send({"kind": "done"})
 '''
@@ -1798,7 +1923,8 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
     worker = threading.Thread(target=compute_reference, daemon=True)
     worker.start()
     outcome = run_isolated(submission, DRIVER_BODY,
-                           {"jobs": plan_jobs(), "problem_source": PROBLEM_SOURCE}, budget)
+                           {"jobs": plan_jobs(), "problem_source": PROBLEM_SOURCE,
+                            "perturb_seed": perturb_seed(), "perturb_rel": SPEC["perturb_rel"]}, budget)
     outcomes["solve"] = outcome
     worker.join()
     phases["execute"] = time.monotonic() - t1
@@ -1821,6 +1947,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
     checks += regen_checks
     checks += hidden_checks(jobs, ref_box["ref"])
     checks += causal_audit_check(jobs, outcome)
+    checks += interface_check(jobs)
     checks += structure_checks(jobs, violations, ready)
     checks += field_check(sub, jobs)
     keys["errors_regenerated"] = ", ".join("—" if v is None else f"{v:.4e}" for v in regen)
