@@ -49,6 +49,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 
@@ -393,8 +394,10 @@ FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*$", re.MULTILI
 
 def strip_fences(text: str) -> list:
     """Code blocks of a markdown reply, in order.  No fence: the whole text is
-    one block.  An unclosed fence runs to the end (a truncated reply)."""
-    text = text.replace("\r\n", "\n")
+    one block.  An unclosed fence runs to the end (a truncated reply).  A leading
+    byte-order mark is dropped; a block indented as a whole (a fence inside a
+    markdown list item) is dedented."""
+    text = text.replace("\r\n", "\n").lstrip("\ufeff")
     fences = list(FENCE_RE.finditer(text))
     if not fences:
         return [text]
@@ -404,7 +407,7 @@ def strip_fences(text: str) -> list:
         closing = next((f for f in fences[i + 1:] if f.group(1)[0] == opening.group(1)[0]
                         and len(f.group(1)) >= len(opening.group(1)) and not f.group(2)), None)
         end = closing.start() if closing else len(text)
-        blocks.append(text[opening.end() + 1:end] if opening.end() < len(text) else "")
+        blocks.append(textwrap.dedent(text[opening.end() + 1:end]) if opening.end() < len(text) else "")
         if closing is None:
             break
         i = fences.index(closing) + 1
@@ -766,17 +769,26 @@ def shim_module(which: str):
 # =============================================================================
 # HARNESS-FAULT CENSUS
 # =============================================================================
+def _not_raised_by_submission(f: dict) -> bool:
+    """The failure did not pass through generated code: a generation that raises
+    `NameError('target')`, `ModuleNotFoundError('scicode')` or its own `TargetsMissing`
+    class must not void the run by imitating a harness signature."""
+    return f.get("origin") != "submission" and not f.get("via_submission")
+
+
 HARNESS_RULES = (
     # (rule id, predicate over (signature, failure dict)), seed "Harness-fault census"
     ("target_name_error", lambda sig, f: re.match(r"NameError: name '(_scicode_)?target", sig) is not None
-     and f.get("origin") != "submission"),
+     and _not_raised_by_submission(f)),
     ("scicode_module_missing", lambda sig, f: sig.startswith(("ModuleNotFoundError: No module named 'scicode",
-                                                              "ImportError: cannot import name")) and "scicode" in sig),
-    ("h5_group_missing", lambda sig, f: sig.startswith(("TargetsMissing", "TargetsUnreadable"))),
+                                                              "ImportError: cannot import name")) and "scicode" in sig
+     and _not_raised_by_submission(f)),
+    ("h5_group_missing", lambda sig, f: sig.startswith(("TargetsMissing", "TargetsUnreadable"))
+     and _not_raised_by_submission(f)),
     # a dependency line of the problem failed to import: the environment's fault
     ("dependency_missing", lambda sig, f: f.get("phase") == "deps"),
     ("special_context_lost", lambda sig, f: bool(f.get("lost_context"))),
-    ("worker_fault", lambda sig, f: sig.startswith("WorkerFault")),
+    ("worker_fault", lambda sig, f: sig.startswith("WorkerFault") and _not_raised_by_submission(f)),
 )
 # the seed's named signatures: any occurrence indicts the run
 INDICTING_RULES = ("target_name_error", "scicode_module_missing", "h5_group_missing")
@@ -997,8 +1009,18 @@ def _origin(exc):
     return "test" if fn.startswith("<test ") else "submission" if fn.startswith("<") else "library"
 
 
+def _via_submission(exc):
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(("<code ", "<context ")):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def _err(exc):
     return {"type": type(exc).__name__, "message": str(exc)[:500], "origin": _origin(exc),
+            "via_submission": _via_submission(exc),
             "trace": "".join(traceback.format_exception_only(type(exc), exc))[-300:]}
 
 

@@ -102,3 +102,29 @@ def test_end_to_end_ten_wrong_answers_graded_not_indicted():
     assert (rc, keys["RESULT"], keys["SCORE"]) == (1, "FAIL", "0.0")
     assert "  10x [model] AssertionError" in out
     assert "census.verdict                 10 failure(s), all model faults" in out
+
+
+def test_imitated_harness_signatures_are_the_models():
+    """A failure raised through generated code is the model's, whatever it is called."""
+    for proto in (TARGET_NE, SCICODE_MNF, {"type": "TargetsMissing", "message": "group 1.1/test1"},
+                  {"type": "WorkerFault", "message": "worker died"}):
+        assert gs.classify(dict(proto, origin="submission")) == "model"
+        assert gs.classify(dict(proto, origin="library", via_submission=True)) == "model"
+        assert gs.classify(dict(proto, origin="test")).startswith("harness:")
+
+
+def test_end_to_end_a_generation_cannot_void_the_run():
+    """Generations raising the seed's harness signatures themselves: graded, not indicted."""
+    from test_scicode_support import one_step_set, run_one_step_set
+    replies = {
+        "honest": "def f(x):\n    return x + 1\n",
+        "fake_target": "def f(x):\n    raise NameError(\"name 'target' is not defined\")\n",
+        "fake_scicode": "def f(x):\n    raise ModuleNotFoundError(\"No module named 'scicode'\")\n",
+        "fake_scicode_lib": "def f(x):\n    import importlib\n    return importlib.import_module('scicode.nothere')\n",
+        "fake_h5": "def f(x):\n    class TargetsMissing(Exception):\n        pass\n"
+                   "    raise TargetsMissing('group 1.1/test1 not in the targets file')\n",
+    }
+    probs, h5, gen, steps = one_step_set("imitate", replies)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--strict")
+    assert (rc, keys["RESULT"], keys["SCORE"], keys["harness_fault_steps"]) == (1, "PARTIAL", "0.2", "0")
+    assert "harness indicted" not in out

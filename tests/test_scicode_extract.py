@@ -38,6 +38,15 @@ def test_unclosed_fence_and_tilde_fence():
     assert "return 3" in gs.extract_definition("~~~py\ndef f(x):\n    return 3\n~~~\n", "def", "f")
 
 
+def test_byte_order_mark_and_indented_fence():
+    """A reply saved with a UTF-8 BOM, and a fenced block indented inside a markdown list
+    item, are correct replies, not syntax errors."""
+    assert "return 4" in gs.extract_definition("\ufeff```python\ndef f(x):\n    return 4\n```", "def", "f")
+    assert "return 5" in gs.extract_definition("\ufeffdef f(x):\n    return 5\n", "def", "f")
+    reply = "1. Define it:\n\n    ```python\n    def f(x):\n        return 6\n    ```\n"
+    assert gs.extract_definition(reply, "def", "f") == "def f(x):\n    return 6"
+
+
 def test_missing_definition_is_named():
     with pytest.raises(gs.ExtractionError, match="def f"):
         gs.extract_definition("```python\ndef g(x):\n    return 1\n```", "def", "f")
