@@ -161,3 +161,27 @@ def test_no_exec_runs_gates_1_to_4_only(tmp_path):
             ((1, "manifest"), (2, "artifact_size"), (3, "static_check"), (4, "testgen"))] == ["PASS"] * 4
     assert all(checks[c]["status"] == "SKIP" for c in
                ("g5.model_load", "g6.preprocess_isolation", "g7.determinism", "g8.inference"))
+
+
+@pytest.mark.parametrize("module", sorted(grader().FORBIDDEN_IMPORTS))
+def test_every_listed_module_is_a_finding_in_every_import_form(module):
+    g = grader()
+    for source in (f"import {module}\n", f"import json, {module}.sub as x\n",
+                   f"from {module}.sub import y\n", f"def f():\n    from {module} import z\n"):
+        assert [f[2] for f in g.scan_source(source, "m.py")] == ["forbidden-import"], source
+    assert g.scan_source(f"import {module}_extra\nimport my{module}\n", "m.py") == []
+
+
+@pytest.mark.parametrize("name", ["system", "popen", "execv", "execl", "execle", "execlp", "execlpe",
+                                  "execvp", "execvpe", "execve", "spawnl", "spawnle", "spawnlp",
+                                  "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "fork",
+                                  "forkpty"])
+def test_every_listed_os_process_call_is_a_finding(name):
+    assert [f[2] for f in grader().scan_source(f"import os\nos.{name}()\n", "m.py")] == ["subprocess"]
+
+
+@pytest.mark.parametrize("source", ["class C:\n    def m(self, a, b, p):\n        return int(a) * int(b) % int(p)\n",
+                                    "f = lambda a, b, p: [pow(int(a), int(b), int(p))]\n",
+                                    "x = [eval(s) for s in ('1',)]\n"])
+def test_findings_nested_anywhere_in_the_tree(source):
+    assert len(grader().scan_source(source, "m.py")) == 1

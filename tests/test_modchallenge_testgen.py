@@ -165,23 +165,162 @@ def test_strong_lucas_accepts_its_known_pseudoprimes_and_primes():
     assert pseudo == [5459, 5777, 10877, 16109, 18971, 22499, 24569, 25199, 40309, 58519]
 
 
-def test_next_prime_equals_a_brute_force_walk():
+# psi_k: the smallest strong pseudoprime to all of the first k prime bases (k = 1..13; psi_7 =
+# psi_8, psi_9 = psi_10 = psi_11); Sorenson & Webster 2015 for psi_12, psi_13.
+PSI = [2047, 1373653, 25326001, 3215031751, 2152302898747, 3474749660383, 341550071728321,
+       3825123056546413051, 318665857834031151167461, 3317044064679887385961981]
+PSI_BASES = [1, 2, 3, 4, 5, 6, 8, 11, 12, 13]
+
+
+@pytest.mark.parametrize("n, k", list(zip(PSI, PSI_BASES)))
+def test_smallest_strong_pseudoprimes_to_the_first_k_bases_are_rejected(n, k):
     g = grader()
-    rng = random.Random(7)
-    for bits in (3, 10, 31, 33, 64, 90, 160, 300, 700):
-        for _ in range(4):
-            n = rng.getrandbits(bits)
-            p = g.next_prime(n)
-            assert p > n and g.is_prime(p)
-            assert not any(g.is_prime(m) for m in range(n + 1, p)), (bits, n)
+    assert all(g.strong_probable_prime(n, a) for a in g.MR_BASES[:k])    # they do fool k bases
+    assert not g.is_prime(n)
+
+
+# Chernick Carmichael numbers (6k+1)(12k+1)(18k+1) above the proven Miller-Rabin bound that are
+# also strong pseudoprimes to base 2: only the strong Lucas half of BPSW rejects them.
+CHERNICK_K = [268436686, 268437386, 1099511630576, 1099511633866, 1152921504606880626,
+              1152921504606898126]
+
+
+@pytest.mark.parametrize("k", CHERNICK_K)
+def test_base2_strong_pseudoprime_carmichael_numbers_are_rejected_by_lucas(k):
+    g = grader()
+    factors = (6 * k + 1, 12 * k + 1, 18 * k + 1)
+    n = factors[0] * factors[1] * factors[2]
+    assert all(g.is_prime(f) and (n - 1) % (f - 1) == 0 for f in factors)     # Korselt: Carmichael
+    assert n > g.MR_DETERMINISTIC_BELOW and g.strong_probable_prime(n, 2)
+    assert not g.strong_lucas_probable_prime(n) and not g.is_prime(n)
+
+
+def test_composite_mersenne_and_fermat_numbers_are_rejected():
+    """2^q - 1 (q prime) and 2^(2^m) + 1 are strong base-2 probable primes, composite unless
+    listed: BPSW's Lucas half must reject them at every size up to tier 10's."""
+    g = grader()
+    mersenne = {2, 3, 5, 7, 13, 17, 19, 31, 61, 89, 107, 127, 521, 607, 1279}
+    for q in [q for q in range(3, 1300) if g.is_prime(q)][::4] + [1279]:
+        n = 2 ** q - 1
+        assert g.is_prime(n) == (q in mersenne), q
+    for m in range(5, 12):
+        assert g.strong_probable_prime(2 ** 2 ** m + 1, 2) and not g.is_prime(2 ** 2 ** m + 1), m
+
+
+SMALL_ODD_PRIMES = [2] + [q for q in range(3, 2000, 2) if all(q % r for r in range(3, int(q ** 0.5) + 1, 2))]
+
+
+def _reference_is_prime(n, rng=random.Random(2024)):
+    """An independent oracle: trial division, then Miller-Rabin with Jaeschke/Sinclair's base set
+    (deterministic below 2^64) or with random bases (one first; 24 for a probable prime)."""
+    if n < 2:
+        return False
+    for q in SMALL_ODD_PRIMES:
+        if n % q == 0:
+            return n == q
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+
+    def witness(a):
+        x = pow(a % n, d, n)
+        if x in (0, 1, n - 1):
+            return False
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                return False
+        return True
+    if n < 2 ** 64:
+        return not any(witness(a) for a in (2, 325, 9375, 28178, 450775, 9780504, 1795265022))
+    if witness(rng.randrange(2, n - 1)):
+        return False
+    return not any(witness(rng.randrange(2, n - 1)) for _ in range(24))
+
+
+@pytest.mark.parametrize("bits", [3, 5, 8, 12, 16, 20, 31, 32, 33, 48, 64, 65, 80, 82, 96, 128, 129,
+                                  200, 256, 257, 400, 512, 513, 700, 1024, 1025, 2048])
+def test_next_prime_equals_an_independent_brute_force_walk(bits):
+    """Every size the generator reaches (tier bounds 2^4 .. 2^2048, tier-0 squares, both sides
+    of 2^32, 2^64 and the proven Miller-Rabin bound ~2^81.5): next_prime(n) is the first number
+    after n that an independent oracle calls prime."""
+    g = grader()
+    rng = random.Random(bits)
+    values = [rng.getrandbits(bits)] + ([rng.getrandbits(bits), 2 ** bits - 1] if bits < 1000 else [])
+    for n in values:
+        p, m = g.next_prime(n), n + 1
+        while not _reference_is_prime(m):
+            m += 1
+        assert p == m and g.is_prime(p), (bits, n)
     assert [g.next_prime(n) for n in (-5, 0, 1, 2, 3, 13, 89)] == [2, 2, 2, 3, 5, 17, 97]
+
+
+def test_is_prime_agrees_with_segmented_sieves_on_random_ranges():
+    g = grader()
+    base = _sieve(10 ** 6)
+    primes = [q for q in range(2, 10 ** 6 + 1) if base[q]]
+    rng = random.Random(17)
+    for lo in [rng.randrange(10 ** e, 10 ** (e + 1)) for e in range(5, 12) for _ in range(2)]:
+        width = 2000
+        flags = bytearray([1]) * width
+        for q in primes:
+            if q * q >= lo + width:
+                break
+            for m in range(max(q * q, -(-lo // q) * q), lo + width, q):
+                flags[m - lo] = 0
+        assert [lo + i for i in range(width) if g.is_prime(lo + i)] == \
+            [lo + i for i in range(width) if flags[i]], lo
+
+
+def _parallel_equals_serial(g, values):
+    serial = [g._next_prime_search(v) for v in values]
+    for v in values:
+        g._PRIME_MEMO.pop(v, None)
+    got = g._next_prime_all(values, 2)
+    for v in values:
+        g._PRIME_MEMO.pop(v, None)
+    return got, serial
 
 
 def test_parallel_search_returns_the_serial_answer():
     g = grader()
     rng = random.Random(3)
-    values = [rng.getrandbits(900) for _ in range(3)]
-    serial = [g._next_prime_search(v) for v in values]
-    for v in values:
-        g._PRIME_MEMO.pop(v, None)
-    assert g._next_prime_all(values, 2) == serial
+    got, serial = _parallel_equals_serial(g, [rng.getrandbits(900) for _ in range(3)] + [rng.getrandbits(640)])
+    assert got == serial
+
+
+def test_parallel_search_continues_after_a_window_without_a_prime(monkeypatch):
+    g = grader()
+    monkeypatch.setattr(g, "SIEVE_WIDTH", 8)         # 8 odd candidates: most windows hold no prime
+    rng = random.Random(5)
+    values, want = [rng.getrandbits(700) for _ in range(2)], []
+    for start, back in ((2 ** 700, 19), (2 ** 650, 17)):   # primes just past the first window
+        p = g.next_prime(g.next_prime(start))
+        assert not any(g.is_prime(m) for m in range(p - back, p))
+        values.append(p - back)                      # windows p-18 .. p-4 / p-16 .. p-2, then p
+        want.append(p)
+    got, serial = _parallel_equals_serial(g, values)
+    assert got == serial and got[2:] == want
+
+
+def test_parallel_search_redoes_a_value_whose_first_hit_is_a_base2_pseudoprime(monkeypatch):
+    """A base-2 pass that the rest of the test rejects stops the other worker early; the value
+    must then be searched serially, not answered with a later hit of the split."""
+    g = grader()
+    v = random.Random(11).getrandbits(700)
+    true_next = g._next_prime_search(v)
+    real = g._prime_after_base2
+    monkeypatch.setattr(g, "_prime_after_base2", lambda n: n != true_next and real(n))
+    got, serial = _parallel_equals_serial(g, [v])
+    assert got == serial == [g._next_prime_search(true_next)]
+
+
+def test_worker_scan_stops_past_the_best_hit():
+    g = grader()
+    import multiprocessing as mp
+    best = mp.get_context("fork").Array("q", [g.SIEVE_WIDTH, 3])
+    g._worker_init(best)
+    p = g.next_prime(2 ** 700)
+    c = p - 10                                           # odd: p - 10 + 2i = p at i = 5
+    assert g._worker_scan(0, c, [0, 1, 2, 5, 7]) == ("prime", 5) and best[0] == 5
+    assert g._worker_scan(1, c, [4, 5]) is None          # index 4 > best 3: nothing tested
