@@ -12,8 +12,9 @@ reference_arrays.npz (see reference/adi/problem_spec.md).  The grader trusts
 none of them: it recomputes every order and the exact solution, re-runs
 `solve(h, T=1.0, problem=None)` in an isolated interpreter with every
 NumPy/SciPy/LAPACK linear-solve entry point instrumented, runs it on a hidden
-problem against its own MCS reference, and NaN-poisons the observed solves on
-one hidden mesh to prove they produce the returned field.
+problem against its own MCS reference, and NaN-poisons (then slightly scales)
+the observed solves on one hidden and one benchmark mesh to prove they produce
+the returned field.
 
 Score: 1.0 = Tier 1, 2 and 3 pass (all five meshes regenerated); 0.5 = Tier 1,
 2 and the coarse-mesh provenance pass but Tier 3 is missing, fails or is
@@ -379,8 +380,9 @@ def import_audit(source: str, check_prefix: str, local: set = frozenset()) -> li
             top = name.split(".")[0]
             if top in ("importlib",):
                 dynamic.append(f"import {name} (line {node.lineno})")
-            if top in INTROSPECTION_MODULES or any(n in name for n in INTROSPECTION_NAMES):
-                intro.append(f"import {name} (line {node.lineno})")
+            full = name + " " + " ".join(a.name for a in node.names)
+            if top in INTROSPECTION_MODULES or any(n in full for n in INTROSPECTION_NAMES):
+                intro.append(f"import {full.strip()} (line {node.lineno})")
             elif top not in stdlib and top not in ALLOWED_THIRD_PARTY and top not in local:
                 bad.append(f"{name} (line {node.lineno})")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
@@ -1120,7 +1122,9 @@ def _job_label(tag: str) -> str:
 # every loaded module (so `from scipy.linalg.lapack import dgtsv` gets the
 # wrapper), records dimension and half-bandwidth of the outermost call only
 # (solve_banded calls LAPACK internally), streams violations as they happen,
-# and in poison mode replaces every intercepted result by NaNs (causal audit).
+# and in poison mode replaces every intercepted result by NaNs or scales it by
+# 1 + O(perturb_rel) (the causal audits); after each job it checks that no
+# wrapper was removed.
 # Wrapped: solves, inverses, least squares and the factorisations used for
 # solving (LU, Cholesky, LDL, banded/tridiagonal LAPACK), Sylvester/Lyapunov
 # solves (a 2-D solve of size q.size) and the BLAS triangular solves.  SVD, QR
