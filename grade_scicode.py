@@ -990,6 +990,42 @@ for _m in _INIT["warm"]:
         pass
 import numpy, h5py, scicode.parse.parse as _SCP, scicode.compare.cmp as _SCC
 
+# numpy.allclose / numpy.isclose as the tests (and the shim's comparators) see them:
+# numpy's own result, except that a comparison is refused when it would pass vacuously
+# (one operand empty, the other not: allclose([], 2.0) is True in numpy) or when an
+# operand's class, defined by exec'd code, overrides numpy's dispatch or comparison hooks
+_HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__array_interface__",
+                    "__array_struct__", "__array_priority__", "__array_wrap__", "__float__",
+                    "__complex__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+                    "__sub__", "__rsub__", "__abs__", "__bool__", "__len__", "__iter__", "__getitem__"))
+
+
+def _rigged(x, depth=0):
+    for k in type(x).__mro__:
+        if k.__module__ == "__main__" and not _HOOKS.isdisjoint(vars(k)):
+            return True
+    return depth == 0 and isinstance(x, (list, tuple)) and any(_rigged(v, 1) for v in x[:256])
+
+
+def _vacuous(a, b):
+    try:
+        return (numpy.size(a) == 0) != (numpy.size(b) == 0)
+    except BaseException:
+        return False
+
+
+def _refusing(fn, refused):
+    def guarded(a, b, *args, **kwargs):
+        if _rigged(a) or _rigged(b) or _vacuous(a, b):
+            return refused()
+        return fn(a, b, *args, **kwargs)
+    guarded.__name__, guarded.__doc__, guarded.__wrapped__ = fn.__name__, fn.__doc__, fn
+    return guarded
+
+
+numpy.allclose = _refusing(numpy.allclose, lambda: False)
+numpy.isclose = _refusing(numpy.isclose, lambda: numpy.zeros(1, dtype=bool))
+
 _GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", "any", "abs")] + \
            [("builtins", n) for n in ("isinstance", "len", "all", "any", "abs", "__import__", "exec",
                                       "AssertionError", "bool", "float", "int", "zip", "print")] + \
