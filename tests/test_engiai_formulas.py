@@ -172,7 +172,9 @@ def test_export_without_its_file_is_not_counted():
 
 
 @pytest.mark.parametrize("height,took,score", [(12.0, "export", 1.0), (4.0, "preview", 0.0),
-                                               (7.0, "neither", 0.0)])
+                                               (7.0, "neither", 0.0), (12.04, "export", 1.0),
+                                               (12.06, "neither", 0.0), (3.96, "preview", 0.0),
+                                               (4.06, "neither", 0.0)])
 def test_distractor_classification(height, took, score):
     exp = {"stl_expected_params": P,
            "distractor": {"param": "scale_z", "export_value": 12.0, "preview_value": 4.0}}

@@ -244,6 +244,22 @@ def test_claimed_scores_disagreeing_are_reported_never_used(run):
     assert trials["rag"].claims["rag_accuracy"] == {"claimed": 0.25, "recomputed": 1.0, "agree": False}
 
 
+def test_claimed_overall_never_replaces_the_recomputed_score(run):
+    """A trial whose design is wrong claims a perfect overall: the trial, its cell and the run
+    score use the recomputed value; the claim is only reported."""
+    B.h5_write(str(run / "trials" / "beams2d-full" / "arrays.h5"),
+               {"design": np.zeros((50, 100))})
+    edit_record(run, "beams2d-full", lambda r: r.update(claimed_scores={"overall": 1.0, "iou": 1.0}))
+    checks, trials, cells = grade(run)
+    t = trials["beams2d-full"]
+    assert t.score < 0.6 and t.terms["iou"] == 0.0
+    assert t.claims["overall"] == {"claimed": 1.0, "recomputed": t.score, "agree": False}
+    (cell,) = [c for c in cells if (c["problem"], c["style"]) == ("beams2d", "full")]
+    assert cell["mean"] == t.score
+    means = [c["mean"] for c in cells]
+    assert G.verdict(checks, strict=False)[1] == round(sum(means) / len(means), 4)
+
+
 def test_claims_that_agree(run):
     edit_record(run, "rag", lambda r: r.update(claimed_scores={"rag_accuracy": 1.0}))
     checks, _, _ = grade(run)
