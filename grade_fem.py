@@ -97,6 +97,11 @@ SPEC = {
     "dofs_per_node": ["value", "slope"],  # seed: 'dofs_per_node == ["value", "slope"]'
     # -- provenance -------------------------------------------------------------
     "regen_rel": 1e-6,          # seed: "regenerating both error measures to within 1e-6 relative"
+    # Decision (problem_spec.md, "Reproduction"): a submitted error off by more than 1e-6 relative
+    # but by at most 4e-9 * (n/256)^4 absolute (linear-solve round-off, growing like n^4; the same
+    # code in another BLAS thread count / CPU kernel moved errors by up to 2.5x less than this)
+    # is REVIEW_REQUIRED (environment mismatch), beyond it FAIL.
+    "regen_env_band_256": 4e-9,
     # seed: "compares the returned dense field pointwise at every mesh n = 32 ... 2048 to 1e-9".
     # Clean regime (n <= 256): 1e-9 flat.  Round-off regime (n >= 512): legitimate
     # solvers disagree (specs/fem.md); the tolerance is 1e-9 * (n/256)^4, the n^4
@@ -111,9 +116,20 @@ SPEC = {
     "fidelity_clean_max_n": 256,
     "fidelity_growth": 4,
     # seed: "observes a library linear solve of dimension 2(n-1)" -> 2*(n-1)
-    "audit_n": 32,              # seed: "reruns n = 32 after replacing the results ... with non-finite values"
+    # seed: "reruns n = 32 after replacing the results ... with non-finite values" -> NaN mode at
+    # n = 32.  Decision (problem_spec.md): the finite perturbation (and an untampered repeat,
+    # provenance.deterministic) runs at EVERY mesh: a solver honest at n = 32 only, with a
+    # discarded dummy solve and an analytic field elsewhere, must not escape.
+    "audit_nan_meshes": (32,),
+    "audit_meshes": (32, 64, 128, 256, 512, 1024, 2048),
     "audit_rel_perturbation": 1e-6,  # specs/fem.md: "a finite perturbation (relative 1e-6)"
     "audit_unchanged_atol": 1e-12,   # seed: "an unchanged-field comparison uses rtol=0, atol=1e-12"
+    # seed: "a library linear solve of dimension 2(n-1), exactly the free value/slope DOF count".
+    # Decision (problem_spec.md): that solve's matrix must also carry the statement's stiffness
+    # entries (distinct |entries| / max = 1, 1/2, h/4, h^2/3, h^2/12, to 1e-9 relative; entries
+    # below 1e-10 of the largest count as zero), and only such solves are tampered with.
+    "stiffness_sig_rel": 1e-9,
+    "stiffness_sig_floor": 1e-10,
     # grader self-check: its own 5-point solution must reproduce the method error
     "self_check_rel": 1e-3,     # specs/fem.md: e*(32) = 5.402333e-07 measured independently
 }
@@ -395,6 +411,11 @@ def fidelity_tol(n: int) -> float:
     if n <= SPEC["fidelity_clean_max_n"]:
         return SPEC["fidelity_atol"]
     return SPEC["fidelity_atol"] * (n / SPEC["fidelity_clean_max_n"]) ** SPEC["fidelity_growth"]
+
+
+def env_band(n: int) -> float:
+    """How far the same code's error at mesh n may move with the BLAS environment (see SPEC)."""
+    return SPEC["regen_env_band_256"] * (n / SPEC["fidelity_clean_max_n"]) ** SPEC["fidelity_growth"]
 
 
 def orders(errors) -> list:
@@ -737,7 +758,7 @@ _NAMES = {
                             "gcrotmk", "tfqmr", "lsqr", "lsmr", "inv"),
     "scipy.sparse.linalg._dsolve._superlu": ("gssv", "gstrf"),
 }
-_ST = {"depth": 0, "calls": [], "mode": None, "tampered": 0}
+_ST = {"depth": 0, "calls": [], "mode": None, "tampered": 0, "n": 1}
 _FACTORY = ("splu", "spilu", "factorized")
 
 
@@ -780,9 +801,34 @@ def _describe(name, args):
                 rec["hb"] = int(_np.max(_np.abs(i - j))) if i.size else 0
             elif shp[0] < shp[1]:
                 rec["hb"] = int(shp[0] - 1)
+        rec["sig"] = _signature(a, rec["hb"])
     except Exception as exc:
         rec["note"] = type(exc).__name__
     return rec
+
+
+def _signature(a, hb):
+    """Does the matrix argument carry the statement's stiffness matrix?  Its
+    distinct nonzero |entries|, over the largest, are {1, 1/2, h/4, h^2/3, h^2/12}
+    (24/h^3, 12/h^3, 6/h^2, 8/h, 2/h) whatever the scaling, ordering or storage
+    (dense, sparse, banded).  None when the argument's entries cannot be read."""
+    if hasattr(a, "tocoo"):
+        vals = _np.asarray(a.tocoo().data)
+    elif isinstance(a, _np.ndarray) and a.ndim == 2:
+        vals = a[a != 0]
+    else:
+        return None
+    if vals.dtype.kind not in "fiu" or not vals.size:
+        return False
+    vals = _np.abs(vals.astype(_np.float64))
+    if not _np.all(_np.isfinite(vals)) or (hb is not None and hb < 1):
+        return False
+    vals = vals / vals.max()
+    vals = vals[vals > _REQ["sig_floor"]]
+    h = 1.0 / _ST["n"]
+    ref = _np.array([1.0, 0.5, h / 4, h * h / 3, h * h / 12])
+    rel = _np.abs(vals[:, None] / ref[None, :] - 1) <= _REQ["sig_rel"]
+    return bool(rel.any(axis=1).all() and rel.any(axis=0).all())
 
 
 def _tamper(out):
@@ -800,22 +846,34 @@ def _tamper(out):
 
 
 class _LUProxy:
-    """Stands in for a SuperLU object so that its C-level solve is observed."""
-    def __init__(self, lu):
+    """Stands in for a SuperLU object so that its C-level solve is observed; the
+    solve inherits the factorised matrix's stiffness signature."""
+    def __init__(self, lu, sig):
         object.__setattr__(self, "_lu", lu)
+        object.__setattr__(self, "_solve", _wrap("SuperLU.solve", lu.solve, sig))
 
     def __getattr__(self, name):
         return getattr(object.__getattribute__(self, "_lu"), name)
 
     def solve(self, *args, **kwargs):
-        return _LU_SOLVE(object.__getattribute__(self, "_lu"), *args, **kwargs)
+        return object.__getattribute__(self, "_solve")(*args, **kwargs)
 
 
-def _wrap(name, fn):
+_UNSET = object()
+
+
+def _wrap(name, fn, sig=_UNSET):
+    """Record the outermost call; in an audit run tamper with its floating
+    outputs unless its matrix is known NOT to be the stiffness matrix (a probe
+    solve with a known answer must not reveal the audit)."""
     def wrapper(*args, **kwargs):
         outer = _ST["depth"] == 0
+        rec = {}
         if outer:                      # the outermost call is recorded once ...
-            _ST["calls"].append(_describe(name, args))
+            rec = _describe(name, args)
+            if sig is not _UNSET:
+                rec["sig"] = sig
+            _ST["calls"].append(rec)
         elif _ST["calls"]:             # ... nested library layers only counted under it
             rec = _ST["calls"][-1]
             rec["nested"] = rec.get("nested", 0) + 1
@@ -826,10 +884,10 @@ def _wrap(name, fn):
         finally:
             _ST["depth"] -= 1
         if name.rsplit(".", 1)[-1] in ("splu", "spilu") and not isinstance(out, _LUProxy):
-            out = _LUProxy(out)
+            out = _LUProxy(out, rec.get("sig"))
         elif name.endswith(".factorized") and callable(out):
-            out = _wrap("factorized.solve", out)
-        if outer and _ST["mode"]:
+            out = _wrap("factorized.solve", out, rec.get("sig"))
+        if outer and _ST["mode"] and rec.get("sig") is not False:
             out = _tamper(out)
         return out
     try:
@@ -839,7 +897,6 @@ def _wrap(name, fn):
     return wrapper
 
 
-_LU_SOLVE = _wrap("SuperLU.solve", lambda lu, *a, **k: lu.solve(*a, **k))
 
 
 def _install():
@@ -931,7 +988,7 @@ send({"kind": "import", "ok": _sub is not None, "error": _err, "has_solve": call
 
 
 def _call(n):
-    _ST["calls"], _ST["tampered"], _ST["depth"] = [], 0, 0
+    _ST["calls"], _ST["tampered"], _ST["depth"], _ST["n"] = [], 0, 0, n
     t = _time.monotonic()
     try:
         fields, err = _fields(_solve(n), n), None
@@ -948,13 +1005,15 @@ if callable(_solve):
             _msg = _call(_n)
             _msg.update(kind="mesh", writes=_diff(_b, _snapshot()))
             send(_msg)
-    else:
-        for _mode in ("perturb", "nan"):
-            _ST["mode"] = _mode
-            _msg = _call(_REQ["audit_n"])
-            _ST["mode"] = None
-            _msg.update(kind="audit", mode=_mode)
-            send(_msg)
+    else:                           # every mesh: an untampered repeat, then tampered runs
+        for _n in _REQ["audit_meshes"]:
+            for _mode in ("repeat", "perturb", "nan") if _n in _REQ["audit_nan_meshes"] else \
+                    ("repeat", "perturb"):
+                _ST["mode"] = None if _mode == "repeat" else _mode
+                _msg = _call(_n)
+                _ST["mode"] = None
+                _msg.update(kind="audit", mode=_mode)
+                send(_msg)
 send({"kind": "done", "new_modules": _new_modules()})
 '''
 
@@ -1069,26 +1128,96 @@ def check_regenerated(outcome, meshes: dict, fields: dict) -> list:
     return out
 
 
-def check_reproduction(fields: dict, arrs: dict) -> list:
-    """Regenerated nodal and dense errors against the submitted ones (1e-6 relative)."""
+def study_errors(fields: dict) -> dict:
+    """{n: (e_n, e*_n)} recomputed from fields {n: (uh_nodes, uh_dense, ...)}."""
     import numpy as np
+    out = {}
+    for n, f in fields.items():
+        xj, xi = prescribed_grids(n)
+        out[n] = (float(np.max(np.abs(f[0] - exact_u(xj)))), float(np.max(np.abs(f[1] - exact_u(xi)))))
+    return out
+
+
+def check_reproduction(fields: dict, arrs: dict) -> list:
+    """Regenerated nodal and dense errors against the submitted ones.  Within
+    1e-6 relative (seed): PASS.  Beyond it but within the round-off band
+    env_band(n) (the same code run with another BLAS thread count or CPU
+    kernel): REVIEW.  Else FAIL."""
     if not fields or "nodal_errors" not in arrs:
         return [Check("provenance.reproduces_errors", Status.SKIP,
                       "nothing to compare (no regenerated fields or no valid arrays)")]
-    bad, worst_rel = [], 0.0
+    regen = study_errors(fields)
+    bad, env, worst_rel = [], [], 0.0
     for k, n in enumerate(SPEC["meshes"]):
-        un, ud, _ = fields[n]
-        xj, xi = prescribed_grids(n)
-        for name, e_re, e_sub in (("e_n", float(np.max(np.abs(un - exact_u(xj)))), arrs["nodal_errors"][k]),
-                                  ("e*_n", float(np.max(np.abs(ud - exact_u(xi)))), arrs["dense_errors"][k])):
+        for j, (name, arr) in enumerate((("e_n", "nodal_errors"), ("e*_n", "dense_errors"))):
+            e_re, e_sub = regen[n][j], float(arrs[arr][k])
             rel = abs(e_re - e_sub) / e_sub
             worst_rel = max(worst_rel, rel)
-            if rel > SPEC["regen_rel"]:
-                bad.append(f"n={n} {name}: regenerated {e_re:.6e}, submitted {e_sub:.6e}")
-    return [Check("provenance.reproduces_errors", Status.FAIL if bad else Status.PASS,
-                  ("solver does not reproduce its submitted numbers: " + "; ".join(bad[:4])) if bad
-                  else "regenerated nodal and dense errors match the submitted ones (rel 1e-6)",
+            if rel <= SPEC["regen_rel"]:
+                continue
+            line = f"n={n} {name}: regenerated {e_re:.6e}, submitted {e_sub:.6e}"
+            (env if abs(e_re - e_sub) <= env_band(n) else bad).append(line)
+    if bad:
+        return [Check("provenance.reproduces_errors", Status.FAIL,
+                      "solver does not reproduce its submitted numbers: " + "; ".join(bad[:4]),
+                      worst_rel, SPEC["regen_rel"])]
+    if env:
+        return [Check("provenance.reproduces_errors", Status.REVIEW,
+                      "submitted errors differ from the regenerated ones beyond 1e-6 relative, by "
+                      "amounts linear-solve round-off explains (BLAS threads/CPU kernel of the study "
+                      "run differ from the grader's?): " + "; ".join(env[:4]) + " - verify the "
+                      "study environment by hand", worst_rel, SPEC["regen_rel"])]
+    return [Check("provenance.reproduces_errors", Status.PASS,
+                  "regenerated nodal and dense errors match the submitted ones (rel 1e-6)",
                   worst_rel, SPEC["regen_rel"])]
+
+
+def check_deterministic(audit_outcome, fields: dict) -> list:
+    """A second, untampered regeneration in the grader's own (pinned) environment
+    must reproduce the first one's errors to 1e-6 relative (seed's tolerance)."""
+    if not fields:
+        return [Check("provenance.deterministic", Status.SKIP, "no regenerated fields")]
+    runs = {m.get("n"): m for m in _msgs(audit_outcome, "audit") if m.get("mode") == "repeat"}
+    first, bad, missing = study_errors(fields), [], []
+    again = {}
+    for n in SPEC["meshes"]:
+        m = runs.get(n)
+        try:
+            if m is None or m.get("error"):
+                raise Reject("provenance.deterministic", "")
+            again[n] = (_field(m, "uh_nodes", (n + 1,), "provenance.deterministic"),
+                        _field(m, "uh_dense", (10 * n + 1,), "provenance.deterministic"))
+        except Reject:
+            missing.append(n)
+    if missing:
+        return [Check("provenance.deterministic", Status.FAIL, f"repeat run gave no field at n = "
+                      f"{missing}: {outcome_note(audit_outcome) or 'solve(n) failed the second time'}")]
+    second = study_errors(again)
+    for n in SPEC["meshes"]:
+        for j, name in enumerate(("e_n", "e*_n")):
+            a, b = first[n][j], second[n][j]
+            if not abs(a - b) <= SPEC["regen_rel"] * max(a, 1e-300):
+                bad.append(f"n={n} {name}: {a:.6e} then {b:.6e}")
+    return [Check("provenance.deterministic", Status.FAIL if bad else Status.PASS,
+                  ("solve(n) is not reproducible in one environment: " + "; ".join(bad[:4])) if bad
+                  else "a second regeneration reproduces every error to 1e-6 relative")]
+
+
+def check_regenerated_tiers(fields: dict) -> list:
+    """Tier 1 and Tier 2 evaluated on the regenerated errors as well, so that no
+    verdict rests on submitted numbers the solver did not reproduce."""
+    import numpy as np
+    if len(fields) != len(SPEC["meshes"]):
+        return [Check("provenance.regenerated_tiers", Status.SKIP, "no complete regeneration")]
+    errs = study_errors(fields)
+    arrs = {"nodal_errors": np.array([errs[n][0] for n in SPEC["meshes"]]),
+            "dense_errors": np.array([errs[n][1] for n in SPEC["meshes"]])}
+    if not (np.all(arrs["nodal_errors"] > 0) and np.all(arrs["dense_errors"] > 0)):
+        return [Check("provenance.regenerated_tiers", Status.FAIL, "a regenerated error is zero")]
+    bad = [c for c in check_tier1(arrs) + check_tier2(arrs) if c.status is Status.FAIL]
+    return [Check("provenance.regenerated_tiers", Status.FAIL if bad else Status.PASS,
+                  ("on the regenerated errors: " + "; ".join(f"{c.id}: {c.message}" for c in bad[:3]))
+                  if bad else "Tier 1 and Tier 2 also pass on the regenerated errors")]
 
 
 def check_fidelity(fields: dict, ref: dict) -> list:
@@ -1109,35 +1238,47 @@ def check_fidelity(fields: dict, ref: dict) -> list:
 
 
 def check_solve_observed(meshes: dict) -> list:
-    """At every mesh an outermost numpy/scipy solve of dimension 2(n-1)."""
+    """At every mesh an outermost numpy/scipy solve of dimension 2(n-1) whose
+    matrix carries the statement's stiffness entries (any scaling, ordering,
+    storage); a matrix whose entries cannot be read goes to review."""
     if not meshes:
         return [Check("provenance.solve_observed", Status.SKIP, "no regenerated meshes")]
-    wrong, unseen, seen = [], [], []
+    wrong, not_k, unread, unseen, seen = [], [], [], [], []
     for n in SPEC["meshes"]:
         m = meshes.get(n)
         if m is None:
             continue
         calls = [c for c in _as_list(m.get("calls")) if isinstance(c, dict)]
         dims = [c.get("dim") for c in calls]
+        sized = [c for c in calls if c.get("dim") == 2 * (n - 1)]
         if not calls:
             unseen.append(n)
-        elif 2 * (n - 1) not in dims:
-            wrong.append(f"n={n}: dims {sorted(set(d for d in dims if d is not None))[:5]}, "
+        elif not sized:
+            wrong.append(f"n={n}: dims {sorted(set(d for d in dims if isinstance(d, int)))[:5]}, "
                          f"expected {2 * (n - 1)}")
-        else:
-            c = next(c for c in calls if c.get("dim") == 2 * (n - 1))
+        elif any(c.get("sig") is True for c in sized):
+            c = next(c for c in sized if c.get("sig") is True)
             seen.append(f"{c.get('fn')} (hb {c.get('hb')})")
+        elif any(c.get("sig") is None for c in sized):
+            unread.append(n)
+        else:
+            not_k.append(f"n={n}: {', '.join(sorted({str(c.get('fn')) for c in sized}))[:120]}")
     out = []
-    if wrong:
-        out.append(Check("provenance.solve_observed", Status.FAIL,
-                         "no library solve of the free-DOF dimension 2(n-1): " + "; ".join(wrong[:3])))
-    elif unseen:
-        out.append(Check("provenance.solve_observed", Status.REVIEW,
-                         f"n={','.join(map(str, unseen))}: no observable numpy/scipy linear solve "
-                         "(hand-written solver, ctypes or subprocess?) - verify by hand", unseen))
+    if wrong or not_k:
+        out.append(Check("provenance.solve_observed", Status.FAIL, "; ".join(
+            (["no library solve of the free-DOF dimension 2(n-1): " + "; ".join(wrong[:3])] if wrong
+             else []) + (["the 2(n-1) system solved is not the stiffness matrix of the statement "
+                          "(entries 24/h^3, 12/h^3, 6/h^2, 8/h, 2/h up to scaling): "
+                          + "; ".join(not_k[:3])] if not_k else []))))
+    elif unseen or unread:
+        out.append(Check("provenance.solve_observed", Status.REVIEW, "; ".join(
+            ([f"n={','.join(map(str, unseen))}: no observable numpy/scipy linear solve "
+              "(hand-written solver, ctypes or subprocess?)"] if unseen else [])
+            + ([f"n={','.join(map(str, unread))}: the matrix of the 2(n-1) solve could not be "
+                "read (operator object?)"] if unread else [])) + " - verify by hand", unseen + unread))
     else:
         out.append(Check("provenance.solve_observed", Status.PASS,
-                         f"library solve of dimension 2(n-1) at every mesh: {seen[0]}"))
+                         f"library solve of the 2(n-1) stiffness system at every mesh: {seen[0]}"))
     return out
 
 
@@ -1183,46 +1324,67 @@ def check_artifact_provenance(fields: dict, arrs: dict) -> list:
 
 
 def check_causal(audit_outcome, fields: dict) -> list:
-    """n = 32 rerun with the outermost solve outputs perturbed / NaN: the field
-    must change (rtol=0, atol=1e-12), become non-finite, or raise."""
+    """Every audit mesh rerun with the outermost solve outputs perturbed / NaN:
+    the field must change (rtol=0, atol=1e-12), become non-finite, or raise."""
     import numpy as np
-    n = SPEC["audit_n"]
-    runs = {m.get("mode"): m for m in _msgs(audit_outcome, "audit")}
-    if n not in fields:
-        return [Check("provenance.causal", Status.SKIP, f"no regenerated n={n} field to compare")]
-    base = fields[n][1]
+    runs = {(m.get("n"), m.get("mode")): m for m in _msgs(audit_outcome, "audit")}
     out = []
     for mode in ("perturb", "nan"):
         cid = f"provenance.causal_{mode}"
-        m = runs.get(mode)
-        if m is None:
-            out.append(Check(cid, Status.FAIL, f"audit run did not report: {outcome_note(audit_outcome)}"))
-            continue
-        if not m.get("calls"):
+        how = "perturbed" if mode == "perturb" else "replaced by NaN"
+        ok, unchanged, noreport, untouchable, unseen = [], [], [], [], []
+        for n in SPEC["audit_meshes"] if mode == "perturb" else SPEC["audit_nan_meshes"]:
+            m = runs.get((n, mode))
+            if n not in fields:
+                continue
+            if m is None:
+                noreport.append(n)
+                continue
+            calls = [c for c in _as_list(m.get("calls")) if isinstance(c, dict)]
+            if not calls:
+                unseen.append(n)
+                continue
+            if all(c.get("sig") is False for c in calls):
+                unchanged.append((n, None))       # nothing but non-stiffness solves: nothing feeds
+                continue
+            if not m.get("tampered"):
+                untouchable.append(n)
+                continue
+            if m.get("error"):
+                ok.append(n)                      # tampering made solve(n) raise
+                continue
+            try:
+                ud = _field(m, "uh_dense", fields[n][1].shape, cid)
+            except Reject:
+                ok.append(n)                      # no usable field returned
+                continue
+            if not np.all(np.isfinite(ud)):
+                ok.append(n)
+                continue
+            d = worst(ud - fields[n][1])[1]
+            if d > SPEC["audit_unchanged_atol"]:
+                ok.append(n)
+            else:
+                unchanged.append((n, d))
+        if noreport:
+            out.append(Check(cid, Status.FAIL, f"audit run did not report n = {noreport}: "
+                             f"{outcome_note(audit_outcome) or 'child stopped'}", noreport))
+        elif unchanged:
+            where = ", ".join(f"n={n} (max dev {d:.1e})" if d is not None else
+                              f"n={n} (no stiffness-matrix solve to tamper with)" for n, d in unchanged)
+            out.append(Check(cid, Status.FAIL, f"field unchanged (<= 1e-12) after the solve output "
+                             f"was {how} at {where}: the library solve does not feed the result "
+                             "(dummy solve)", [n for n, _ in unchanged], SPEC["audit_unchanged_atol"]))
+        elif untouchable:
+            out.append(Check(cid, Status.REVIEW, f"n = {untouchable}: library calls observed but "
+                             "none returned a floating array that could be tampered with - verify "
+                             "by hand", untouchable))
+        elif not ok:
             out.append(Check(cid, Status.SKIP, "no observable library solve to tamper with"))
-            continue
-        if not m.get("tampered"):
-            out.append(Check(cid, Status.REVIEW, "library calls observed but none returned a floating "
-                             "array that could be tampered with - verify by hand"))
-            continue
-        if m.get("error"):
-            out.append(Check(cid, Status.PASS, f"tampered solve made solve({n}) raise: {str(m['error'])[:80]}"))
-            continue
-        try:
-            ud = _field(m, "uh_dense", base.shape, cid)
-        except Reject as exc:
-            out.append(Check(cid, Status.PASS, f"tampered run returned no usable field ({exc.check.message})"))
-            continue
-        if not np.all(np.isfinite(ud)):
-            out.append(Check(cid, Status.PASS, "tampered solve made the field non-finite"))
-            continue
-        i, d = worst(ud - base)
-        changed = d > SPEC["audit_unchanged_atol"]
-        out.append(Check(cid, Status.PASS if changed else Status.FAIL,
-                         f"tampered solve changed the field by {d:.2e}" if changed else
-                         f"field unchanged (max dev {d:.1e} <= 1e-12) after the solve output was "
-                         f"{'perturbed' if mode == 'perturb' else 'replaced by NaN'}: the library "
-                         "solve does not feed the result (dummy solve)", d, SPEC["audit_unchanged_atol"]))
+        else:
+            out.append(Check(cid, Status.PASS, f"solve output {how}: the field changed, became "
+                             f"non-finite or solve raised at n = {', '.join(map(str, ok))}"
+                             + (f" (no observable solve at n = {unseen})" if unseen else ""), ok))
     return out
 
 
@@ -1249,7 +1411,9 @@ class Execution:
         self.results: dict = {}
         self.tmp = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-stage-")
         common = {"meshes": list(SPEC["meshes"]), "rel": SPEC["audit_rel_perturbation"],
-                  "audit_n": SPEC["audit_n"]}
+                  "audit_meshes": list(SPEC["audit_meshes"]),
+                  "audit_nan_meshes": list(SPEC["audit_nan_meshes"]),
+                  "sig_rel": SPEC["stiffness_sig_rel"], "sig_floor": SPEC["stiffness_sig_floor"]}
         try:
             stage = stage_solver(sub, os.path.join(self.tmp, "submission"))
         except OSError as exc:
@@ -1288,6 +1452,8 @@ def execution_checks(run: Execution, arrs: dict, phases: dict, outcomes: dict, k
     out += check_regenerated(regen, meshes, fields)
     out += check_solve_writes(meshes) if meshes else []
     out += check_reproduction(fields, arrs)
+    out += check_deterministic(audit, fields)
+    out += check_regenerated_tiers(fields)
     out += check_fidelity(fields, ref)
     out += check_solve_observed(meshes)
     out += check_causal(audit, fields)
@@ -1457,13 +1623,14 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.path.join(work, "home"),
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
                "TMPDIR": os.path.join(work, "home")}
-        # BLAS threading is inherited, not forced to 1: a dense LAPACK solve's
-        # round-off depends on the thread count, and the submission's numbers
-        # were produced with the environment's own setting.  Pin by exporting
-        # OPENBLAS_NUM_THREADS (etc.) for both the study run and the grader.
-        for key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS",
-                    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV"):
+        # BLAS threads pinned to 1 (CONVENTIONS): the verdict must not depend on
+        # the grading machine's core count.  A dense LAPACK solve's round-off
+        # depends on the thread count (and on the CPU kernel, passed through);
+        # problem_spec.md tells agents to run their study single-threaded, and
+        # check_reproduction sends an environment-explainable mismatch to review.
+        env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")})
+        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV"):
             if key in os.environ:
                 env[key] = os.environ[key]
         rfd, wfd = os.pipe()
