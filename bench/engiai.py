@@ -7,7 +7,9 @@
    (at most linear in the number of trials; ground truth and baselines are read once per run);
 2. the grader's vectorised watertightness check against a plain-Python edge counter on the
    surface of a large design;
-3. the grader's MMD against the sample builder's explicit double loop.
+3. the grader's MMD against the sample builder's explicit double loop;
+4. the cost of the tolerance weld (float noise, stl_weld_rel_tol) against exact welding only,
+   and reading the same surface as an ASCII STL against binary (streaming ASCII parser).
 """
 import os
 import shutil
@@ -84,6 +86,29 @@ def main():
     tl = best(lambda: B.mmd_independent(x, y, 10.0), repeat=1)
     print(f"MMD 8x8 samples of 120x120: grader {tg * 1e3:.2f} ms, double loop {tl * 1e3:.1f} ms, "
           f"ratio {tl / tg:.1f}x (agree: {abs(G.mmd(x, y, 10.0) - max(0.0, B.mmd_independent(x, y, 10.0))) < 1e-12})")
+
+    rel = G.SPEC["stl_weld_rel_tol"]
+    big_mask = np.zeros((240, 480), dtype=np.uint8)
+    big_mask[::3, :] = 1
+    big_mask[:, ::3] = 1
+    surf = B.mesh(big_mask).astype(np.float64)
+    tw = best(lambda: G.watertight_report(surf))
+    G.SPEC["stl_weld_rel_tol"] = 0.0
+    try:
+        te = best(lambda: G.watertight_report(surf))
+    finally:
+        G.SPEC["stl_weld_rel_tol"] = rel
+    print(f"watertight, {len(surf)} triangles: with tolerance weld {tw * 1e3:.1f} ms, exact weld "
+          f"only {te * 1e3:.1f} ms, ratio {tw / te:.2f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        pb, pa = os.path.join(tmp, "b.stl"), os.path.join(tmp, "a.stl")
+        B.write_stl_binary(pb, surf)
+        B.write_stl_ascii(pa, surf)
+        tb = best(lambda: G.read_stl(pb, "b"))
+        ta = best(lambda: G.read_stl(pa, "a"), repeat=1)
+        mb = os.path.getsize(pa) / 2 ** 20
+    print(f"read STL, {len(surf)} triangles: binary {tb * 1e3:.1f} ms, ASCII ({mb:.1f} MiB) "
+          f"{ta * 1e3:.1f} ms, ratio {ta / tb:.0f}x")
 
 
 if __name__ == "__main__":

@@ -415,3 +415,18 @@ def test_sigma_whose_kernel_width_is_not_representable_is_unscorable(run, sigma)
         fh["baselines/training_code_beams2d/cgan_cnn_2d/seed5"].attrs["sigma"] = sigma
     _, trials, _ = grade(run)
     assert trials["code"].score is None and "usable positive sigma" in trials["code"].reasons[0]
+
+
+# ---------------------------------------------------------------- size caps (sparse files: no disk)
+@pytest.mark.parametrize("name,cap,check_id", [
+    ("design.stl", "max_stl_bytes", "trial.beams2d-full.stl"),
+    ("arrays.h5", "max_h5_bytes", "trial.beams2d-full.design"),
+    ("trial.json", "max_json_bytes", "trial.beams2d-full.record"),
+])
+def test_oversized_files_are_refused_before_reading(run, name, cap, check_id):
+    p = run / "trials" / "beams2d-full" / name
+    with open(p, "r+b") as fh:
+        fh.truncate(G.SPEC[cap] + 1)
+    checks, trials, _ = grade(run)
+    (c,) = [c for c in checks if c.id == check_id and c.status is G.Status.FAIL]
+    assert f"is {G.SPEC[cap] + 1} bytes" in c.message and c.limit == G.SPEC[cap]
