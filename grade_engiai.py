@@ -26,7 +26,7 @@ Score: the mean over fully scorable (problem, style) cells of the cell means.  R
 when every trial was scorable and every artefact valid; PARTIAL when some cell is not
 scorable, some artefact invalid or some trace needs review (the score covers the scorable
 cells); UNGRADED when no cell is scorable; FAIL (score 0.0) only under --strict, which makes
-anything short of PASS fail.  Exit codes: 0 PASS with score 1.0, 1 graded below that,
+anything short of PASS fail (a gate on the run: trials and cells keep their None).  Exit codes: 0 PASS with score 1.0, 1 graded below that,
 2 UNGRADED or usage error, 3 grader failure.  --no-exec changes nothing here: this grader
 never executes what it grades (training scripts are only parsed), so it is accepted for
 uniformity with the other graders and grading is identical.
@@ -133,6 +133,8 @@ _OBJ_PHOTONICS = (("total_overlap", 0.2, 1.0),)
 _OBJ_THERMO = (("structural_compliance", 0.2, 0.4), ("thermal_compliance", 0.2, 0.4),
                ("volume_fraction", 0.1, 0.2))   # spec: 0.1 for thermoelastic volume fraction
 
+# the eight registered problems of the seed's family table (the "nine" is not in the
+# seed or the spec: reference/engiai/TRIAL_FORMAT.md, decision 17)
 PROBLEMS = {
     "beams2d": dict(
         family="design_optimization", styles=DESIGN_STYLES, weights=_W_DESIGN, design_weights=_W_DQ,
@@ -1591,7 +1593,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-exec", action="store_true",
                    help="accepted for uniformity; this grader never executes what it grades "
                         "(scripts are only parsed), so grading is unchanged")
-    p.add_argument("--json", metavar="PATH", help="also write the records, trials and cells as JSON")
+    p.add_argument("--json", metavar="PATH", help="also write the records, trials and cells as JSON "
+                                                  "(must not be inside RUN_DIR)")
     p.add_argument("--out", metavar="DIR",
                    help="write trials.json (recomputed terms per trial) and cells.tsv to DIR "
                         "(must not be inside RUN_DIR)")
@@ -1619,10 +1622,11 @@ def main(argv=None) -> int:
     if not os.path.isdir(args.submission):
         print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
         return EXIT_UNGRADED
-    if args.out:
-        out, run = os.path.realpath(args.out), os.path.realpath(args.submission)
-        if out == run or out.startswith(run + os.sep):
-            parser.error("--out must not be inside RUN_DIR (the run is never modified)")
+    run = os.path.realpath(args.submission)
+    for opt, target in (("--out", args.out), ("--json", args.json)):
+        if target and (os.path.realpath(target) == run or
+                       os.path.realpath(target).startswith(run + os.sep)):
+            parser.error(f"{opt} must not be inside RUN_DIR (the run is never modified)")
     try:
         checks, trials, cells, phases = grade(args.submission, problems, styles)
         result, score = verdict(checks, strict=args.strict)

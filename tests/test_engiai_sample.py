@@ -131,6 +131,9 @@ def test_out_inside_the_run_refused(tmp_path):
     rc, out, err, _ = run_grader(GRADER, run, "--out", run / "rescored")
     assert rc == 2 and "must not be inside RUN_DIR" in err
     assert not (run / "rescored").exists()
+    rc, out, err, _ = run_grader(GRADER, run, "--json", run / "trials" / "report.json")
+    assert rc == 2 and "--json must not be inside RUN_DIR" in err
+    assert not (run / "trials" / "report.json").exists()
 
 
 def test_strict_and_no_exec(tmp_path):
