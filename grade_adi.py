@@ -1065,10 +1065,11 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
     if dims:    # the first offence is reported, with how many runs offended
         v = dims[0]
         runs = len({w["job"] for w in dims})
+        lim = SPEC["dim_factor"] * (v["m"] + 1)
         out.append(Check("structure.dimension", Status.FAIL,
                          f"{v['fn']} solved a system of dimension {v['dim']} on the m = {v['m']} grid "
-                         f"({_job_label(str(v['job']))}); limit 2(m+1) = {2 * (v['m'] + 1)}: not a 1-D "
-                         f"sweep ({runs} run(s) offend)", v["dim"], 2 * (v["m"] + 1)))
+                         f"({_job_label(str(v['job']))}); limit 2(m+1) = {lim}: not a 1-D "
+                         f"sweep ({runs} run(s) offend)", v["dim"], lim))
     if wide:
         v = wide[0]
         runs = len({w["job"] for w in wide})
@@ -1351,7 +1352,8 @@ def _record(name, n, hb, factor):
             log["max_hb"] = max(log["max_hb"], hb)
         elif not factor:
             log["unknown_hb"] += 1
-    if m is not None and ((n is not None and n > 2 * (m + 1)) or (hb is not None and hb > 1)):
+    if m is not None and ((n is not None and n > _REQ["dim_factor"] * (m + 1)) or
+                          (hb is not None and hb > _REQ["max_half_bandwidth"])):
         _send_violation(name, n, hb)
 
 
@@ -1928,7 +1930,9 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
     worker.start()
     outcome = run_isolated(submission, DRIVER_BODY,
                            {"jobs": plan_jobs(), "problem_source": PROBLEM_SOURCE,
-                            "perturb_seed": perturb_seed(), "perturb_rel": SPEC["perturb_rel"]}, budget)
+                            "perturb_seed": perturb_seed(), "perturb_rel": SPEC["perturb_rel"],
+                            "dim_factor": SPEC["dim_factor"],
+                            "max_half_bandwidth": SPEC["max_half_bandwidth"]}, budget)
     outcomes["solve"] = outcome
     worker.join()
     phases["execute"] = time.monotonic() - t1
