@@ -1082,7 +1082,8 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     else:
         reason = iso[0][0].get("reason")
         isolated = reason == ""
-        msg = "hooks are per-argument and stateless on 5 problems" if isolated else str(reason)[:300]
+        msg = (f"hooks are per-argument and stateless on {len(pairs)} problems" if isolated
+               else str(reason)[:300])
     checks.append(Check("g6.preprocess_isolation", Status.PASS if isolated else Status.FAIL,
                         msg if isolated else msg + " (not ranked)"))
 

@@ -43,6 +43,8 @@ def test_zero_baseline_public_accuracies_are_the_share_of_zero_answers(zero_publ
                ((4, "testgen"), (5, "model_load"), (6, "preprocess_isolation"), (7, "determinism"),
                 (8, "inference")))
     assert "seed public" in checks["s1.g4.testgen"]["message"]
+    assert checks["s1.g8.inference"]["limit"] == 300                  # seed §1 gate 8: 300 s default
+    assert "10 problems identical" in checks["s1.g7.determinism"]["message"]
 
 
 def test_zero_baseline_matches_the_published_files(zero_public):
