@@ -276,8 +276,9 @@ def read_json_file(path: str, check_id: str, max_bytes: int):
         raise Reject(check_id, f"{os.path.basename(path)} is not valid JSON: {str(exc)[:120]}")
 
 
-def load_npz_file(path: str, check_id: str, max_bytes: int) -> dict:
-    """Load every array of an .npz without pickles; raise Reject on anything odd."""
+def load_npz_file(path: str, check_id: str, max_bytes: int, only=None) -> dict:
+    """Load the arrays of an .npz (those named in `only`, when given; others are
+    never decompressed) without pickles; raise Reject on anything odd."""
     import numpy as np
     if not os.path.isfile(path):
         raise Reject(check_id, f"{os.path.basename(path)} missing")
@@ -288,7 +289,8 @@ def load_npz_file(path: str, check_id: str, max_bytes: int) -> dict:
     try:
         with np.load(path, allow_pickle=False) as data:
             for key in data.files:
-                arrays[key] = data[key]
+                if only is None or key in only:
+                    arrays[key] = data[key]
     except ValueError as exc:
         if "pickle" in str(exc).lower():
             raise Reject(check_id, f"{os.path.basename(path)} holds a pickled (object) array; "
@@ -319,6 +321,8 @@ def get_number(obj, keys: tuple, check_id: str, *, integer: bool = False) -> flo
     where = ".".join(str(k) for k in keys)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Reject(check_id, f"results.json: {where} must be a number, got {type(value).__name__}")
+    if isinstance(value, int) and abs(value) > 2 ** 1000:     # math.isfinite would overflow
+        raise Reject(check_id, f"results.json: {where} is an integer of {len(str(abs(value)))} digits")
     if not math.isfinite(value):
         raise Reject(check_id, f"results.json: {where} is not finite ({value!r})")
     if integer and value != int(value):
@@ -408,6 +412,7 @@ def import_audit(source: str, check_prefix: str, local: set = frozenset()) -> li
 # =============================================================================
 # ARRAY SCHEMA (seed: "What the evaluator checks" 1)
 # =============================================================================
+MANDATORY_ARRAYS = ("h_values", "max_norm_errors", "eoc")
 TIER3_ARRAYS = ("X_finest", "Y_finest", "U_finest", "U_exact_finest", "error_finest")
 
 
@@ -1876,7 +1881,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
     # array schema
     try:
         sub.arrays = load_npz_file(os.path.join(submission, SPEC["arrays_file"]), "schema.npz",
-                                   SPEC["max_npz_bytes"])
+                                   SPEC["max_npz_bytes"], only=MANDATORY_ARRAYS + TIER3_ARRAYS)
     except Reject as exc:
         checks.append(exc.check)
     if sub.arrays is not None:
