@@ -63,6 +63,7 @@ SPEC = {
     "stl_param_tol": 0.05,             # public task-completion scorer: float params within 0.05 (strict <)
     "stl_weld_rel_tol": 1e-5,          # not in seed: STL vertices closer than this fraction of the
                                        # mesh scale are one vertex (float noise; TRIAL_FORMAT.md)
+    "stl_geometry_rel_tol": 1e-5,      # not in seed: exported volume/centroid vs the design's cells
     "multi_export_count": 2,           # seed: "two exports from one optimization"
     "rag_default_tol": 0.05,           # public RAG scorer default tolerance, within <=
     "rag_modes": {                     # public RAG scorer: sub-weights by tested parameters
@@ -731,10 +732,16 @@ def watertight_report(tris) -> dict:
     # with every undirected edge used twice, a repeated directed edge means same orientation
     misoriented = int(np.sum(dcount > 1))
     ok = degenerate == 0 and boundary == 0 and nonmanifold == 0 and misoriented == 0
+    # enclosed volume and its centroid (tetrahedra from the origin; meaningful when ok)
+    six_vol = np.einsum("ij,ij->i", tris[:, 0], np.cross(tris[:, 1], tris[:, 2]))
+    volume = float(six_vol.sum()) / 6.0
+    centroid = ([float(c) for c in (six_vol @ tris.sum(axis=1)) / (24.0 * volume)]
+                if volume != 0.0 else None)
     return {"ok": ok, "triangles": n, "edges": int(ucount.size), "boundary_edges": boundary,
             "nonmanifold_edges": nonmanifold, "misoriented_edges": misoriented,
             "degenerate_triangles": degenerate, "welded_within_tol": welded, "weld_tol": tol,
-            "z_extent": float(tris[..., 2].max() - tris[..., 2].min())}
+            "z_extent": float(tris[..., 2].max() - tris[..., 2].min()),
+            "volume": volume, "centroid": centroid, "scale": scale}
 
 
 def describe_watertight(rep: dict) -> str:
@@ -854,6 +861,50 @@ def task_completion(style: str, calls: list, expected, gt: dict, stl_reports: di
     return (0.0 if bad else 1.0), checks + [Check(f"trial.{tid}.task", Status.INFO, msg)]
 
 
+def export_geometry_checks(calls: list, design, stl_reports: dict, tid: str) -> list:
+    """The exported solid against the final design and the parameters the export reports:
+    a closed STL of the design's cells above `threshold` (cell (i, j) at x = j*s, y = i*s, rows
+    reversed when mirrored, height z_extent) has volume N*s^2*h and the cells' centroid in x, y.
+    A mismatch is REVIEW (the export may not be of this design, or the tool result misreports
+    scale_xy/threshold/mirrored); the export is still counted."""
+    import numpy as np
+    out = []
+    if design is None:
+        return out
+    for c in calls:
+        res = c["result"]
+        name = res.get("stl_path")
+        if c["name"] != "convert_design_to_stl" or not succeeded(c) or not isinstance(name, str) \
+                or name not in stl_reports:
+            continue
+        rep = stl_reports[name]
+        s, thr, mir = as_number(res.get("scale_xy")), as_number(res.get("threshold")), res.get("mirrored")
+        if not rep["ok"] or rep["centroid"] is None or s is None or s <= 0 or thr is None or \
+                not isinstance(mir, bool):
+            continue
+        h, tol = rep["z_extent"], SPEC["stl_geometry_rel_tol"]
+        fits = []
+        for mask in (design > thr, design >= thr):
+            cnt = int(mask.sum())
+            if cnt == 0:
+                continue
+            rows, cols = np.nonzero(mask)
+            cy = (mask.shape[0] - rows.mean() - 0.5) if mir else (rows.mean() + 0.5)
+            cx = cols.mean() + 0.5
+            want_v = cnt * s * s * h
+            fits.append(abs(abs(rep["volume"]) - want_v) <= tol * want_v and
+                        abs(rep["centroid"][0] - s * cx) <= tol * rep["scale"] and
+                        abs(rep["centroid"][1] - s * cy) <= tol * rep["scale"])
+        if fits and not any(fits):
+            out.append(Check(f"trial.{tid}.export_geometry", Status.REVIEW,
+                             f"{name}: volume {abs(rep['volume']):.6g}, centroid "
+                             f"({rep['centroid'][0]:.6g}, {rep['centroid'][1]:.6g}) do not match the "
+                             f"final design's cells above threshold {thr:g} at scale_xy {s:g}, "
+                             f"mirrored {mir} (the export may be of another design, or the tool "
+                             "result misreports its parameters)"))
+    return out
+
+
 def distractor_check(got: dict, expected, tid: str) -> list:
     """Which of the two plausible values the export took: export, preview or neither."""
     d = expected.get("distractor") if isinstance(expected, dict) else None
@@ -940,7 +991,7 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
     checks += optimal_count_check(rec, optimal, tid)
     tc, tc_checks = task_completion(style, calls, rec.get("expected"), gt, stl_reports, tid)
     terms["task_completion"] = tc
-    checks += tc_checks
+    checks += tc_checks + export_geometry_checks(calls, design, stl_reports, tid)
     terms["overall"] = weighted(cfg["weights"], terms)
     return terms, checks
 
