@@ -27,7 +27,8 @@ passed / problems (65, 15, 80).  A run whose failures indict the harness
 failures all sharing one non-assertion signature; under --strict any
 harness-fault signature) is not certified: RESULT: UNGRADED, exit 3.
 Exit codes: 0 every step passed, 1 graded below full score, 2 UNGRADED
-(--no-exec) or usage error, 3 harness indicted or grader failure.
+(--no-exec) or usage error (a GENERATIONS/--problems/--h5 path that does not exist),
+3 harness indicted, unreadable targets file, or grader failure.
 
 Self-contained: needs only the standard library, numpy, scipy and h5py.
 """
@@ -509,6 +510,7 @@ class StepProgram:
     cases: list
     lost_context: str | None    # special step whose code is absent (harness fault)
     audit: list
+    definition: tuple = ("def", "")     # (kind, name) the step's header declares
 
 
 def special_code(step: Step, special_dir: str | None) -> str | None:
@@ -563,7 +565,7 @@ def assemble(problem: Problem, step: Step, context_mode: str, gens: Generations,
                 parts.append(code)
     code, error = generation_code(step, gens)
     return StepProgram(step.step, problem.pid, problem.deps, "\n\n".join(parts), code, error,
-                       step.cases, lost, audit_generation(code) if code else [])
+                       step.cases, lost, audit_generation(code) if code else [], header_name(step.header))
 
 
 # =============================================================================
@@ -1000,11 +1002,37 @@ _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__arr
                     "__sub__", "__rsub__", "__abs__", "__bool__", "__len__", "__iter__", "__getitem__"))
 
 
+def _library_class(k):
+    """A static (C) type, or a class its module really exports under its name (not one
+    made by exec'd code, whatever `__module__` it claims)."""
+    if not k.__flags__ & (1 << 9):          # Py_TPFLAGS_HEAPTYPE: NoneType, float, numpy scalars
+        return True
+    mod = _sys.modules.get(k.__module__) if k.__module__ != "__main__" else None
+    for part in k.__qualname__.split("."):
+        mod = getattr(mod, part, None)
+    return mod is k
+
+
 def _rigged(x, depth=0):
     for k in type(x).__mro__:
-        if k.__module__ == "__main__" and not _HOOKS.isdisjoint(vars(k)):
+        if not _HOOKS.isdisjoint(vars(k)) and not _library_class(k):
             return True
+    if depth == 0 and isinstance(x, dict):
+        x = list(x.values())
     return depth == 0 and isinstance(x, (list, tuple)) and any(_rigged(v, 1) for v in x[:256])
+
+
+def _checked(fn):
+    """The step's function as the tests call it: a returned value whose class (made by
+    exec'd code) overrides comparison or numpy hooks is refused (`assert f(x) == target`)."""
+    def step_function(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if _rigged(out):
+            raise TypeError(f"returned {type(out).__name__} is or holds an object whose class, made by "
+                            "the generation, overrides comparison/numpy hooks")
+        return out
+    step_function.__name__, step_function.__doc__, step_function.__wrapped__ = fn.__name__, fn.__doc__, fn
+    return step_function
 
 
 def _vacuous(a, b):
@@ -1120,6 +1148,9 @@ def _child(job, targets, terrs, wfd, token, out_path):
         # the cases share one namespace, a copy of the program's: the generation's
         # functions keep `ns` as their globals, so the target is not among them
         tns = dict(ns)
+        kind, name = job["definition"]
+        if kind == "def" and callable(tns.get(name)):
+            tns[name] = _checked(tns[name])
         for i, case in enumerate(job["cases"]):
             if terrs[i] is not None:
                 csend({"case": i, "ok": False, "error": terrs[i]})
@@ -1449,7 +1480,7 @@ def make_job(prog: StepProgram, h5: str, timeout: float, mem_gb: float, dry: boo
     return {"step": prog.step, "deps": prog.deps, "context": prog.context, "code": prog.code or "",
             "cases": [rename_target(c, target_name) or c for c in prog.cases],
             "plain_target": [rename_target(c, target_name) is None for c in prog.cases],
-            "target_name": target_name,
+            "target_name": target_name, "definition": list(prog.definition),
             "h5": h5, "timeout": timeout, "mem_bytes": int(mem_gb * (1 << 30)),
             "fsize": SPEC["fsize_bytes"], "capture": SPEC["capture_bytes"],
             "reply_cap": SPEC["reply_cap"], "dry": dry, "marker": SPEC["dry_marker"]}
@@ -1586,7 +1617,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="generations: a folder of <step>.txt/<step>.py raw replies, or a JSONL of "
                '{"step_number": "10.1", "completion": "..."} lines.\n'
                "exit codes: 0 every step passed, 1 graded below full score, "
-               "2 UNGRADED (--no-exec) or usage error, 3 harness indicted or grader failure")
+               "2 UNGRADED (--no-exec) or usage error (a path that does not exist), "
+               "3 harness indicted, unreadable targets file, or grader failure")
     p.add_argument("submission", metavar="GENERATIONS",
                    help="folder of <step>.txt/.py replies, or a JSONL of {step_number, completion}")
     p.add_argument("--problems", nargs="+", required=True, metavar="FILE",

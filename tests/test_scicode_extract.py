@@ -154,6 +154,16 @@ def test_audit_flags_reaching_for_grader_state():
     assert "uses globals()" in gs.audit_generation("def f(x):\n    return globals()['t']\n")
     assert "rebinds np.allclose" in gs.audit_generation("def f(x):\n    np.allclose = len\n")
     assert gs.audit_generation(synthetic.SOLUTIONS["901.2"]) == []
+    # frames and namespaces reached through attributes, strings and computed getattr
+    assert "uses function.__globals__" in gs.audit_generation("def f(x):\n    return f.__globals__\n")
+    assert "uses traceback.tb_frame" in gs.audit_generation(
+        "def f(x):\n    try:\n        1/0\n    except Exception as e:\n        return e.__traceback__.tb_frame\n")
+    flagged = gs.audit_generation("def f(x):\n    import sys\n    return getattr(sys, '_getframe')(1)\n")
+    assert "names '_getframe'" in flagged
+    flagged = gs.audit_generation("def f(x):\n    import sys\n    return getattr(sys, '_get' + 'frame')(1)\n")
+    assert "getattr with a computed attribute name" in flagged
+    # ordinary scientific code is not flagged
+    assert gs.audit_generation("def f(x):\n    y = getattr(x, 'shape', None)\n    return np.sum(x) if y else 0\n") == []
 
 
 def test_all_synthetic_problem_files_load():

@@ -30,6 +30,14 @@ REPLIES = {
     "decorator_extra_import": "```python\nimport functools\n@functools.lru_cache(None)\ndef f(x):\n    return x + 1\n```",
     # async def matches a def header, but calling it returns a coroutine: a wrong answer
     "async_def": "```python\nasync def f(x):\n    return x + 1\n```",
+    # legitimate return values of library and builtin types pass the rigged-class check
+    "returns_library_types": ("```python\nimport collections\ndef f(x):\n    import scipy.sparse, scipy.optimize\n"
+                              "    P = collections.namedtuple('P', 'v') if False else None\n"
+                              "    s = scipy.sparse.csr_matrix(np.eye(1))\n"
+                              "    r = scipy.optimize.OptimizeResult(x=x + 1)\n"
+                              "    return [np.float64(r.x), s.toarray()[0, 0] + x][0]\n```"),
+    "returns_own_namedtuple": ("```python\ndef f(x):\n    from collections import namedtuple\n"
+                               "    P = namedtuple('P', 'a')\n    return P(x + 1)\n```"),
     # module-level code (a print of the pass marker, a sys.exit) never runs
     "module_level_noise": ("```python\nimport sys\ndef f(x):\n    return x + 1\nprint('SCICODE_PASS')\n"
                            "sys.exit(0)\n```"),
@@ -55,6 +63,8 @@ def run():
     ("decorator_extra_import", "FAIL"),
     ("async_def", "FAIL"),
     ("module_level_noise", "PASS"),
+    ("returns_library_types", "PASS"),
+    ("returns_own_namedtuple", "PASS"),
 ])
 def test_extraction_law(run, label, expected):
     out, steps = run
