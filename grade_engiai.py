@@ -78,6 +78,7 @@ SPEC = {
     "hpc_secondary_weight": 0.15,      # public HPC scorer: config 0.15 and eval 0.15 when called
     "hpc_eval_metrics": ("IOG", "COG", "FOG", "MMD", "DPP", "viol"),
     "claim_tol": 1e-6,                 # a claimed score within this of the recomputed one agrees
+    "full_score_tol": 1e-9,            # SCORE 1.0 / exit 0 only within round-off of a full score
     "max_json_bytes": 4 << 20,         # guarded input caps (not in seed)
     "max_h5_bytes": 256 << 20,
     "max_array_elems": 1 << 24,
@@ -1525,7 +1526,10 @@ def verdict(checks: list, *, strict: bool) -> tuple:
         return "FAIL", 0.0
     if not means:
         return "UNGRADED", None
-    score = round(sum(means) / len(means), 4)
+    exact = sum(means) / len(means)
+    score = round(exact, 4)
+    if score == 1.0 and exact < 1.0 - SPEC["full_score_tol"]:
+        score = 0.9999           # below full never prints (or exits) as full
     return ("PARTIAL" if inconclusive else "PASS"), score
 
 

@@ -102,6 +102,14 @@ def test_verdict_pass_partial_ungraded_strict():
     assert G.verdict([ok1, info], strict=True) == ("PASS", 1.0)       # a claim is only reported
 
 
+def test_a_score_just_below_full_never_rounds_to_full():
+    """Regression: a cell mean of 0.99999 (e.g. a volume fraction 1e-7 off) printed SCORE 1.0
+    and exited 0, the code for a full score."""
+    assert G.verdict([cell_record(0.99999)], strict=False) == ("PASS", 0.9999)
+    assert G.verdict([cell_record(1.0 - 1e-12)], strict=False) == ("PASS", 1.0)   # round-off
+    assert G.verdict([cell_record(0.99994)], strict=False) == ("PASS", 0.9999)
+
+
 # ---------------------------------------------------------------- training code: no baseline
 def test_no_baseline_is_none_with_reason_then_rescorable(run):
     edit_record(run, "code", lambda r: r.update(seed=9, claimed_scores={"model_quality": 1.0}))
