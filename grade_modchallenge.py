@@ -1005,7 +1005,8 @@ else:
     except Exception as exc:
         send({"event": "det", "pass": "C", "error": "raised " + _short(exc)})
     send({"event": "ready"})
-    for tid, cases in _REQ["tiers"]:
+    _TIERS = receive()                    # the test set arrives only now, with the clock running
+    for tid, cases in (_TIERS or {}).get("tiers", []):
         outs, bad = [], None
         for i in range(0, len(cases), bs):
             got, bad = _run_batch(model, cases[i:i + bs])
@@ -1087,10 +1088,13 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     checks.append(Check("g6.preprocess_isolation", Status.PASS if isolated else Status.FAIL,
                         msg if isolated else msg + " (not ranked)"))
 
-    infer_req = dict(common, mode="infer",
-                     tiers=[[tid, [_triple(c) for c in test_set[tid]]] for tid in sorted(test_set)])
-    infer = run_isolated(sub, DRIVER_BODY, infer_req, load_timeout, rearm=rearm,
-                         lib_files=SHIM_FILES, cpu_seconds=cpu)
+    # the tiers go to the child only once it is "ready" (loaded, determinism pass C done), when
+    # the budget starts: nothing of the test set but the 10+5 check problems is visible earlier
+    tiers_msg = {"tiers": [[tid, [_triple(c) for c in test_set[tid]]] for tid in sorted(test_set)]}
+    infer = run_isolated(sub, DRIVER_BODY, dict(common, mode="infer"), load_timeout, rearm=rearm,
+                         lib_files=SHIM_FILES, cpu_seconds=cpu,
+                         followup=lambda body: tiers_msg if isinstance(body, dict)
+                         and body.get("event") == "ready" else None)
     outcomes["inference"] = infer
 
     # determinism: passes A, B (one process) and C (a fresh one), decoded, all equal
@@ -1261,10 +1265,36 @@ class RunOutcome:
 # token) from stdin before anything of the submission runs, and gives the
 # driver body `send(obj)`, which writes one token-tagged JSON line to a pipe
 # the runner opened.  The submission's stdout/stderr are separate pipes.
+# `receive()` reads the runner's follow-up line (run_isolated(followup=...)),
+# data the runner holds back until the child has reached a given point.
 DRIVER_PROLOGUE = r'''
 import json as _json, os as _os, sys as _sys
-_REQ = _json.loads(_sys.stdin.readline())
+_IN = _os.dup(0)
+_os.set_inheritable(_IN, False)
 _sys.stdin.close()
+_os.dup2(_os.open(_os.devnull, _os.O_RDONLY), 0)     # the submission's stdin is empty
+
+
+def _readline(_fd=_IN, _read=_os.read):
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = _read(_fd, 1 << 20)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def receive(_loads=_json.loads):
+    """The runner's next JSON line, or None at end of input."""
+    line = _readline()
+    try:
+        return _loads(line) if line else None
+    except ValueError:
+        return None
+
+
+_REQ = receive()
 _TOKEN = _REQ.pop("token")
 _FD = _os.dup(int(_sys.argv[1]))
 _os.close(int(_sys.argv[1]))
@@ -1318,6 +1348,7 @@ class _ReplyReader:
         self.stream, self.token, self.t0, self.deadline, self.rearm, self.cap = \
             stream, token, t0, deadline, rearm, cap
         self.messages, self.times, self.forged, self.lock = [], [], 0, threading.Lock()
+        self.on_message = None          # called with each authentic body, outside the lock
 
     def run(self) -> None:
         buf, total = b"", 0
@@ -1352,6 +1383,8 @@ class _ReplyReader:
                 extra = self.rearm(msg["body"])
                 if extra is not None:
                     self.deadline[0] = now + extra
+        if self.on_message is not None:
+            self.on_message(msg["body"])
 
 
 def _limit_child(pid: int, rlimits) -> None:
@@ -1367,15 +1400,25 @@ def _limit_child(pid: int, rlimits) -> None:
             pass
 
 
+def _write_line(stream, obj) -> None:
+    try:
+        stream.write((json.dumps(obj) + "\n").encode())
+        stream.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
 def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: float, *,
                  mem_bytes: int = SPEC["mem_bytes"], cap: int = 64 << 10,
                  reply_cap: int = 256 << 20, rearm=None, lib_files: dict | None = None,
-                 cpu_seconds: int | None = None) -> RunOutcome:
+                 cpu_seconds: int | None = None, followup=None) -> RunOutcome:
     """Run DRIVER_PROLOGUE + driver_body in a fresh interpreter on a private copy
     of the submission, with resource limits and a wall-clock deadline enforced
     from outside (`rearm(body)` may move it when a message arrives).  Only
     token-tagged lines on the runner's own pipe count.  `lib_files` are written
-    to a private folder passed to the driver as request["lib_dir"]."""
+    to a private folder passed to the driver as request["lib_dir"].  `followup(body)`
+    may return one object for the driver's receive(), sent (once) when that message
+    arrives; until then the child's input stays open and empty."""
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
@@ -1421,6 +1464,15 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         deadline = [time.monotonic() + timeout]
         out, err = [], []
         reader = _ReplyReader(os.fdopen(rfd, "rb"), token, t0, deadline, rearm, reply_cap)
+        if followup is not None:
+            pending = [followup]
+
+            def on_message(body):
+                obj = pending[0](body) if pending else None
+                if obj is not None:
+                    pending.clear()
+                    threading.Thread(target=_write_line, args=(proc.stdin, obj), daemon=True).start()
+            reader.on_message = on_message
         readers = [threading.Thread(target=_drain, args=(proc.stdout, out, cap), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stderr, err, cap), daemon=True),
                    threading.Thread(target=reader.run, daemon=True)]
@@ -1428,8 +1480,10 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
             t.start()
         try:
             proc.stdin.write((json.dumps(req) + "\n").encode())
-            proc.stdin.close()
-        except (BrokenPipeError, OSError):
+            proc.stdin.flush()
+            if followup is None:
+                proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
             pass
         timed_out = False
         while True:
@@ -1462,6 +1516,10 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                 break
             except subprocess.TimeoutExpired:
                 continue
+        try:
+            proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
         for t in readers:
             t.join(timeout=5)
         wall = time.monotonic() - t0
