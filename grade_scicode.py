@@ -1037,7 +1037,7 @@ def _checked(fn):
 
 def _vacuous(a, b):
     try:
-        return (numpy.size(a) == 0) != (numpy.size(b) == 0)
+        return (0 in numpy.shape(a)) != (0 in numpy.shape(b))     # shape, not nnz, of a sparse matrix
     except BaseException:
         return False
 
