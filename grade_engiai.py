@@ -1060,6 +1060,10 @@ def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tup
     want = (rec.get("expected") or {}).get("training_config") if isinstance(rec.get("expected"), dict) else None
     if not isinstance(want, dict):
         raise Unscorable("expected.training_config missing from the trial record")
+    for key in ("seed", "epochs"):
+        if as_number(want.get(key)) is None:
+            raise Unscorable(f"expected.training_config.{key} missing or not a number: the "
+                             "config cannot be checked")
     if want.get("algorithm", hpc_algorithm(style)) != hpc_algorithm(style) or \
             want.get("problem_id", cfg["base_problem"]) != cfg["base_problem"]:
         checks.append(Check(f"trial.{tid}.config", Status.FAIL,

@@ -387,7 +387,7 @@ def _hpc_seed(r, v):
     ("rag", lambda r: r.update(claimed_scores={"overall": HUGE}),
      lambda t: t.score == 1.0 and t.claims["overall"]["agree"] is False),
     ("hpc", lambda r: r["expected"]["training_config"].update(seed=float("inf")),
-     lambda t: t.terms["config_correct"] == 0.0),
+     lambda t: t.status == "unscorable" and "training_config.seed" in t.reasons[0]),
     ("hpc", lambda r: _hpc_seed(r, HUGE), lambda t: t.terms["config_correct"] == 0.0),
     ("hpc", lambda r: _hpc_seed(r, "5"), lambda t: t.terms["config_correct"] == 0.0),
     ("hpc", lambda r: _hpc_seed(r, 5.9), lambda t: t.terms["config_correct"] == 0.0),

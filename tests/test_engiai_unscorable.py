@@ -204,3 +204,14 @@ def test_thermoelastic_trial_unsupported_whatever_it_holds(run):
     c = cells[("thermoelastic2d", "full")]
     assert c["status"] == "unsupported" and c["mean"] is None
     assert G.verdict(checks, strict=False)[0] == "PARTIAL"
+
+
+@pytest.mark.parametrize("drop", ["seed", "epochs"])
+def test_hpc_expectation_without_seed_or_epochs_is_unscorable(run, drop):
+    """A harness gap (the prompt's training config lacks a field) is None, not a 0 for the
+    agent's config term."""
+    edit_record(run, "hpc", lambda r: r["expected"]["training_config"].pop(drop))
+    _, trials, cells = grade(run)
+    t = trials["hpc"]
+    assert t.status == "unscorable" and t.score is None and f"training_config.{drop}" in t.reasons[0]
+    assert cells[("hpc_train_photonics2d", "hpc-train-diff")]["status"] == "unscorable"
