@@ -707,7 +707,34 @@ def check_source(sub: str) -> list:
     out.append(Check("static.defines_solve", Status.PASS if has_solve else Status.INFO,
                      "top-level solve defined" if has_solve else
                      "no top-level `def solve` found statically (checked again at run time)"))
-    return out
+    return out + introspection_audit(ast.parse(source))
+
+
+# The grader's driver shares the child process with the submission: code that
+# reaches the driver's namespace or frames could forge what it records.
+INTROSPECTION_MODULES = ("__main__", "gc", "inspect", "ctypes", "builtins")
+INTROSPECTION_ATTRS = ("modules", "_getframe", "f_back", "f_globals", "f_locals", "tb_frame",
+                       "gi_frame", "cr_frame", "__globals__", "get_objects", "get_referrers")
+
+
+def introspection_audit(tree) -> list:
+    """REVIEW when the source touches sys.modules, frames, gc, inspect or ctypes."""
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            hits += [f"import {a.name} (line {node.lineno})" for a in node.names
+                     if a.name.split(".")[0] in INTROSPECTION_MODULES]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in \
+                INTROSPECTION_MODULES and not node.level:
+            hits.append(f"from {node.module} import ... (line {node.lineno})")
+        elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION_ATTRS:
+            hits.append(f".{node.attr} (line {node.lineno})")
+    if not hits:
+        return [Check("static.introspection", Status.PASS,
+                      "no access to sys.modules, frames, gc, inspect or ctypes")]
+    return [Check("static.introspection", Status.REVIEW,
+                  "reaches interpreter internals the grader's in-process instrumentation shares "
+                  "(it could forge the recorded solves): " + ", ".join(hits[:6]), hits)]
 
 
 # =============================================================================
