@@ -804,7 +804,8 @@ def signature(failure: dict) -> str:
     msg = re.sub(r"0x[0-9a-fA-F]+", "ADDR", msg)
     msg = re.sub(r"(?<![\w'])[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "N", msg)
     msg = re.sub(r"'([^']{40})[^']+'", r"'\1...'", msg)[:160]
-    where = " (in submission)" if kind == "AssertionError" and failure.get("origin") == "submission" else ""
+    origin = failure.get("origin")
+    where = f" (in {origin})" if kind == "AssertionError" and origin in ("submission", "library") else ""
     return f"{kind}{where}: {msg}" if msg else f"{kind}{where}"
 
 
