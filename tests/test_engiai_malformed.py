@@ -313,10 +313,19 @@ def test_syntax_error_scores_zero_syntax_without_running_anything(run, tmp_path)
 def test_missing_reference_file(run):
     os.remove(run / "reference.h5")
     checks, trials, cells = grade(run)
-    assert by_id(checks, "run.reference")[0].status is G.Status.FAIL
+    assert by_id(checks, "run.reference")[0].status is G.Status.INFO
     assert trials["beams2d-full"].status == "unscorable"
     assert "ground truth" in trials["beams2d-full"].reasons[0]
     assert trials["rag"].status == "scored" and trials["hpc"].status == "scored"
+    assert G.verdict(checks, strict=False)[0] == "PARTIAL"      # through the unscorable trials
+
+
+def test_rag_and_hpc_only_run_needs_no_reference_file(run):
+    os.remove(run / "reference.h5")
+    for tid in ("beams2d-full", "beams2d-workflow-random", "photonics2d-multi", "code"):
+        shutil.rmtree(run / "trials" / tid)
+    checks, trials, _ = grade(run)
+    assert G.verdict(checks, strict=True) == ("PASS", 1.0)
 
 
 def test_missing_trials_dir_is_ungraded(run):
