@@ -1367,6 +1367,8 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     try:
         if os.path.islink(tdir):
             raise Reject(cid, "trial folder is a symlink (refused)")
+        if os.path.islink(os.path.join(tdir, SPEC["trial_file"])):
+            raise Reject(cid, f"{SPEC['trial_file']} is a symlink (refused)")
         rec = read_json_file(os.path.join(tdir, SPEC["trial_file"]), cid, SPEC["max_json_bytes"])
         if not isinstance(rec, dict):
             raise Reject(cid, "trial.json is not a JSON object")
