@@ -1400,10 +1400,13 @@ class Worker:
             if isinstance(msg, dict) and "result" in msg:
                 self.child = None
                 return msg["result"]
-            reason = ("WorkerFault: worker did not answer in time" if msg == "timeout"
-                      else "WorkerFault: worker died")
+            # the worker died or stalled while it ran this step: the step's process can
+            # kill or stop its parent, so this is the step's failure (a generation must not
+            # void a run by faking a harness fault); a worker that cannot start stays one
             self.restart()
-            return {"status": "worker", "reason": reason, "messages": []}
+            if msg == "timeout":
+                return {"status": "timeout", "reason": "its worker stopped answering", "messages": []}
+            return {"status": "crashed", "reason": "its worker died during the step", "messages": []}
 
     def restart(self) -> None:
         self.stop()

@@ -122,7 +122,7 @@ def test_imitated_harness_signatures_are_the_models():
 
 def test_end_to_end_a_generation_cannot_void_the_run():
     """Generations raising the seed's harness signatures themselves: graded, not indicted."""
-    from test_scicode_support import one_step_set, run_one_step_set
+    from test_scicode_support import one_step_set, run_one_step_set, step_line
     replies = {
         "honest": "def f(x):\n    return x + 1\n",
         "fake_target": "def f(x):\n    raise NameError(\"name 'target' is not defined\")\n",
@@ -130,8 +130,11 @@ def test_end_to_end_a_generation_cannot_void_the_run():
         "fake_scicode_lib": "def f(x):\n    import importlib\n    return importlib.import_module('scicode.nothere')\n",
         "fake_h5": "def f(x):\n    class TargetsMissing(Exception):\n        pass\n"
                    "    raise TargetsMissing('group 1.1/test1 not in the targets file')\n",
+        "kills_worker": "def f(x):\n    import os, signal\n    os.killpg(os.getppid(), signal.SIGKILL)\n",
     }
     probs, h5, gen, steps = one_step_set("imitate", replies)
     rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--strict")
-    assert (rc, keys["RESULT"], keys["SCORE"], keys["harness_fault_steps"]) == (1, "PARTIAL", "0.2", "0")
+    assert (rc, keys["RESULT"], keys["SCORE"], keys["harness_fault_steps"]) == (1, "PARTIAL", "0.1667", "0")
     assert "harness indicted" not in out
+    assert "ProcessDied: its worker died during the step [model]" in step_line(out, steps["kills_worker"])
+    assert step_line(out, steps["honest"]).startswith("PASS")
