@@ -423,8 +423,9 @@ def env_band(n: int) -> float:
 
 
 def orders(errors) -> list:
-    """beta_k = log2(e_{k-1} / e_k), k = 1.. (uniform refinement by 2)."""
-    return [math.log2(errors[k - 1] / errors[k]) for k in range(1, len(errors))]
+    """beta_k = log2(e_{k-1} / e_k), k = 1.. (uniform refinement by 2), for positive
+    errors; as a difference of logs, so that no ratio under- or overflows."""
+    return [math.log2(errors[k - 1]) - math.log2(errors[k]) for k in range(1, len(errors))]
 
 
 def lsq_order(ns, errors) -> float:
