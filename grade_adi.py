@@ -848,8 +848,11 @@ def hidden_checks(results: dict, ref) -> list:
 # REPRODUCIBILITY (seed: "What the evaluator checks" 5)
 # =============================================================================
 def plan_jobs() -> list:
-    """Coarse meshes, the hidden instance and the causal audit first; the fine
-    meshes last, so a hang there leaves everything else graded (-> 0.5)."""
+    """Coarse meshes, the hidden instance, the causal audits, the interface
+    check and a repeat of the clean benchmark run first, in an order drawn
+    afresh for every grading run (a solver that counts its calls cannot tell
+    which one is audited); the fine meshes last, so a hang there leaves
+    everything else graded (-> 0.5)."""
     jobs = [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["coarse"]]
     jobs += [{"tag": f"hidden:{h:g}", "h": h, "problem": "hidden"} for h in SPEC["hidden_h"]]
     jobs.append({"tag": f"audit:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "hidden",
@@ -861,6 +864,8 @@ def plan_jobs() -> list:
     jobs.append({"tag": f"perturbbench:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "benchmark",
                  "poison": "scale"})
     jobs.append({"tag": f"iface:{h_value(0):g}", "h": h_value(0), "problem": "benchmark_object"})
+    jobs.append({"tag": f"repeat:{h_value(0):g}", "h": h_value(0), "problem": "benchmark"})
+    secrets.SystemRandom().shuffle(jobs)
     jobs += [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
     return jobs
 
@@ -1013,6 +1018,21 @@ def _one_perturbed(cid: str, clean, perturbed, outcome) -> list:
                   f"changed (max |diff| {diff:.2e})", diff, SPEC["audit_atol"])]
 
 
+def determinism_check(jobs: dict) -> list:
+    """A repeat of the clean benchmark h = 0.1 run must reproduce it pointwise
+    (the field tolerances): otherwise "changed under poisoning" proves nothing,
+    as a solver could add run-to-run jitter to every answer (ours)."""
+    h = h_value(0)
+    first, again = jobs.get("bench:0"), jobs.get(f"repeat:{h:g}")
+    cid = "provenance.deterministic"
+    if first is None or first["status"] != "ok":
+        return [Check(cid, Status.SKIP, "no clean benchmark run to compare with")]
+    if again is None or again["status"] != "ok":
+        return [Check(cid, Status.FAIL, f"the repeated solve({h:g}): {_job_failure(again)}")]
+    return [compare_arrays(cid, f"solve({h:g}) run twice", again["U"], first["U"],
+                           rtol=SPEC["field_rtol"], atol=SPEC["field_atol"])]
+
+
 def interface_check(jobs: dict) -> list:
     """problem=None must mean the benchmark problem: solve(0.1) equals
     solve(0.1, 1.0, <the benchmark as a problem object>) pointwise (ours)."""
@@ -1082,7 +1102,7 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
                          f"{v['fn']} solved a system of half-bandwidth {v['hb']} (dimension {v['dim']}, "
                          f"{_job_label(str(v['job']))}); limit {SPEC['max_half_bandwidth']}: not "
                          f"tridiagonal ({runs} run(s) offend)", v["hb"], SPEC["max_half_bandwidth"]))
-    done = {t: r for t, r in jobs.items() if not t.startswith(("audit", "perturb", "iface"))}
+    done = {t: r for t, r in jobs.items() if not t.startswith(("audit", "perturb", "iface", "repeat"))}
     total = sum(int(r["log"].get("count", 0) or 0) for r in done.values())
     if not dims:
         mx = max([int(r["log"].get("max_dim", 0) or 0) for r in done.values()] or [0])
@@ -1961,6 +1981,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
     checks += hidden_checks(jobs, ref_box["ref"])
     checks += causal_audit_check(jobs, outcome)
     checks += interface_check(jobs)
+    checks += determinism_check(jobs)
     checks += structure_checks(jobs, violations, ready)
     checks += field_check(sub, jobs)
     keys["errors_regenerated"] = ", ".join("—" if v is None else f"{v:.4e}" for v in regen)
