@@ -58,6 +58,7 @@ SPEC = {
                                 #   address space per thread, so this is generous)
     "max_json_bytes": 1 << 20,  # guarded input size caps (not in seed)
     "max_npz_bytes": 64 << 20,
+    "max_npz_elements": 1 << 22,  # decompressed size cap (the nine arrays hold 10,279 elements)
     "max_source_bytes": 1 << 20,
     # -- files ----------------------------------------------------------------
     "solver_file": "fem_solver.py",     # seed: "fem_solver.py present ... exposing solve(n)"
@@ -226,6 +227,17 @@ def load_npz_file(path: str, check_id: str, max_bytes: int) -> dict:
     arrays = {}
     try:
         with np.load(path, allow_pickle=False) as data:
+            total = 0
+            for key in data.files:      # headers first: a small file can claim a huge array
+                with data.zip.open(key + ".npy") as fp:
+                    version = np.lib.format.read_magic(fp)
+                    shape = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
+                             np.lib.format.read_array_header_2_0)(fp)[0]
+                total += math.prod(shape)
+                if total > SPEC["max_npz_elements"]:
+                    raise Reject(check_id, f"{os.path.basename(path)} declares more than "
+                                           f"{SPEC['max_npz_elements']} array elements", total,
+                                 SPEC["max_npz_elements"])
             for key in data.files:
                 arrays[key] = data[key]
     except ValueError as exc:
@@ -233,7 +245,9 @@ def load_npz_file(path: str, check_id: str, max_bytes: int) -> dict:
             raise Reject(check_id, f"{os.path.basename(path)} holds a pickled (object) array; "
                                    "pickles are refused")
         raise Reject(check_id, f"{os.path.basename(path)} unreadable: {str(exc)[:120]}")
-    except Exception as exc:  # zipfile.BadZipFile, OSError, EOFError, ...
+    except Reject:
+        raise
+    except Exception as exc:  # zipfile.BadZipFile, OSError, EOFError, KeyError, ...
         raise Reject(check_id, f"{os.path.basename(path)} unreadable: "
                                f"{type(exc).__name__}: {str(exc)[:120]}")
     return arrays
