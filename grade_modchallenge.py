@@ -711,7 +711,7 @@ def read_test_set(directory: str) -> dict:
     cid = "g4.testgen"
     out = {}
     for tier in TIERS:
-        tid = tier[0]
+        tid, lo_bits, hi_bits, operand_bits, fixed = tier
         path = os.path.join(directory, f"tier_{tid}.jsonl")
         if not os.path.isfile(path) or os.path.getsize(path) > SPEC["test_set_max_bytes"]:
             raise Reject(cid, f"{path}: missing or larger than the cap")
@@ -730,6 +730,9 @@ def read_test_set(directory: str) -> dict:
             want = a * b if tid == 0 else (a * b % p if p else -1)
             if e != want or p < 2 or (tid == 0 and a * b >= p):
                 raise Reject(cid, f"{where}: expected is not a*b{'' if tid == 0 else ' mod p'}")
+            if tid > 0 and (max(a, b) >> operand_bits or (p not in fixed if fixed else
+                                                          not 1 << lo_bits <= p < 1 << hi_bits)):
+                raise Reject(cid, f"{where}: p or an operand outside tier {tid}'s range")
             if tid > 0 and p not in checked:
                 checked[p] = is_prime(p)
                 if not checked[p]:
@@ -1208,7 +1211,7 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
             ("g5.model_load", "g6.preprocess_isolation", "g7.determinism", "g8.inference")]
         return result
     n = sum(len(v) for v in test_set.values())
-    origin = f"read from {test_dir} (expected recomputed, p prime)" if test_dir else \
+    origin = f"read from {test_dir} (expected recomputed, p prime, rows in their tier)" if test_dir else \
         f"seed {seed_label(seed)}"
     checks.append(Check("g4.testgen", Status.PASS,
                         f"{n} problems = {n // len(test_set)} x {len(test_set)} tiers (0-10), "
@@ -1660,7 +1663,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "prints the robustness table")
     g.add_argument("--test-set", metavar="DIR",
                    help="grade on tier_<k>.jsonl files from DIR instead of generating (every row is "
-                        "re-checked: expected recomputed, p prime)")
+                        "re-checked: expected recomputed, p prime and p, a, b within the tier)")
     p.add_argument("--budget", type=float, default=SPEC["budget_s"],
                    help="inference wall-clock seconds for all tiers, enforced from outside "
                         "(default %(default)s)")

@@ -138,7 +138,7 @@ def test_gate4_tampered_test_set_fails_cleanly(tmp_path):
     checks = {c["id"]: c for c in doc["checks"]}
     assert checks["g4.testgen"]["status"] == "FAIL" and "tier_4.jsonl line 6" in checks["g4.testgen"]["message"]
     assert checks["g5.model_load"]["status"] == "SKIP" and rc == 1
-    row["expected"], row["p"] = str(int(row["a"]) * int(row["b"]) % 91), "91"        # 91 = 7 * 13
+    row["expected"], row["p"] = str(int(row["a"]) * int(row["b"]) % 131073), "131073"   # 3 * 43691
     lines[5] = json.dumps(row)
     (bad / "tier_4.jsonl").write_text("\n".join(lines) + "\n")
     rc, out, err, doc = run_grader(GRADER, sub, "--test-set", bad, "--json", tmp_path / "r.json")
@@ -185,3 +185,23 @@ def test_every_listed_os_process_call_is_a_finding(name):
                                     "x = [eval(s) for s in ('1',)]\n"])
 def test_findings_nested_anywhere_in_the_tree(source):
     assert len(grader().scan_source(source, "m.py")) == 1
+
+
+@pytest.mark.parametrize("tier, field, value", [(3, "p", str(2 ** 61 - 1)), (1, "p", "11"),
+                                               (2, "a", str(2 ** 48))])
+def test_gate4_test_set_rows_outside_their_tier_are_refused(tmp_path, tier, field, value):
+    """--test-set rows must fit the tier's table (p range, operand bits): a prime from another tier
+    (and the cost of testing a huge one) is refused before anything runs."""
+    import shutil
+    bad = tmp_path / "set"
+    shutil.copytree(small_test_dir(), bad)
+    lines = (bad / f"tier_{tier}.jsonl").read_text().splitlines()
+    row = json.loads(lines[4])
+    row[field] = value
+    row["expected"] = str(int(row["a"]) * int(row["b"]) % int(row["p"]))
+    lines[4] = json.dumps(row)
+    (bad / f"tier_{tier}.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(grader().Reject) as exc:
+        grader().read_test_set(str(bad))
+    assert f"tier_{tier}.jsonl line 5: p or an operand outside tier {tier}'s range" in exc.value.check.message
+    assert len(grader().read_test_set(small_test_dir())) == 11
