@@ -1481,9 +1481,10 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str) -> 
 
 def make_job(prog: StepProgram, h5: str, timeout: float, mem_gb: float, dry: bool,
              target_name: str) -> dict:
+    renamed = [rename_target(c, target_name) for c in prog.cases]
     return {"step": prog.step, "deps": prog.deps, "context": prog.context, "code": prog.code or "",
-            "cases": [rename_target(c, target_name) or c for c in prog.cases],
-            "plain_target": [rename_target(c, target_name) is None for c in prog.cases],
+            "cases": [c if r is None else r for c, r in zip(prog.cases, renamed)],
+            "plain_target": [r is None for r in renamed],
             "target_name": target_name, "definition": list(prog.definition),
             "h5": h5, "timeout": timeout, "mem_bytes": int(mem_gb * (1 << 30)),
             "fsize": SPEC["fsize_bytes"], "capture": SPEC["capture_bytes"],
@@ -1770,6 +1771,11 @@ def _step_key(step: str) -> tuple:
 
 
 def main(argv=None) -> int:
+    for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
+        try:                                     # surrogates or text the locale cannot encode
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     args = build_parser().parse_args(argv)
     if not os.path.exists(args.submission):
         print(f"{GRADER_NAME}: {args.submission}: no such file or folder", file=sys.stderr)
