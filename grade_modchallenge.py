@@ -1584,10 +1584,12 @@ def format_check(c: Check) -> str:
     return f"{c.status.value:<5} {c.id:<30} {c.message}"
 
 
-def print_report(checks: list, result: str, score, keys: dict, stream=None) -> None:
+def print_report(checks: list, result: str, score, keys: dict, stream=None, quiet: bool = False) -> None:
+    """Every check line (only FAIL/REVIEW when quiet), the summary over ALL checks, keys, verdict."""
     stream = stream or sys.stdout
     for c in checks:
-        print(format_check(c), file=stream)
+        if not quiet or c.status in (Status.FAIL, Status.REVIEW):
+            print(format_check(c), file=stream)
     counts = {s: sum(c.status is s for c in checks) for s in Status}
     print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
     for key, value in keys.items():
@@ -1799,8 +1801,7 @@ def main(argv=None) -> int:
         return EXIT_GRADER
     result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
     print_submission_output(outcomes)
-    shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)]
-    print_report(shown, result, score, keys)
+    print_report(checks, result, score, keys, quiet=args.quiet)
     if args.json:
         write_json_report(args.json, args.submission, checks, result, score, phases, keys)
     if result == "UNGRADED":

@@ -107,3 +107,11 @@ def test_seed_options():
         g.parse_seeds(ns(["x", "--seeds", "public,xyz"]))
     with pytest.raises(SystemExit):
         ns(["x", "--seed", "11", "--public"])                              # mutually exclusive
+
+
+def test_quiet_prints_fail_lines_only_but_counts_every_check(tmp_path):
+    rc, out, err, _ = run_grader(GRADER, SUBS / "zero_baseline", "--test-set", small_test_dir(), "--quiet")
+    lines = out.splitlines()
+    assert not any(line.startswith(("PASS ", "INFO ")) for line in lines)
+    summary = dict(kv.split("=") for kv in verdict_lines(out)["summary"].split(", "))
+    assert int(summary["pass"]) == 8 and int(summary["info"]) >= 13 and verdict_lines(out)["RESULT"] == "PARTIAL"
