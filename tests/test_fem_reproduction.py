@@ -56,7 +56,6 @@ def test_dense_lu_study_run_with_other_blas_threads_is_review_not_fail():
         pytest.skip("this BLAS reproduces the 2-thread dense study bit for bit")
     assert st["provenance.reproduces_errors"] == "REVIEW"
     assert st["provenance.regenerated_tiers"] == "PASS"
-    assert grade(sub, "--strict")[4]["SCORE"] == "0.0"
 
 
 @pytest.fixture(scope="module")
