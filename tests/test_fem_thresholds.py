@@ -108,3 +108,48 @@ def test_fidelity_boundary():
         assert grader.check_fidelity(fields, ref)[0].status is S.PASS, n
         fields[n] = (None, np.full(10 * n + 1, 1.01 * tol))
         assert grader.check_fidelity(fields, ref)[0].status is S.FAIL, n
+
+
+def _sidecar_status(edit):
+    from test_fem_support import gold_json
+    doc = gold_json()
+    edit(doc)
+    return {r.id: r.status for r in grader.check_sidecar(doc, gold_arrays())}
+
+
+@pytest.mark.parametrize("rel,status", [(0.9e-6, S.PASS), (1.1e-6, S.FAIL)])
+def test_sidecar_error_rel_1e_6(rel, status):
+    def edit(d):
+        d["dense_study"]["table"][2]["e_star_n"] *= 1 + rel
+    assert _sidecar_status(edit)["sidecar.dense_study"] is status
+
+
+@pytest.mark.parametrize("delta,status", [(0.9e-4, S.PASS), (1.1e-4, S.FAIL)])
+def test_sidecar_beta_1e_4(delta, status):
+    def edit(d):
+        d["nodal_study"]["table"][3]["beta"] += delta
+    assert _sidecar_status(edit)["sidecar.nodal_study"] is status
+
+
+@pytest.mark.parametrize("delta,status", [(0.24, S.PASS), (0.26, S.FAIL), (-0.26, S.FAIL)])
+def test_sidecar_observed_order_tolerance_025(delta, status):
+    e = gold_arrays()["dense_errors"][:4]
+    fit = grader.lsq_order([32, 64, 128, 256], e)
+
+    def edit(d):
+        d["dense_study"]["observed_order_clean_regime"] = fit + delta
+    assert _sidecar_status(edit)["sidecar.observed_order"] is status
+
+
+@pytest.mark.parametrize("delta,status", [(0.9e-6, S.PASS), (1.1e-6, S.FAIL)])
+def test_schema_eoc_tolerance(delta, status):
+    raw = gold_arrays()
+    raw["dense_eoc"] = raw["dense_eoc"].copy()
+    raw["dense_eoc"][3] += delta
+    assert _status(grader.check_schema(raw, {}), "schema.eoc") is status
+
+
+def test_sidecar_h_must_be_one_over_n():
+    def edit(d):
+        d["dense_study"]["table"][6]["h"] = (1 / 2048) * (1 + 1e-11)
+    assert _sidecar_status(edit)["sidecar.dense_study"] is S.FAIL
