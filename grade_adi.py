@@ -1558,6 +1558,16 @@ except BaseException as _exc:
     send({"kind": "import_error", "error": f"{type(_exc).__name__}: {_exc}"[:400]})
     raise SystemExit(0)
 
+def _fresh_solve():
+    """adi_solver (and every module of the submission) imported afresh: no cache or
+    counter of one run (a poisoned one included) survives into the next."""
+    for _k, _v in list(_sys.modules.items()):
+        if str(getattr(_v, "__file__", None) or "").startswith(_SUBDIR + _os.sep):
+            del _sys.modules[_k]
+    import adi_solver
+    return adi_solver.solve
+
+
 for _job in _REQ["jobs"]:
     _h = float(_job["h"])
     _m = int(round(1.0 / _h))
@@ -1572,7 +1582,7 @@ for _job in _REQ["jobs"]:
     _t0 = _time.monotonic()
     _msg = {"kind": "job", "tag": _job["tag"]}
     try:
-        _res = _solve(*_call_args)
+        _res = _fresh_solve()(*_call_args)
         _S["poison"] = False
         if not isinstance(_res, (tuple, list)) or len(_res) != 3:
             raise TypeError(f"solve returned {type(_res).__name__}, expected (X, Y, U)")

@@ -80,3 +80,23 @@ def test_dimension_and_half_bandwidth_extractors():
     assert x["_x_sylvester"]((np.eye(3), np.eye(3), np.ones((3, 3))), {})[0] == 9
     assert x["_x_circulant"]((np.array([2.0, -1, 0, -1]), np.ones(4)), {}) == (4, 3, False)
     assert x["_x_factor"](((np.eye(5), np.arange(5)), np.ones(5)), {}) == (5, None, True)
+
+
+def test_factor_cache_across_calls_is_not_poisoned(tmp_path):
+    """A legitimate solver caching its LU factors at module level across solve()
+    calls: the grader runs its jobs in a random order, the causal audits
+    included, and re-imports the submission for every job, so a factor
+    poisoned in an audit never reaches a clean run."""
+    src = gold_variant_source("from scipy.linalg import solve_banded",
+                              "from scipy.linalg import lu_factor, lu_solve\n\n_LU = {}")
+    factor = ('    for key, ab in bands.items():\n'
+              '        ck = (key, n, round(k, 12), round(ab[1, 0], 12))\n'
+              '        if ck not in _LU:\n'
+              '            _LU[ck] = lu_factor(np.diag(ab[1]) + np.diag(ab[0, 1:], 1) + np.diag(ab[2, :-1], -1))\n'
+              '        bands[key] = _LU[ck]\n\n    def implicit(rhs, t, axis):')
+    src = src.replace("    def implicit(rhs, t, axis):", factor)
+    src = src.replace('solve_banded((1, 1), bands["x"], rhs)', 'lu_solve(bands["x"], rhs)')
+    src = src.replace('solve_banded((1, 1), bands["y"], rhs.T).T', 'lu_solve(bands["y"], rhs.T).T')
+    sub = submission_from_solver(tmp_path / "sub", src)
+    rc, stdout, stderr, doc = grade(sub)
+    assert doc["score"] == 1.0 and not reviews(doc), [c for c in doc["checks"] if c["status"] != "PASS"]
