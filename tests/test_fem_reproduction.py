@@ -85,12 +85,19 @@ def test_reproduction_band_pure(reference):
     for k, n in enumerate(grader.SPEC["meshes"]):
         arrs["nodal_errors"][k], arrs["dense_errors"][k] = errs[n]
     assert grader.check_reproduction(reference, arrs)[0].status is grader.Status.PASS
-    for k, factor, status in ((6, 1 + 2e-6, "REVIEW"), (6, 50.0, "REVIEW"), (6, 200.0, "FAIL"),
-                              (3, 1 + 1e-5, "REVIEW"), (0, 1 + 3e-6, "FAIL")):
-        bad = {key: a.copy() for key, a in arrs.items()}
-        bad["dense_errors"][k] *= factor
+    for key, k, factor, status in (("dense_errors", 6, 1 + 2e-6, "REVIEW"),
+                                   ("dense_errors", 6, 50.0, "REVIEW"),
+                                   ("dense_errors", 6, 200.0, "FAIL"),
+                                   ("dense_errors", 3, 1 + 1e-5, "REVIEW"),
+                                   ("dense_errors", 0, 1 + 3e-6, "FAIL"),
+                                   ("nodal_errors", 0, 20.0, "REVIEW"),      # +7.4e-13 < 9.8e-13
+                                   ("nodal_errors", 0, 30.0, "FAIL"),        # +1.1e-12
+                                   ("nodal_errors", 1, 1e3, "FAIL"),
+                                   ("nodal_errors", 4, 2.0, "REVIEW")):
+        bad = {name: a.copy() for name, a in arrs.items()}
+        bad[key][k] *= factor
         [rec] = grader.check_reproduction(reference, bad)
-        assert rec.status.name == status, (k, factor, rec.message)
+        assert rec.status.name == status, (key, k, factor, rec.message)
     assert grader.env_band(256) == 4e-9 and grader.env_band(2048) == pytest.approx(4e-9 * 4096)
 
 
