@@ -12,7 +12,7 @@ from test_fem_support import LEGIT_SOLVES, _TMP, build, failed, grade, grader, m
 # problem_spec.md's derivation; dense, so slow to build and re-run) are checked
 # against the tolerance directly, below.
 END_TO_END = ["splu", "factorized", "banded_lu", "lapack_dgbsv", "cholesky_banded", "scipy_solve",
-              "numpy_dense_lu"]
+              "numpy_dense_lu", "blocked_scaled"]
 
 
 # the outermost entry point the instrumentation must see (patched by identity before
@@ -20,7 +20,7 @@ END_TO_END = ["splu", "factorized", "banded_lu", "lapack_dgbsv", "cholesky_bande
 ENTRY = {"splu": "SuperLU.solve", "factorized": "scipy.sparse.linalg.factorized",
          "banded_lu": "scipy.linalg.solve_banded", "lapack_dgbsv": "scipy.linalg._flapack.dgbsv",
          "cholesky_banded": "scipy.linalg.solveh_banded", "scipy_solve": "scipy.linalg.solve",
-         "numpy_dense_lu": "numpy.linalg.solve"}
+         "numpy_dense_lu": "numpy.linalg.solve", "blocked_scaled": "scipy.sparse.linalg.spsolve"}
 
 
 @pytest.mark.parametrize("name", END_TO_END)

@@ -53,6 +53,12 @@ LEGIT_SOLVES = {
     "numpy_dense_lu": "x = np.linalg.solve(A.toarray(), b)",
     "lu_factor": "x = scipy.linalg.lu_solve(scipy.linalg.lu_factor(A.toarray()), b)",
     "dense_inverse": "x = np.linalg.inv(A.toarray()) @ b",
+    # unknowns reordered (all values, then all slopes) and the system scaled by h^3: still
+    # the stiffness matrix of the statement for provenance.solve_observed
+    "blocked_scaled": ("p = np.concatenate([np.arange(0, A.shape[0], 2), np.arange(1, A.shape[0], 2)])\n"
+                       "    s = 1.0 / A.diagonal().max()\n"
+                       "    x = np.empty_like(b)\n"
+                       "    x[p] = scipy.sparse.linalg.spsolve((s * A)[p][:, p].tocsc(), s * b[p])"),
 }
 
 _HELPERS = '''
