@@ -1023,17 +1023,55 @@ def _rigged(x, depth=0):
     return depth == 0 and isinstance(x, (list, tuple)) and any(_rigged(v, 1) for v in x[:256])
 
 
-def _checked(fn):
-    """The step's function as the tests call it: a returned value whose class (made by
-    exec'd code) overrides comparison or numpy hooks is refused (`assert f(x) == target`)."""
-    def step_function(*args, **kwargs):
+class Tampering(Exception):
+    """Generated code replaced a comparator or builtin the tests rely on."""
+
+
+def _tampered(before):
+    now = _snapshot()
+    return [f"{m}.{n}" for (m, n), v in before.items() if now[(m, n)] != v]
+
+
+def _generated(fn):
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith(("<code ", "<context "))
+
+
+def _checked(fn, before, step_function):
+    """A function (or method) of generated code as the tests call it: when it returns,
+    the comparators and builtins must still be the objects they were -- a patch that
+    restores itself once the test calls it is caught here, before the test does -- and
+    the step's own function must not return an object whose class, made by the
+    generation, overrides comparison or numpy hooks (`assert f(x) == target`)."""
+    def checked(*args, **kwargs):
         out = fn(*args, **kwargs)
-        if _rigged(out):
+        bad = _tampered(before)
+        if bad:
+            raise Tampering("replaced " + ", ".join(bad))
+        if step_function and _rigged(out):
             raise TypeError(f"returned {type(out).__name__} is or holds an object whose class, made by "
                             "the generation, overrides comparison/numpy hooks")
         return out
-    step_function.__name__, step_function.__doc__, step_function.__wrapped__ = fn.__name__, fn.__doc__, fn
-    return step_function
+    checked.__name__, checked.__qualname__, checked.__doc__, checked.__wrapped__ = \
+        fn.__name__, getattr(fn, "__qualname__", fn.__name__), fn.__doc__, fn
+    return checked
+
+
+def _check_generated(tns, before, step_name):
+    """Wrap, in the tests' namespace, every function the generated code defined, and
+    the methods of its classes (in place), with _checked."""
+    import types
+    for key, value in list(tns.items()):
+        if isinstance(value, types.FunctionType) and _generated(value):
+            tns[key] = _checked(value, before, key == step_name)
+        elif isinstance(value, type) and value.__module__ == "__main__":
+            for attr, member in list(vars(value).items()):
+                if attr.startswith("__") and attr not in ("__init__", "__call__"):
+                    continue
+                if isinstance(member, types.FunctionType) and _generated(member):
+                    setattr(value, attr, _checked(member, before, False))
+                elif isinstance(member, (staticmethod, classmethod)) and _generated(member.__func__):
+                    setattr(value, attr, type(member)(_checked(member.__func__, before, False)))
 
 
 def _vacuous(a, b):
@@ -1129,6 +1167,11 @@ def _child(job, targets, terrs, wfd, token, out_path):
             csend({"phase": phase, "ok": False, "error": _err(exc)})
             aborted = True
             break
+    if not aborted and not job["dry"] and _tampered(before):
+        csend({"phase": "code", "ok": False, "error": {
+            "type": "Tampering", "origin": "submission", "via_submission": True,
+            "message": "replaced " + ", ".join(_tampered(before)) + " while the program was defined"}})
+        aborted = True
     if job["dry"] and not aborted:
         try:
             import importlib
@@ -1150,8 +1193,7 @@ def _child(job, targets, terrs, wfd, token, out_path):
         # functions keep `ns` as their globals, so the target is not among them
         tns = dict(ns)
         kind, name = job["definition"]
-        if kind == "def" and callable(tns.get(name)):
-            tns[name] = _checked(tns[name])
+        _check_generated(tns, before, name if kind == "def" else None)
         for i, case in enumerate(job["cases"]):
             if terrs[i] is not None:
                 csend({"case": i, "ok": False, "error": terrs[i]})
