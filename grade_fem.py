@@ -1631,6 +1631,25 @@ def _drain(stream, sink: list, cap: int) -> None:
     stream.close()
 
 
+_SANDBOX_PREFIX = []
+
+
+def _sandbox_prefix() -> list:
+    """`unshare` into fresh user and network namespaces where the platform
+    allows it (probed once): the child then has no network and no access to
+    the grader's /proc entries, so it cannot write to the grader's stdout
+    through /proc/<pid>/fd/1.  Elsewhere the child runs as a plain process."""
+    if not _SANDBOX_PREFIX:
+        cmd = [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net"]
+        try:
+            ok = subprocess.run(cmd + [sys.executable, "-I", "-c", "0"], capture_output=True,
+                                timeout=30).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        _SANDBOX_PREFIX.append(cmd if ok else [])
+    return _SANDBOX_PREFIX[0]
+
+
 def _limit_child(pid: int, rlimits) -> None:
     """Resource limits set on the child from outside (Linux prlimit), while it
     still waits for its request: no Python runs between fork and exec, as it
@@ -1684,7 +1703,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         rlimits = (("RLIMIT_AS", mem_bytes), ("RLIMIT_CPU", int(timeout) + 30),
                    ("RLIMIT_FSIZE", 256 << 20), ("RLIMIT_CORE", 0))
         try:
-            proc = subprocess.Popen([sys.executable, "-I", "-B", driver, str(wfd)], cwd=sub, env=env,
+            proc = subprocess.Popen(_sandbox_prefix() + [sys.executable, "-I", "-B", driver, str(wfd)],
+                                    cwd=sub, env=env,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, pass_fds=(wfd,),
                                     start_new_session=True)
