@@ -321,9 +321,11 @@ def get_number(obj, keys: tuple, check_id: str, *, integer: bool = False) -> flo
     where = ".".join(str(k) for k in keys)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Reject(check_id, f"results.json: {where} must be a number, got {type(value).__name__}")
-    if isinstance(value, int) and abs(value) > 2 ** 1000:     # math.isfinite would overflow
-        raise Reject(check_id, f"results.json: {where} is an integer of {len(str(abs(value)))} digits")
-    if not math.isfinite(value):
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:               # an integer beyond the float range
+        raise Reject(check_id, f"results.json: {where} is out of range")
+    if not finite:
         raise Reject(check_id, f"results.json: {where} is not finite ({value!r})")
     if integer and value != int(value):
         raise Reject(check_id, f"results.json: {where} must be an integer, got {value!r}")
