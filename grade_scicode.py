@@ -994,7 +994,8 @@ for _m in _INIT["warm"]:
 import numpy, h5py, scicode.parse.parse as _SCP, scicode.compare.cmp as _SCC
 
 # numpy.allclose / numpy.isclose as the tests (and the shim's comparators) see them:
-# numpy's own result, except that a comparison is refused when it would pass vacuously
+# numpy's own result, except that a verdict comparison (called from a test case or the
+# shim's comparators; other callers get numpy's answer) is refused when it would pass vacuously
 # (one operand empty, the other not: allclose([], 2.0) is True in numpy) or when an
 # operand's class, defined by exec'd code, overrides numpy's dispatch or comparison hooks
 _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__array_interface__",
@@ -1084,9 +1085,14 @@ def _vacuous(a, b):
         return False
 
 
+_VERDICT_FILES = (_SCC.__file__,)
+
+
 def _refusing(fn, refused):
     def guarded(a, b, *args, **kwargs):
-        if _rigged(a) or _rigged(b) or _vacuous(a, b):
+        caller = _sys._getframe(1).f_code.co_filename
+        if (caller.startswith("<test ") or caller in _VERDICT_FILES) and \
+                (_rigged(a) or _rigged(b) or _vacuous(a, b)):
             return refused()
         return fn(a, b, *args, **kwargs)
     guarded.__name__, guarded.__doc__, guarded.__wrapped__ = fn.__name__, fn.__doc__, fn

@@ -38,6 +38,10 @@ REPLIES = {
                               "    return [np.float64(r.x), s.toarray()[0, 0] + x][0]\n```"),
     "returns_own_namedtuple": ("```python\ndef f(x):\n    from collections import namedtuple\n"
                                "    P = namedtuple('P', 'a')\n    return P(x + 1)\n```"),
+    # the generation's own use of numpy.allclose gets numpy's answer (allclose([], 0) is
+    # True); only the tests' verdict comparisons refuse a vacuous pass
+    "own_vacuous_allclose": ("```python\ndef f(x):\n    e = np.array([])\n"
+                             "    return x + 1 if np.allclose(e, 0.0) and np.isclose(e, 1.0).size == 0 else 0.0\n```"),
     # module-level code (a print of the pass marker, a sys.exit) never runs
     "module_level_noise": ("```python\nimport sys\ndef f(x):\n    return x + 1\nprint('SCICODE_PASS')\n"
                            "sys.exit(0)\n```"),
@@ -63,6 +67,7 @@ def run():
     ("decorator_extra_import", "FAIL"),
     ("async_def", "FAIL"),
     ("module_level_noise", "PASS"),
+    ("own_vacuous_allclose", "PASS"),
     ("returns_library_types", "PASS"),
     ("returns_own_namedtuple", "PASS"),
 ])
