@@ -2054,6 +2054,11 @@ def audit_submission_sources(submission: str) -> list:
 
 
 def main(argv=None) -> int:
+    for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
+        try:                                     # surrogates or text the locale cannot encode
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     args = build_parser().parse_args(argv)
     if not os.path.isdir(args.submission):
         print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)

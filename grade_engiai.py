@@ -1679,6 +1679,11 @@ def resolve_filters(parser, args) -> tuple:
 
 
 def main(argv=None) -> int:
+    for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
+        try:                                     # surrogates or text the locale cannot encode
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     parser = build_parser()
     args = parser.parse_args(argv)
     problems, styles = resolve_filters(parser, args)

@@ -1878,6 +1878,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
+        try:                                     # surrogates or text the locale cannot encode
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     args = build_parser().parse_args(argv)
     if not args.budget > 0 or not math.isfinite(args.budget):
         print(f"{GRADER_NAME}: --budget must be a positive number of seconds", file=sys.stderr)

@@ -1793,6 +1793,11 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
 
 
 def main(argv=None) -> int:
+    for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
+        try:                                     # surrogates or text the locale cannot encode
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

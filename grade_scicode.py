@@ -1379,6 +1379,25 @@ def _drain(stream, sink: list, cap: int) -> None:
     stream.close()
 
 
+_SANDBOX_PREFIX = []
+
+
+def _sandbox_prefix() -> list:
+    """`unshare` into fresh user and network namespaces where the platform
+    allows it (probed once): the child then has no network and no access to
+    the grader's /proc entries, so it cannot write to the grader's stdout
+    through /proc/<pid>/fd/1.  Elsewhere the child runs as a plain process."""
+    if not _SANDBOX_PREFIX:
+        cmd = [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net"]
+        try:
+            ok = subprocess.run(cmd + [sys.executable, "-I", "-c", "0"], capture_output=True,
+                                timeout=30).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        _SANDBOX_PREFIX.append(cmd if ok else [])
+    return _SANDBOX_PREFIX[0]
+
+
 class Worker:
     """One warm interpreter (`python -I`, own session) that forks a child per step."""
 
@@ -1399,7 +1418,8 @@ class Worker:
 
         try:    # no preexec_fn: this runs in several threads; the worker sets its own limits
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", driver, str(wfd)], cwd=work, env=_child_env(work),
+                _sandbox_prefix() + [sys.executable, "-I", "-B", driver, str(wfd)], cwd=work,
+                env=_child_env(work),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 pass_fds=(wfd,), start_new_session=True)
         finally:
