@@ -11,42 +11,12 @@ import pytest
 
 from conftest import REPO, run_grader
 
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "reference" / "engiai"))
-import grade_engiai as G  # noqa: E402
-import build_engiai_run as B  # noqa: E402
-
-ALL_P, ALL_S = set(G.list_problems()), set(G.list_styles())
+from test_engiai_support import ALL_P, ALL_S, B, G, edit_record, gold, rec_path, run  # noqa: F401
+from test_engiai_support import grade_run as grade
 
 
-@pytest.fixture(scope="module")
-def gold(tmp_path_factory):
-    root = tmp_path_factory.mktemp("engiai_gold") / "run"
-    B.build_gold(str(root))
-    return root
 
 
-@pytest.fixture
-def run(gold, tmp_path):
-    dst = tmp_path / "run"
-    shutil.copytree(gold, dst)
-    return dst
-
-
-def grade(run_dir):
-    checks, trials, cells, _ = G.grade(str(run_dir), ALL_P, ALL_S)
-    return checks, {t.trial_id: t for t in trials}, cells
-
-
-def rec_path(run_dir, tid):
-    return run_dir / "trials" / tid / "trial.json"
-
-
-def edit_record(run_dir, tid, fn):
-    p = rec_path(run_dir, tid)
-    rec = json.loads(p.read_text())
-    fn(rec)
-    p.write_text(json.dumps(rec))
 
 
 def by_id(checks, cid):

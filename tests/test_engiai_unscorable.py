@@ -10,38 +10,15 @@ import pytest
 
 from conftest import REPO
 
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "reference" / "engiai"))
-import grade_engiai as G  # noqa: E402
-import build_engiai_run as B  # noqa: E402
+from test_engiai_support import ALL_P, ALL_S, B, G, edit_record, gold, grade_run, run  # noqa: F401
 
-ALL_P, ALL_S = set(G.list_problems()), set(G.list_styles())
-
-
-@pytest.fixture(scope="module")
-def gold(tmp_path_factory):
-    root = tmp_path_factory.mktemp("engiai_gold_u") / "run"
-    B.build_gold(str(root))
-    return root
-
-
-@pytest.fixture
-def run(gold, tmp_path):
-    dst = tmp_path / "run"
-    shutil.copytree(gold, dst)
-    return dst
 
 
 def grade(run_dir):
-    checks, trials, cells, _ = G.grade(str(run_dir), ALL_P, ALL_S)
-    return checks, {t.trial_id: t for t in trials}, {(c["problem"], c["style"]): c for c in cells}
+    checks, trials, cells = grade_run(run_dir)
+    return checks, trials, {(c["problem"], c["style"]): c for c in cells}
 
 
-def edit_record(run_dir, tid, fn):
-    p = run_dir / "trials" / tid / "trial.json"
-    rec = json.loads(p.read_text())
-    fn(rec)
-    p.write_text(json.dumps(rec))
 
 
 # ---------------------------------------------------------------- aggregation, pure
