@@ -1020,34 +1020,31 @@ def _one_perturbed(cid: str, clean, perturbed, outcome) -> list:
                   f"changed (max |diff| {diff:.2e})", diff, SPEC["audit_atol"])]
 
 
+def _against_clean_run(jobs: dict, cid: str, tag: str, call: str, rtol: float) -> list:
+    """The job `tag` must reproduce the clean benchmark h = 0.1 run pointwise."""
+    h = h_value(0)
+    clean, other = jobs.get("bench:0"), jobs.get(f"{tag}:{h:g}")
+    if clean is None or clean["status"] != "ok":
+        return [Check(cid, Status.SKIP, "no clean benchmark run to compare with")]
+    if other is None or other["status"] != "ok":
+        return [Check(cid, Status.FAIL, f"{call.format(h=h)}: {_job_failure(other)}")]
+    return [compare_arrays(cid, f"solve({h:g}) vs {call.format(h=h)}", other["U"], clean["U"],
+                           rtol=rtol, atol=SPEC["field_atol"])]
+
+
 def determinism_check(jobs: dict) -> list:
     """A repeat of the clean benchmark h = 0.1 run must reproduce it pointwise
     (the field tolerances): otherwise "changed under poisoning" proves nothing,
     as a solver could add run-to-run jitter to every answer (ours)."""
-    h = h_value(0)
-    first, again = jobs.get("bench:0"), jobs.get(f"repeat:{h:g}")
-    cid = "provenance.deterministic"
-    if first is None or first["status"] != "ok":
-        return [Check(cid, Status.SKIP, "no clean benchmark run to compare with")]
-    if again is None or again["status"] != "ok":
-        return [Check(cid, Status.FAIL, f"the repeated solve({h:g}): {_job_failure(again)}")]
-    return [compare_arrays(cid, f"solve({h:g}) run twice", again["U"], first["U"],
-                           rtol=SPEC["field_rtol"], atol=SPEC["field_atol"])]
+    return _against_clean_run(jobs, "provenance.deterministic", "repeat", "the repeated solve({h:g})",
+                              SPEC["field_rtol"])
 
 
 def interface_check(jobs: dict) -> list:
     """problem=None must mean the benchmark problem: solve(0.1) equals
     solve(0.1, 1.0, <the benchmark as a problem object>) pointwise (ours)."""
-    h = h_value(0)
-    clean, via = jobs.get("bench:0"), jobs.get(f"iface:{h:g}")
-    cid = "provenance.problem_interface"
-    if clean is None or clean["status"] != "ok":
-        return [Check(cid, Status.SKIP, "no clean benchmark run to compare with")]
-    if via is None or via["status"] != "ok":
-        return [Check(cid, Status.FAIL, f"solve({h:g}, 1.0, <benchmark problem object>): "
-                      f"{_job_failure(via)}")]
-    return [compare_arrays(cid, f"solve({h:g}) vs solve({h:g}, 1.0, <benchmark problem object>)",
-                           via["U"], clean["U"], rtol=SPEC["iface_rtol"], atol=SPEC["field_atol"])]
+    return _against_clean_run(jobs, "provenance.problem_interface", "iface",
+                              "solve({h:g}, 1.0, <benchmark problem object>)", SPEC["iface_rtol"])
 
 
 def _one_audit(cid: str, clean, poisoned, outcome) -> list:
