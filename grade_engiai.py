@@ -48,7 +48,7 @@ import sys
 import time
 
 GRADER_NAME = "grade_engiai"
-GRADER_VERSION = "0.1.0"
+GRADER_VERSION = "0.1.0"   # the package version (pyproject.toml); --version prints it
 
 # =============================================================================
 # SPEC: every threshold, tolerance, file name and weight (seed line in comments)
@@ -253,6 +253,17 @@ def guarded(fn):
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
     return wrapper
+
+
+@dataclasses.dataclass
+class Report:
+    """One submission's grading: the records, and what the printer, JSON and plots need besides."""
+    submission: str
+    checks: list = dataclasses.field(default_factory=list)
+    phases: dict = dataclasses.field(default_factory=dict)        # phase -> wall seconds
+    outcomes: dict = dataclasses.field(default_factory=dict)      # phase -> RunOutcome (captured output)
+    keys: dict = dataclasses.field(default_factory=dict)          # typed values, printed `key: value`
+    figures_data: dict = dataclasses.field(default_factory=dict)  # arrays for --plot; not printed
 
 
 # =============================================================================
