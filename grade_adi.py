@@ -2553,8 +2553,8 @@ def run_cli(argv=None) -> int:
             with open(args.report_child) as fh:
                 args = argparse.Namespace(**json.load(fh))
         else:
-            common_usage_checks(args)
             usage_checks(args)
+            common_usage_checks(args)
             done = standalone_action(args)
             if done is not None:
                 return done

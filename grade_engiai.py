@@ -44,7 +44,11 @@ import json
 import math
 import os
 import re
+import shutil
+import signal
+import subprocess
 import sys
+import tempfile
 import time
 
 GRADER_NAME = "grade_engiai"
@@ -1500,37 +1504,72 @@ def cell_checks(cells: list) -> list:
     return out
 
 
-def grade(run_dir: str, problems: set, styles: set) -> tuple:
-    """(checks, trials, cells, phases)."""
-    t0 = time.monotonic()
-    checks, trials = [], []
-    tdir = os.path.join(run_dir, SPEC["trials_dir"])
-    if not os.path.isdir(tdir) or os.path.islink(tdir):
-        checks.append(Check("run.trials", Status.FAIL, f"{SPEC['trials_dir']}/ missing in {run_dir}"))
-        return checks, trials, [], {"grade": time.monotonic() - t0}
-    if not os.path.isfile(os.path.join(run_dir, SPEC["reference_file"])):
-        # INFO, not FAIL: a RAG/HPC-only run needs no reference file; a trial that does need
-        # it is UNSCORABLE with this reason, which already keeps the run from PASS
-        checks.append(Check("run.reference", Status.INFO, f"{SPEC['reference_file']} missing: "
-                            "no ground truth or baselines (design and training-code trials unscorable)"))
-    run = RunRefs(run_dir)
-    names = sorted(os.listdir(tdir))
-    for name in names:
-        path = os.path.join(tdir, name)
-        if not os.path.isdir(path):
-            continue
-        trial, more = grade_trial(path, run, problems, styles)
-        trials.append(trial)
-        checks += more
-    checks += duplicate_checks(trials)
+def reference_file_check(run_dir: str) -> list:
+    if os.path.isfile(os.path.join(run_dir, SPEC["reference_file"])):
+        return []
+    # INFO, not FAIL: a RAG/HPC-only run needs no reference file; a trial that does need
+    # it is UNSCORABLE with this reason, which already keeps the run from PASS
+    return [Check("run.reference", Status.INFO, f"{SPEC['reference_file']} missing: "
+                  "no ground truth or baselines (design and training-code trials unscorable)")]
+
+
+def filter_checks(trials: list) -> list:
+    out = []
     filtered = sum(t.status == "filtered" for t in trials)
     if filtered:
-        checks.append(Check("run.filter", Status.SKIP, f"{filtered} trial(s) outside --problem/--style"))
+        out.append(Check("run.filter", Status.SKIP, f"{filtered} trial(s) outside --problem/--style"))
     if not any(t.status != "filtered" for t in trials):
-        checks.append(Check("run.trials", Status.INFO, "no trial to grade"))
-    cells = aggregate(trials)
-    checks += cell_checks(cells)
-    return checks, trials, cells, {"grade": time.monotonic() - t0}
+        out.append(Check("run.trials", Status.INFO, "no trial to grade"))
+    return out
+
+
+def key_lines(trials: list, cells: list, checks: list) -> dict:
+    graded = [t for t in trials if t.status != "filtered"]
+    scored = [t for t in graded if t.status == "scored"]
+    return {
+        "trials": len(graded),
+        "trials_scored": len(scored),
+        "trials_unscorable": sum(t.status == "unscorable" for t in graded),
+        "trials_unsupported": sum(t.status == "unsupported" for t in graded),
+        "trials_invalid": sum(t.status == "invalid" for t in graded),
+        "cells": len(cells),
+        "cells_scored": sum(c["status"] == "scored" for c in cells),
+        "claims_disagreeing": sum(1 for t in graded for v in t.claims.values() if not v["agree"]),
+        "trial_mean": sum(t.score for t in scored) / len(scored) if scored else None,
+    }
+
+
+# =============================================================================
+# GRADING: the checks above, in the seed's order, over one run
+# =============================================================================
+def grade(run_dir: str, problems: set, styles: set) -> Report:
+    """Every trial rescored (filtered by problem and style), duplicates, then the cells;
+    the trials and cells travel in figures_data (for --out, the JSON report and plots)."""
+    t0 = time.monotonic()
+    report = Report(run_dir)
+    checks, trials = report.checks, []
+    tdir = os.path.join(run_dir, SPEC["trials_dir"])
+    report.figures_data.update(trials=trials, cells=[])
+    if not os.path.isdir(tdir) or os.path.islink(tdir):
+        checks.append(Check("run.trials", Status.FAIL, f"{SPEC['trials_dir']}/ missing in {run_dir}"))
+    else:
+        checks += reference_file_check(run_dir)
+        run = RunRefs(run_dir)
+        names = [n for n in sorted(os.listdir(tdir)) if os.path.isdir(os.path.join(tdir, n))]
+        t_trials = time.monotonic()
+        for i, name in enumerate(names):
+            trial, more = grade_trial(os.path.join(tdir, name), run, problems, styles)
+            trials.append(trial)
+            checks += more
+            if (i + 1) % 25 == 0 or i + 1 == len(names):
+                progress_count("trials", i + 1, len(names), t_trials)
+        checks += duplicate_checks(trials) + filter_checks(trials)
+        cells = aggregate(trials)
+        checks += cell_checks(cells)
+        report.figures_data["cells"] = cells
+    report.keys.update(key_lines(trials, report.figures_data["cells"], checks))
+    report.phases["grade"] = time.monotonic() - t0
+    return report
 
 
 # =============================================================================
@@ -1552,46 +1591,42 @@ def verdict(checks: list, *, strict: bool) -> tuple:
     return ("PARTIAL" if inconclusive else "PASS"), score
 
 
-def key_lines(trials: list, cells: list, checks: list) -> dict:
-    graded = [t for t in trials if t.status != "filtered"]
-    scored = [t for t in graded if t.status == "scored"]
-    return {
-        "trials": len(graded),
-        "trials_scored": len(scored),
-        "trials_unscorable": sum(t.status == "unscorable" for t in graded),
-        "trials_unsupported": sum(t.status == "unsupported" for t in graded),
-        "trials_invalid": sum(t.status == "invalid" for t in graded),
-        "cells": len(cells),
-        "cells_scored": sum(c["status"] == "scored" for c in cells),
-        "claims_disagreeing": sum(1 for t in graded for v in t.claims.values() if not v["agree"]),
-        "trial_mean": (f"{sum(t.score for t in scored) / len(scored):.4f}" if scored else "n/a"),
-    }
-
-
 # =============================================================================
 # PRINTING AND CLI
 # =============================================================================
-def format_check(c: Check) -> str:
+KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
+    "trial_mean": lambda v, keys: "n/a" if v is None else f"{v:.4f}",
+}
+LEADERBOARD = (("score", "score", "desc"),)
+POSITIVE_OPTIONS = ()
+OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
+
+
+def format_check(c: Check, width: int = 30) -> str:
     if c.status is Status.REVIEW:
         return f"REVIEW_REQUIRED: {c.id} {c.message}"
-    return f"{c.status.value:<5} {c.id:<30} {c.message}"
+    return f"{c.status.value:<5} {c.id:<{width}} {c.message}"
 
 
 def format_table(cells: list) -> list:
-    """The aggregated (problem, style) table, one indented line per cell."""
-    lines = [f"  {'problem':<26} {'style':<24} {'n':>3}  {'mean':>7}  status"]
-    for c in cells:
-        mean = f"{c['mean']:.4f}" if c["mean"] is not None else "-"
-        status = "ok" if c["status"] == "scored" else \
-            f"{c['status'].upper()} ({c['n_none']} of {c['n']} None: {'; '.join(c['reasons'])})"
-        lines.append(f"  {c['problem']:<26} {c['style']:<24} {c['n']:>3}  {mean:>7}  {status}")
-    return lines
+    """The aggregated (problem, style) table, one indented line per cell, columns sized to fit."""
+    rows = [{"problem": c["problem"], "style": c["style"], "n": c["n"],
+             "mean": f"{c['mean']:.4f}" if c["mean"] is not None else "-",
+             "status": "ok" if c["status"] == "scored" else
+             f"{c['status'].upper()} ({c['n_none']} of {c['n']} None: {'; '.join(c['reasons'])})"}
+            for c in cells]
+    return text_table(rows, ["problem", "style", "n", "mean", "status"])
 
 
-def print_report(checks: list, result: str, score, keys: dict, table=(), stream=None) -> None:
+def print_report(checks: list, result: str, score, keys: dict, table=(), stream=None,
+                 quiet: bool = False) -> None:
+    """Every check line (only FAIL/REVIEW when quiet), the summary over ALL checks, the cell
+    table, keys, verdict."""
     stream = stream or sys.stdout
-    for c in checks:
-        print(format_check(c), file=stream)
+    shown = [c for c in checks if not quiet or c.status in (Status.FAIL, Status.REVIEW)]
+    width = max([30] + [len(c.id) for c in shown])
+    for c in shown:
+        print(format_check(c, width), file=stream)
     counts = {s: sum(c.status is s for c in checks) for s in Status}
     print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
     if table:
@@ -1600,29 +1635,10 @@ def print_report(checks: list, result: str, score, keys: dict, table=(), stream=
         for line in table:
             print(line, file=stream)
     for key, value in keys.items():
-        print(f"{key}: {value}", file=stream)
+        print(f"{key}: {format_value(key, value, keys)}", file=stream)
     print(f"RESULT: {result}", file=stream)
     if score is not None:
         print(f"SCORE: {score}", file=stream)
-
-
-def grader_sha256() -> str:
-    with open(os.path.abspath(__file__), "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
-
-
-def write_json_report(path: str, submission: str, checks: list, result: str, score,
-                      phases: dict, keys: dict, extra: dict | None = None) -> None:
-    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
-           "submission": os.path.abspath(submission),
-           "checks": [c.as_dict() for c in checks],
-           "review": [c.as_dict() for c in checks if c.status is Status.REVIEW],
-           "phases": {k: round(v, 4) for k, v in phases.items()},
-           "keys": _jsonable(keys), "result": result, "score": score}
-    doc.update(_jsonable(extra or {}))
-    with open(path, "w") as fh:
-        json.dump(doc, fh, indent=2, allow_nan=False)
-        fh.write("\n")
 
 
 def write_out_dir(out: str, trials: list, cells: list) -> None:
@@ -1640,21 +1656,17 @@ def write_out_dir(out: str, trials: list, cells: list) -> None:
                      f"{c['n_none']}\t{' | '.join(c['reasons'])}\n")
 
 
-EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER = 0, 1, 2, 3
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = CliParser(
         prog=GRADER_NAME, description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="RESULT: PASS every trial scorable and every artefact valid; PARTIAL some cell "
                "INVALID/UNSCORABLE/UNSUPPORTED, some artefact invalid or some trace to review; UNGRADED "
                "no scorable cell; FAIL only with --strict.  SCORE: mean of the scorable cells' "
                "means.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
-               "usage error, 3 grader failure")
-    p.add_argument("submission", metavar="RUN_DIR",
-                   help="run directory with reference.h5 and trials/<id>/trial.json "
-                        "(reference/engiai/TRIAL_FORMAT.md)")
+               "usage error, 3 grader failure, 130 interrupted; with several runs, the largest")
+    add_report_options(p, submissions_help="run directory with reference.h5 and "
+                       "trials/<id>/trial.json (reference/engiai/TRIAL_FORMAT.md)")
     p.add_argument("--problem", action="append", choices=list_problems(), metavar="P",
                    help="grade only this registered problem (repeatable); choices: "
                         + ", ".join(list_problems()))
@@ -1667,13 +1679,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-exec", action="store_true",
                    help="accepted for uniformity; this grader never executes what it grades "
                         "(scripts are only parsed), so grading is unchanged")
-    p.add_argument("--json", metavar="PATH", help="also write the records, trials and cells as JSON "
-                                                  "(must not be inside RUN_DIR)")
     p.add_argument("--out", metavar="DIR",
                    help="write trials.json (recomputed terms per trial) and cells.tsv to DIR "
-                        "(must not be inside RUN_DIR)")
-    p.add_argument("--quiet", action="store_true",
-                   help="print only FAIL/REVIEW records, the table and the verdict")
+                        "(must not be inside RUN_DIR; one run only)")
     return p
 
 
@@ -1689,44 +1697,547 @@ def resolve_filters(parser, args) -> tuple:
     return problems, set(args.style or accepted)
 
 
-def main(argv=None) -> int:
+def usage_checks(args) -> None:
+    """This grader's own usage rules (UsageError), beyond common_usage_checks."""
+    resolve_filters(build_parser(), args)
+    for sub in args.submissions:
+        if not os.path.isdir(sub):
+            raise UsageError(f"{sub} is not a directory")
+        run = os.path.realpath(sub)
+        for opt, target in (("--out", args.out), ("--json", args.json), ("--table", args.table)):
+            if target and (os.path.realpath(target) == run or
+                           os.path.realpath(target).startswith(run + os.sep)):
+                raise UsageError(f"{opt} must not be inside RUN_DIR (the run is never modified)")
+    if args.out and len(args.submissions) > 1:
+        raise UsageError("--out takes one run (grade several runs with --json and --table)")
+
+
+def standalone_action(args):
+    return None
+
+
+def child_jobs(args) -> int:
+    return 1
+
+
+def grade_submission(args, submission: str) -> Report:
+    problems, styles = resolve_filters(build_parser(), args)
+    report = grade(submission, problems, styles)
+    if args.out:
+        write_out_dir(args.out, report.figures_data["trials"], report.figures_data["cells"])
+    return report
+
+
+def report_verdict(report: Report, args) -> tuple:
+    return verdict(report.checks, strict=args.strict)
+
+
+def exit_code_of(report: Report, result: str, score) -> int:
+    if result == "UNGRADED":
+        return EXIT_UNGRADED
+    return EXIT_FULL if (result == "PASS" and score == 1.0) else EXIT_BELOW
+
+
+def print_submission_report(report: Report, result: str, score, args) -> None:
+    cells = report.figures_data["cells"]
+    print_report(report.checks, result, score, report.keys, format_table(cells) if cells else (),
+                 quiet=args.quiet)
+
+
+def report_extra(report: Report) -> dict:
+    return {"trials": [t.as_dict() for t in report.figures_data["trials"] if t.status != "filtered"],
+            "cells": report.figures_data["cells"]}
+
+
+# =============================================================================
+# REPORTS: usage errors, the run block, progress, many submissions, the
+# leaderboard (the same text in every grader; only the tables LEADERBOARD,
+# KEY_FORMATS, POSITIVE_OPTIONS and OUTPUT_OPTIONS above differ)
+# =============================================================================
+class UsageError(Exception):
+    """Something wrong with the grader's own inputs: one line on stderr, exit 2, before any work."""
+
+
+class CliParser(argparse.ArgumentParser):
+    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_UNGRADED)
+
+
+EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
+_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False}
+
+
+def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
+    """The options every grader shares: submissions, --json, --table, --merge, --jobs, --quiet,
+    --version (the hidden --report-child runs one submission of a many-submission call)."""
+    p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
+                   " (several: each graded in its own grader process, then a leaderboard)")
+    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
+                   "writable before grading); with several submissions, one document per line")
+    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
+                   "Markdown (.md)")
+    p.add_argument("--merge", nargs="+", metavar="REPORT.json",
+                   help="no grading: build the leaderboard from reports written by --json elsewhere")
+    if jobs:
+        p.add_argument("--jobs", type=int, default=1,
+                       help="with several submissions, how many are graded at a time (default 1)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
+                        "progress (the summary still counts every record)")
+    p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
+    p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
+
+
+def check_output_path(path: str, option: str, *, directory: bool = False) -> None:
+    """An output path the grader will write, proven writable now (UsageError if not).  A file
+    that did not exist before is removed again; a directory is created."""
+    try:
+        if directory:
+            os.makedirs(path, exist_ok=True)
+            with tempfile.TemporaryFile(dir=path):
+                pass
+            return
+        if os.path.isdir(path):
+            raise UsageError(f"{option} {path}: is a directory")
+        existed = os.path.exists(path)
+        with open(path, "a"):
+            pass
+        if not existed:
+            os.unlink(path)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot be written ({exc.strerror or exc})")
+
+
+def common_usage_checks(args) -> None:
+    """The usage rules every grader shares (its own come from usage_checks)."""
+    for name in POSITIVE_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)
+                                      and value > 0):
+            raise UsageError(f"--{name.replace('_', '-')} must be a positive finite number, "
+                             f"not {value}")
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.merge:
+        if args.submissions:
+            raise UsageError("--merge takes report files, not submissions")
+        for path in args.merge:
+            if not os.path.isfile(path):
+                raise UsageError(f"--merge {path}: no such report file")
+    if args.table and os.path.splitext(args.table)[1].lower() not in TABLE_FORMATS:
+        raise UsageError(f"--table {args.table}: the name must end in .csv or .md")
+    for name, is_dir in OUTPUT_OPTIONS:
+        if getattr(args, name, None):
+            check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
+
+
+def progress(message: str) -> None:
+    """One progress event on stderr (never stdout): a line each when stderr is not a terminal,
+    one rewritten line when it is; nothing under --quiet."""
+    if not _PROGRESS["on"]:
+        return
+    text = f"[{GRADER_NAME}{_PROGRESS['label']} {time.monotonic() - _PROGRESS['t0']:6.1f}s] {message}"
+    try:
+        if _PROGRESS["tty"]:
+            sys.stderr.write("\r\x1b[K" + text[:200])
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def progress_count(what: str, done: int, total: int, t_start: float, extra: str = "") -> None:
+    """`what done/total (extra), ETA` from the mean time per finished item."""
+    spent = time.monotonic() - t_start
+    eta = f", ETA {spent / done * (total - done):.0f} s" if 0 < done < total else ""
+    progress(f"{what} {done}/{total}{' (' + extra + ')' if extra else ''}{eta}")
+
+
+def progress_start(args, submission: str) -> None:
+    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=time.monotonic(),
+                     label=f" {os.path.basename(os.path.normpath(submission))}",
+                     tty=hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+
+
+def progress_end() -> None:
+    if _PROGRESS["on"] and _PROGRESS["tty"]:
+        sys.stderr.write("\n")
+    _PROGRESS["on"] = False
+
+
+def tree_sha256(path: str) -> dict:
+    """The canonical digest of a submission as graded: every regular file under `path` (symlinks
+    and special files are not followed or hashed), sorted by relative POSIX path (bytewise, UTF-8),
+    each as the line `<sha256 of its bytes>  <relative path>\\n`, and the sha256 of those lines;
+    the same as `find . -type f -printf '%P\\0' | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum`
+    run inside the directory.  A single-file submission is its one line, named by its basename."""
+    if os.path.isfile(path):
+        files = [(os.path.basename(path), path)]
+    else:
+        files = []
+        for root, dirs, names in os.walk(path, followlinks=False):
+            for name in names:
+                full = os.path.join(root, name)
+                if os.path.isfile(full) and not os.path.islink(full):
+                    files.append((os.path.relpath(full, path).replace(os.sep, "/"), full))
+    files.sort(key=lambda f: f[0].encode("utf-8", "surrogateescape"))
+    outer, n_bytes = hashlib.sha256(), 0
+    for rel, full in files:
+        inner = hashlib.sha256()
+        try:
+            with open(full, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    inner.update(chunk)
+                    n_bytes += len(chunk)
+        except OSError:
+            continue
+        outer.update(f"{inner.hexdigest()}  {rel}\n".encode("utf-8", "surrogateescape"))
+    return {"sha256": outer.hexdigest(), "files": len(files), "bytes": n_bytes}
+
+
+def grader_sha256() -> str:
+    with open(os.path.abspath(__file__), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def run_block(args, exit_code: int, started: float, wall: float) -> dict:
+    """Options, exit code, start time, wall, versions, platform and the sandbox level of a run."""
+    import importlib.metadata
+    import platform
+
+    def version(dist):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child")}
+    level = globals().get("sandbox_level")
+    return {"options": _jsonable(options), "exit_code": exit_code,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "wall_s": round(wall, 3), "python": platform.python_version(),
+            "numpy": version("numpy"), "scipy": version("scipy"), "h5py": version("h5py"),
+            "platform": platform.platform(),
+            "sandbox": level() if callable(level) else {"available": False}}
+
+
+def format_value(key: str, value, keys: dict) -> str:
+    """A typed key as printed: KEY_FORMATS first, then bool -> true/false, float -> 4 decimals,
+    lists joined by ', ', None -> n/a."""
+    fmt = KEY_FORMATS.get(key)
+    if fmt is not None:
+        return fmt(value, keys)
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+        columns = list(dict.fromkeys(k for row in value for k in row))
+        return "\n".join([f"{len(value)} rows"] + text_table(value, columns))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(format_value("", v, keys) for v in value)
+    return str(value)
+
+
+def text_table(rows: list, columns: list, indent: str = "  ") -> list:
+    """Rows (dicts) as aligned text lines, every column as wide as its widest cell."""
+    cells = [[str(c) for c in columns]] + [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return [indent + "  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in cells]
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def report_doc(report, result: str, score, args, exit_code: int, started: float, wall: float) -> dict:
+    """The JSON report: typed values only (the schema is schemas/<grader>.report.schema.json)."""
+    sub = report.submission
+    digest = tree_sha256(sub) if os.path.exists(sub) else {"sha256": None, "files": 0, "bytes": 0}
+    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
+           "submission": os.path.abspath(sub), "submission_sha256": digest["sha256"],
+           "submission_files": digest["files"], "submission_bytes": digest["bytes"],
+           "checks": [c.as_dict() for c in report.checks],
+           "review": [c.as_dict() for c in report.checks if c.status is Status.REVIEW],
+           "phases": {k: round(v, 4) for k, v in report.phases.items()},
+           "keys": _jsonable(report.keys), "result": result, "score": score,
+           "run": run_block(args, exit_code, started, wall)}
+    doc.update(_jsonable(report_extra(report)))
+    return doc
+
+
+def write_json(path: str, docs: list) -> None:
+    """One document (indented), or one per line when there are several."""
+    with open(path, "w") as fh:
+        if len(docs) == 1:
+            json.dump(docs[0], fh, indent=2, allow_nan=False)
+            fh.write("\n")
+        else:
+            for doc in docs:
+                fh.write(json.dumps(doc, allow_nan=False) + "\n")
+
+
+def read_reports(path: str) -> list:
+    """The documents of a --json file (one indented document, or one per line)."""
+    try:
+        with open(path) as fh:
+            text = fh.read()
+        try:
+            docs = [json.loads(text)]
+        except ValueError:
+            docs = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--merge {path}: not a report ({type(exc).__name__})")
+    for doc in docs:
+        if not isinstance(doc, dict) or doc.get("grader") != GRADER_NAME:
+            raise UsageError(f"--merge {path}: not a {GRADER_NAME} report")
+    return docs
+
+
+def _doc_value(doc: dict, path: str):
+    value = doc
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def leaderboard(docs: list) -> list:
+    """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
+    then by submission name)."""
+    rows = []
+    for doc in docs:
+        row = {"submission": os.path.basename(os.path.normpath(str(doc.get("submission")))),
+               "result": doc.get("result")}
+        for column, path, _ in LEADERBOARD:
+            row[column] = _doc_value(doc, path)
+        row["sha256"] = (doc.get("submission_sha256") or "")[:12] or None
+        rows.append(row)
+
+    def order(row):
+        out = []
+        for column, _, direction in LEADERBOARD:
+            v = row[column]
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
+        return out
+    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    for i, row in enumerate(rows):
+        same = i and order(row) == order(rows[i - 1])
+        row["rank"] = rows[i - 1]["rank"] if same else i + 1
+    return [{"rank": r.pop("rank"), **r} for r in rows]
+
+
+def leaderboard_columns() -> list:
+    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + ["sha256"]
+
+
+def write_table(path: str, rows: list) -> None:
+    """The leaderboard as CSV or Markdown, chosen by the file name's extension."""
+    import csv
+    columns = leaderboard_columns()
+    with open(path, "w", newline="") as fh:
+        if TABLE_FORMATS[os.path.splitext(path)[1].lower()] == "csv":
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(columns)
+            for r in rows:
+                writer.writerow(["" if r.get(c) is None else str(r[c]).lower() if isinstance(r[c], bool)
+                                 else r[c] for c in columns])
+        else:
+            fh.write("| " + " | ".join(columns) + " |\n")
+            fh.write("|" + "|".join("---" for _ in columns) + "|\n")
+            for r in rows:
+                fh.write("| " + " | ".join(_cell(r.get(c)).replace("|", "\\|") for c in columns) + " |\n")
+
+
+def print_leaderboard(rows: list, stream=None) -> None:
+    stream = stream or sys.stdout
+    print(f"leaderboard ({len(rows)} submission{'s' if len(rows) != 1 else ''}; ranked by "
+          + ", then ".join(c for c, _, _ in LEADERBOARD) + "):", file=stream)
+    for line in text_table(rows, leaderboard_columns()):
+        print(line, file=stream)
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process this grader started that is still alive (found by parent pid under
+    /proc; each in its own process group, which goes with it)."""
+    me, parent = os.getpid(), {}
+    try:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as fh:
+                        stat = fh.read().decode("ascii", "replace")
+                    parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    pass
+    except OSError:
+        return
+    found, frontier = set(), {me}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in found}
+        found |= frontier
+    for pid in found:
+        for kill in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
+            try:
+                kill(pid)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+
+
+def grade_single(args, submission: str) -> tuple:
+    """Grade one submission in this process: (exit code, the JSON document or None)."""
+    started, t0 = time.time(), time.monotonic()
+    progress_start(args, submission)
+    try:
+        report = grade_submission(args, submission)
+        result, score = report_verdict(report, args)
+    except UsageError as exc:
+        progress_end()
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED, None
+    except KeyboardInterrupt:
+        progress_end()
+        kill_descendants()
+        print(f"{GRADER_NAME}: interrupted: {submission} not graded (results kept by --out are "
+              "reused when rerun)", file=sys.stderr)
+        return EXIT_INTERRUPTED, None
+    except Exception as exc:  # a grader bug: never reported as a score
+        progress_end()
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
+        print("RESULT: UNGRADED")
+        return EXIT_GRADER, None
+    progress_end()
+    code = exit_code_of(report, result, score)
+    print_submission_report(report, result, score, args)
+    return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
+
+
+def grade_many(args) -> tuple:
+    """Every submission in its own grader process (`--jobs` at a time), so no state, crash or
+    limit of one reaches another; reports printed in the order given.  (codes, documents)"""
+    import concurrent.futures
+    base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-many-")
+    children = {}
+
+    def one(i, sub):
+        req = os.path.join(base, f"{i}.request.json")
+        out = os.path.join(base, f"{i}.report.json")
+        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
+                     report_child=None, jobs=child_jobs(args))
+        with open(req, "w") as fh:
+            json.dump(child, fh)
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
+                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        children[i] = proc
+        stdout = proc.communicate()[0].decode("utf-8", "replace")
+        doc = None
+        if os.path.isfile(out):
+            try:
+                with open(out) as fh:
+                    doc = json.load(fh)
+            except (OSError, ValueError):
+                doc = None
+        return proc.returncode, stdout, doc
+
+    codes, docs = [], []
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs or 1))
+    futures = [pool.submit(one, i, sub) for i, sub in enumerate(args.submissions)]
+    try:
+        for sub, fut in zip(args.submissions, futures):
+            code, stdout, doc = fut.result()
+            print(f"=== {sub}", flush=True)
+            sys.stdout.write(stdout)
+            sys.stdout.flush()
+            if code == -signal.SIGINT or code == EXIT_INTERRUPTED:
+                raise KeyboardInterrupt
+            codes.append(code)
+            docs.append(doc or {"grader": GRADER_NAME, "submission": os.path.abspath(sub),
+                                "result": "GRADER_ERROR", "score": None, "keys": {}})
+    except KeyboardInterrupt:
+        for fut in futures:
+            fut.cancel()
+        for proc in list(children.values()):
+            if proc.poll() is None:
+                try:
+                    proc.send_signal(signal.SIGINT)
+                    proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+        kill_descendants()
+        codes.append(EXIT_INTERRUPTED)
+        print(f"{GRADER_NAME}: interrupted after {len(docs)} of {len(args.submissions)} "
+              "submissions (the leaderboard below holds the finished ones)", file=sys.stderr)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        shutil.rmtree(base, ignore_errors=True)
+    return codes, docs
+
+
+def run_cli(argv=None) -> int:
     for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
         try:                                     # surrogates or text the locale cannot encode
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    problems, styles = resolve_filters(parser, args)
-    if not os.path.isdir(args.submission):
-        print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
-        return EXIT_UNGRADED
-    run = os.path.realpath(args.submission)
-    for opt, target in (("--out", args.out), ("--json", args.json)):
-        if target and (os.path.realpath(target) == run or
-                       os.path.realpath(target).startswith(run + os.sep)):
-            parser.error(f"{opt} must not be inside RUN_DIR (the run is never modified)")
     try:
-        checks, trials, cells, phases = grade(args.submission, problems, styles)
-        result, score = verdict(checks, strict=args.strict)
-        keys = key_lines(trials, cells, checks)
-    except Exception as exc:  # a grader bug: never reported as a score
-        import traceback
-        traceback.print_exc(file=sys.stderr)
-        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
-        print("RESULT: UNGRADED")
-        return EXIT_GRADER
-    shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)]
-    print_report(shown, result, score, keys, format_table(cells) if cells else ())
-    if args.json:
-        write_json_report(args.json, args.submission, checks, result, score, phases, keys,
-                          {"trials": [t.as_dict() for t in trials if t.status != "filtered"],
-                           "cells": cells, "no_exec": args.no_exec})
-    if args.out:
-        write_out_dir(args.out, trials, cells)
-    if result == "UNGRADED":
+        args = build_parser().parse_args(argv)
+        if args.report_child:
+            with open(args.report_child) as fh:
+                args = argparse.Namespace(**json.load(fh))
+        else:
+            usage_checks(args)
+            common_usage_checks(args)
+            done = standalone_action(args)
+            if done is not None:
+                return done
+            if not args.submissions and not args.merge:
+                raise UsageError("no submission given (see --help)")
+    except UsageError as exc:
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED
-    return EXIT_FULL if (result == "PASS" and score == 1.0) else EXIT_BELOW
+    try:
+        if args.merge:
+            docs = [doc for path in args.merge for doc in read_reports(path)]
+            codes = [EXIT_FULL]
+        elif len(args.submissions) == 1:
+            code, doc = grade_single(args, args.submissions[0])
+            codes, docs = [code], [doc] if doc else []
+        else:
+            codes, docs = grade_many(args)
+        if args.json and docs and not args.merge:
+            write_json(args.json, docs)
+        if len(docs) > 1 or args.merge:
+            rows = leaderboard(docs)
+            print_leaderboard(rows)
+        if args.table:
+            write_table(args.table, leaderboard(docs))
+    except UsageError as exc:
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED
+    except KeyboardInterrupt:
+        kill_descendants()
+        print(f"{GRADER_NAME}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_INTERRUPTED if EXIT_INTERRUPTED in codes else max(codes)
+
+
+def main(argv=None) -> int:
+    return run_cli(argv)
 
 
 if __name__ == "__main__":

@@ -300,7 +300,7 @@ def test_rag_and_hpc_only_run_needs_no_reference_file(run):
 
 def test_missing_trials_dir_is_ungraded(run):
     shutil.rmtree(run / "trials")
-    checks, trials, cells, _ = G.grade(str(run), ALL_P, ALL_S)
+    checks = G.grade(str(run), ALL_P, ALL_S).checks
     assert by_id(checks, "run.trials")[0].status is G.Status.FAIL
     assert G.verdict(checks, strict=False) == ("UNGRADED", None)
 

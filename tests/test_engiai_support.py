@@ -32,8 +32,9 @@ def run(gold, tmp_path):
 
 def grade_run(run_dir):
     """(checks, {trial_id: trial}, cells) of a run graded in-process."""
-    checks, trials, cells, _ = G.grade(str(run_dir), ALL_P, ALL_S)
-    return checks, {t.trial_id: t for t in trials}, cells
+    report = G.grade(str(run_dir), ALL_P, ALL_S)
+    trials, cells = report.figures_data["trials"], report.figures_data["cells"]
+    return report.checks, {t.trial_id: t for t in trials}, cells
 
 
 def rec_path(run_dir, tid):
