@@ -801,7 +801,8 @@ class TierResult:
     correct: int
     completed: bool
     wall: float | None = None          # cumulative seconds since inference start
-    note: str = ""
+    note: str = ""                     # why incomplete; when complete, the first malformed reply
+    malformed: int = 0                 # replies that did not decode (counted wrong)
 
     @property
     def accuracy(self) -> float:
@@ -826,8 +827,21 @@ def score_tier(cases: list, message, base, wall) -> TierResult:
     outs = message.get("outputs")
     if not isinstance(outs, list) or len(outs) != len(cases):
         return TierResult(tid, len(cases), 0, False, wall, "result of the wrong length")
-    correct = sum(decode_packed(o, base, c.p, tid == 0) == c.expected for o, c in zip(outs, cases))
-    return TierResult(tid, len(cases), correct, True, wall)
+    decoded = [decode_packed(o, base, c.p, tid == 0) for o, c in zip(outs, cases)]
+    correct = sum(d == c.expected for d, c in zip(decoded, cases))
+    bad = [(o, c) for o, d, c in zip(outs, decoded, cases) if d is None]
+    return TierResult(tid, len(cases), correct, True, wall, malformed_reason(*bad[0], base) if bad else "",
+                      len(bad))
+
+
+def malformed_reason(item, case, base) -> str:
+    if isinstance(item, dict):
+        return str(item.get("m"))[:120]
+    try:
+        decode_answer(item, base, case.p, case.tier_id == 0)
+    except Malformed as exc:
+        return str(exc)[:120]
+    return "malformed"
 
 
 # =============================================================================
@@ -1201,8 +1215,15 @@ def tier_records(tiers: list, prefix: str = "") -> list:
         acc = f"{t.accuracy:.4f} ({t.correct}/{t.total})" if t.completed else f"0 (incomplete: {t.note})"
         wall = f", done at {t.wall:.2f} s" if t.wall is not None and t.completed else ""
         tag = " [unscored diagnostic]" if t.tier_id == 0 else ""
-        out.append(Check(f"{prefix}tier.{t.tier_id}", Status.INFO, f"accuracy {acc}{wall}{tag}",
+        bad = f"; {t.malformed} malformed, e.g. {t.note}" if t.completed and t.malformed else ""
+        out.append(Check(f"{prefix}tier.{t.tier_id}", Status.INFO, f"accuracy {acc}{wall}{bad}{tag}",
                          round(t.accuracy, 4), SPEC["rank_threshold"]))
+    bad = [t for t in tiers if t.tier_id > 0 and t.completed and t.malformed]
+    if bad:     # a score lowered by undecodable replies says so in a FAIL line, not only in numbers
+        n, total = sum(t.malformed for t in bad), sum(t.total for t in tiers if t.tier_id > 0)
+        out.append(Check(f"{prefix}g8.malformed_outputs", Status.FAIL,
+                         f"{n} of {total} scored replies did not decode (counted wrong), e.g. tier "
+                         f"{bad[0].tier_id}: {bad[0].note}", n, 0))
     return out
 
 
@@ -1268,6 +1289,86 @@ def robustness_row(r: dict) -> str:
     return (f"{seed_label(r['seed'])}  {t17:.2f}  {acc.get(8, 0):.2f}  {acc.get(9, 0):.2f}  "
             f"{acc.get(10, 0):.2f}  {r.get('overall', 0.0):.4f}  {r.get('htop', -1)}  "
             f"{'yes' if r['deterministic'] else 'NO'}")
+
+
+def seed_keys(results: list, total: int, test_dir: str | None, many: bool) -> dict:
+    """The seed's §3 tier table (one seed) or §5 robustness table (several), typed."""
+    keys = {"seed": f"(test set {test_dir})" if test_dir else ",".join(seed_label(r["seed"]) for r in results),
+            "total": sum(len(v) for v in results[0].get("test_set", {}).values()) or results[0].get(
+                "total") or total}
+    graded = [r for r in results if r["tiers"]]
+    if not many and graded:
+        keys["tiers"] = [{"tier": t.tier_id, "scored": t.tier_id > 0, "accuracy": round(t.accuracy, 4),
+                          "completed": t.completed,
+                          "cumulative_wall_s": round(t.wall, 2) if t.wall is not None and t.completed
+                          else None} for t in graded[0]["tiers"]]
+    if many:
+        keys["robustness"] = [robustness_record(r) for r in results]
+    return keys
+
+
+def robustness_record(r: dict) -> dict:
+    """One row of the seed's §5 table, typed: t1-t7 (min), t8, t9, t10, overall, htop, det."""
+    acc = {t.tier_id: t.accuracy for t in r["tiers"]}
+    return {"seed": seed_label(r["seed"]),
+            "t1_t7_min": round(min(acc.get(k, 0.0) for k in range(1, 8)), 4) if acc else None,
+            "t8": round(acc.get(8, 0.0), 4) if acc else None, "t9": round(acc.get(9, 0.0), 4) if acc else None,
+            "t10": round(acc.get(10, 0.0), 4) if acc else None,
+            "overall": r.get("overall", 0.0) if acc else None, "htop": r.get("htop", -1),
+            "deterministic": bool(r["deterministic"])}
+
+
+def resume_key(submission: str, seed: bytes, prefix: str, no_exec: bool) -> str:
+    """What a kept seed result depends on: the grader's bytes, the submission's bytes, the seed
+    and every option that changes a seed's records."""
+    opts = {k: v for k, v in sorted(_RESUME_OPTIONS.items())}
+    text = json.dumps([grader_sha256(), tree_sha256(submission)["sha256"], seed.hex(), prefix,
+                       no_exec, opts], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_RESUME_OPTIONS: dict = {}     # set by grade_submission: total, budget, load_timeout, test set ...
+
+
+def resume_load(resume_dir, submission, seed, prefix, no_exec):
+    """A seed's kept result, or None (absent, other inputs, unreadable)."""
+    if not resume_dir:
+        return None
+    path = os.path.join(resume_dir, f"seed-{hashlib.sha256(seed).hexdigest()[:16]}-"
+                                    f"{prefix.rstrip('.') or 's'}.json")
+    try:
+        with open(path) as fh:
+            doc = json.load(fh)
+        if doc.get("key") != resume_key(submission, seed, prefix, no_exec):
+            return None
+        r = doc["result"]
+        return {"seed": seed, "gen_s": 0.0, "outcomes": {}, "resumed": True, "total": r["total"],
+                "deterministic": r["deterministic"], "isolated": r["isolated"], "ranked": r["ranked"],
+                "executed": r["executed"], "tiers": [TierResult(**t) for t in r["tiers"]],
+                **({"overall": r["overall"], "htop": r["htop"]} if "overall" in r else {}),
+                "checks": [Check(c["id"], Status(c["status"]), c["message"], c["measured"], c["limit"])
+                           for c in r["checks"]]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def resume_save(resume_dir, submission, seed, prefix, no_exec, r) -> None:
+    """Keep a finished seed's records (written to a temp file, then renamed: never half a file)."""
+    if not resume_dir:
+        return
+    path = os.path.join(resume_dir, f"seed-{hashlib.sha256(seed).hexdigest()[:16]}-"
+                                    f"{prefix.rstrip('.') or 's'}.json")
+    keep = {"total": sum(len(v) for v in r.get("test_set", {}).values()),
+            "deterministic": r["deterministic"], "isolated": r["isolated"], "ranked": r["ranked"],
+            "executed": r["executed"], "tiers": [dataclasses.asdict(t) for t in r["tiers"]],
+            "checks": [c.as_dict() for c in r["checks"]],
+            **({"overall": r["overall"], "htop": r["htop"]} if "overall" in r else {})}
+    try:
+        with open(path + ".tmp", "w") as fh:
+            json.dump({"key": resume_key(submission, seed, prefix, no_exec), "result": keep}, fh)
+        os.replace(path + ".tmp", path)
+    except (OSError, TypeError, ValueError):
+        pass
 
 
 # =============================================================================
@@ -1589,6 +1690,70 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
 
 
 # =============================================================================
+# GRADING: the checks above, in the seed's order, over one submission
+# =============================================================================
+def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
+          skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None,
+          resume_dir: str | None = None) -> Report:
+    """Gates 1-3 once, then gates 4-8 per seed (each seed's result kept in resume_dir when
+    given, and reused when the same seed, inputs and grader are graded again), then the keys."""
+    report = Report(submission)
+    checks, phases, keys = report.checks, report.phases, report.keys
+    t = time.monotonic()
+    checks += check_manifest(submission)
+    manifest = checks[0].measured if checks[0].status is Status.PASS else None
+    checks += check_artifact_size(submission)
+    checks += check_static(submission, skip_static)
+    phases["gates1-3"] = time.monotonic() - t
+    progress("gates 1-3: " + ", ".join(f"{c.id} {c.status.value}" for c in checks if c.id[:2] in
+                                       ("g1", "g2", "g3") and "." in c.id))
+    if any(c.status is Status.FAIL for c in checks):
+        checks += [Check(cid, Status.SKIP, "not run: an earlier gate failed") for cid in
+                   ("g4.testgen", "g5.model_load", "g6.preprocess_isolation", "g7.determinism",
+                    "g8.inference")]
+        keys.update(seed=",".join(seed_label(s) for s in seeds), overall_accuracy=0.0,
+                    highest_tier_above_90=-1, deterministic=False, ranked=False)
+        return report
+    many = len(seeds) > 1
+    results, t_seeds, resumed = [], time.monotonic(), 0
+    for i, seed in enumerate(seeds):
+        t = time.monotonic()
+        prefix = f"s{i + 1}." if many else ""
+        r = resume_load(resume_dir, submission, seed, prefix, no_exec)
+        resumed += r is not None
+        if r is None:
+            r = grade_seed(submission, manifest, seed, total=total, budget=budget,
+                           load_timeout=load_timeout, no_exec=no_exec, jobs=jobs, test_dir=test_dir,
+                           prefix=prefix)
+            resume_save(resume_dir, submission, seed, prefix, no_exec, r)
+        phases[f"seed{i + 1}.generate"] = r["gen_s"]
+        phases[f"seed{i + 1}.total"] = time.monotonic() - t
+        checks += r["checks"]
+        for name, oc in r["outcomes"].items():
+            report.outcomes[f"seed {i + 1} {name}" if many else name] = oc
+        results.append(r)
+        progress_count("seeds", i + 1, len(seeds), t_seeds,
+                       f"{seed_label(seed)[:16]}: overall {r.get('overall', 0.0):.4f}"
+                       + (", resumed" if r.get("resumed") else ""))
+    if resume_dir:
+        progress(f"resume: {resumed} of {len(seeds)} seed(s) reused from {resume_dir}")
+        checks.append(Check("run.resume", Status.INFO, f"{resumed} of {len(seeds)} seed(s) reused "
+                            f"from {resume_dir} (same seed, submission bytes, options and grader)",
+                            resumed, len(seeds)))
+    keys.update(seed_keys(results, total, test_dir, many))
+    if no_exec:
+        return report
+    overall = [r.get("overall", 0.0) for r in results]
+    keys["overall_accuracy"] = round(sum(overall) / len(overall), 4)
+    if many:
+        keys["overall_accuracy_min"] = min(overall)
+    keys["highest_tier_above_90"] = min(r.get("htop", -1) for r in results)
+    keys["deterministic"] = all(r["deterministic"] for r in results)
+    keys["ranked"] = all(r["ranked"] for r in results)
+    return report
+
+
+# =============================================================================
 # VERDICT
 # =============================================================================
 RANK_GATES = ("g1.", "g2.", "g3.", "g4.", "g5.", "g6.", "g7.")
@@ -1620,22 +1785,30 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
 # =============================================================================
 # PRINTING AND CLI
 # =============================================================================
-def format_check(c: Check) -> str:
+KEY_FORMATS = {}    # typed key -> printed text (all keys use format_value's defaults)
+LEADERBOARD = (("highest_tier_above_90", "keys.highest_tier_above_90", "desc"),
+               ("overall_accuracy", "keys.overall_accuracy", "desc"), ("score", "score", "desc"))
+POSITIVE_OPTIONS = ("budget", "load_timeout")
+OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
+
+
+def format_check(c: Check, width: int = 30) -> str:
     if c.status is Status.REVIEW:
         return f"REVIEW_REQUIRED: {c.id} {c.message}"
-    return f"{c.status.value:<5} {c.id:<30} {c.message}"
+    return f"{c.status.value:<5} {c.id:<{width}} {c.message}"
 
 
 def print_report(checks: list, result: str, score, keys: dict, stream=None, quiet: bool = False) -> None:
     """Every check line (only FAIL/REVIEW when quiet), the summary over ALL checks, keys, verdict."""
     stream = stream or sys.stdout
-    for c in checks:
-        if not quiet or c.status in (Status.FAIL, Status.REVIEW):
-            print(format_check(c), file=stream)
+    shown = [c for c in checks if not quiet or c.status in (Status.FAIL, Status.REVIEW)]
+    width = max([30] + [len(c.id) for c in shown])
+    for c in shown:
+        print(format_check(c, width), file=stream)
     counts = {s: sum(c.status is s for c in checks) for s in Status}
     print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
     for key, value in keys.items():
-        print(f"{key}: {value}", file=stream)
+        print(f"{key}: {format_value(key, value, keys)}", file=stream)
     print(f"RESULT: {result}", file=stream)
     if score is not None:
         print(f"SCORE: {score}", file=stream)
@@ -1657,27 +1830,6 @@ def print_submission_output(outcomes: dict, stream=None) -> None:
             print("    " + line, file=stream)
 
 
-def grader_sha256() -> str:
-    with open(os.path.abspath(__file__), "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
-
-
-def write_json_report(path: str, submission: str, checks: list, result: str, score,
-                      phases: dict, keys: dict) -> None:
-    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
-           "submission": os.path.abspath(submission),
-           "checks": [c.as_dict() for c in checks],
-           "review": [c.as_dict() for c in checks if c.status is Status.REVIEW],
-           "phases": {k: round(v, 4) for k, v in phases.items()},
-           "keys": _jsonable(keys), "result": result, "score": score}
-    with open(path, "w") as fh:
-        json.dump(doc, fh, indent=2, allow_nan=False)
-        fh.write("\n")
-
-
-EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER = 0, 1, 2, 3
-
-
 def _default_jobs() -> int:
     try:
         return max(1, min(4, len(os.sched_getaffinity(0))))
@@ -1686,16 +1838,17 @@ def _default_jobs() -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = CliParser(
         prog=GRADER_NAME, description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="SCORE = overall_accuracy (mean over seeds) when gates 1-7 pass, else 0.0; "
                "RESULT PASS = SCORE 1.0 with every gate passed, PARTIAL = ranked and 0 < SCORE < 1, "
                "FAIL = a gate 1-7 failed or SCORE 0.\n"
                "exit codes: 0 full score, 1 graded below full score, "
-               "2 UNGRADED (--no-exec) or usage error, 3 grader failure")
-    p.add_argument("submission", nargs="?",
-                   help="directory with manifest.json, the model's Python code and weights")
+               "2 UNGRADED (--no-exec) or usage error, 3 grader failure, 130 interrupted; with "
+               "several submissions, the largest of theirs")
+    add_report_options(p, submissions_help="directory with manifest.json, the model's Python code "
+                       "and weights", jobs=False)
     p.add_argument("--total", type=int, default=SPEC["total"],
                    help="problems in the test set, a multiple of 11 (default %(default)s)")
     g = p.add_mutually_exclusive_group()
@@ -1716,14 +1869,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-static-check", action="store_true",
                    help="skip gate 3 (the harness's trusted-use mode)")
     p.add_argument("--jobs", type=int, default=_default_jobs(),
-                   help="worker processes for the large primes of test generation (default %(default)s)")
+                   help="worker processes for the large primes of test generation (default "
+                        "%(default)s); with several submissions, how many are graded at a time "
+                        "(each then generates with one worker)")
+    p.add_argument("--out", metavar="DIR",
+                   help="keep each seed's result in DIR as it finishes; rerun with the same DIR, "
+                        "submission, options and grader to skip the seeds already graded")
     p.add_argument("--write-tests", metavar="DIR",
                    help="no submission: write the generated set as DIR/tier_<k>.jsonl and exit 0")
     p.add_argument("--strict", action="store_true", help="anything needing review scores 0.0")
     p.add_argument("--no-exec", action="store_true",
                    help="do not run submitted code: gates 1-4 only, RESULT: UNGRADED, exit 2")
-    p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
-    p.add_argument("--quiet", action="store_true", help="print only the summary and verdict")
     return p
 
 
@@ -1747,113 +1903,580 @@ def parse_seeds(args) -> list:
     return [secrets.token_bytes(32)]
 
 
-def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
-          skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None) -> tuple:
-    """(checks, phases, outcomes, keys)."""
-    phases, outcomes, keys = {}, {}, {}
+def usage_checks(args) -> None:
+    """This grader's own usage rules (UsageError), beyond common_usage_checks."""
+    try:
+        args.seed_list = [s.hex() for s in parse_seeds(args)]    # drawn once: every child grades the same
+    except ValueError as exc:
+        raise UsageError(f"bad seed: {exc}")
+    if args.total <= 0 or args.total % len(TIERS):
+        raise UsageError(f"--total must be a positive multiple of {len(TIERS)}")
+    if args.test_set is not None and not os.path.isdir(args.test_set):
+        raise UsageError(f"--test-set {args.test_set} is not a directory")
+    if args.write_tests:
+        if args.submissions or args.test_set or len(args.seed_list) != 1:
+            raise UsageError("--write-tests takes no submission and one seed")
+        check_output_path(args.write_tests, "--write-tests", directory=True)
+        return
+    for sub in args.submissions:
+        if not os.path.isdir(sub):
+            raise UsageError(f"{sub} is not a directory")
+
+
+def standalone_action(args):
+    """--write-tests: generate and write the test set, no submission."""
+    if not args.write_tests:
+        return None
+    seed = bytes.fromhex(args.seed_list[0])
     t = time.monotonic()
-    checks = check_manifest(submission)
-    manifest = checks[0].measured if checks[0].status is Status.PASS else None
-    checks += check_artifact_size(submission)
-    checks += check_static(submission, skip_static)
-    phases["gates1-3"] = time.monotonic() - t
-    if any(c.status is Status.FAIL for c in checks):
-        checks += [Check(cid, Status.SKIP, "not run: an earlier gate failed") for cid in
-                   ("g4.testgen", "g5.model_load", "g6.preprocess_isolation", "g7.determinism",
-                    "g8.inference")]
-        keys.update(seed=",".join(seed_label(s) for s in seeds), overall_accuracy="0.0000",
-                    highest_tier_above_90=-1, deterministic="false", ranked="false")
-        return checks, phases, outcomes, keys
-    many = len(seeds) > 1
-    results = []
-    for i, seed in enumerate(seeds):
-        t = time.monotonic()
-        r = grade_seed(submission, manifest, seed, total=total, budget=budget, load_timeout=load_timeout,
-                       no_exec=no_exec, jobs=jobs, test_dir=test_dir, prefix=f"s{i + 1}." if many else "")
-        phases[f"seed{i + 1}.generate"] = r["gen_s"]
-        phases[f"seed{i + 1}.total"] = time.monotonic() - t
-        checks += r["checks"]
-        for name, oc in r["outcomes"].items():
-            outcomes[f"seed {i + 1} {name}" if many else name] = oc
-        results.append(r)
-    keys["seed"] = f"(test set {test_dir})" if test_dir else ",".join(seed_label(r["seed"]) for r in results)
-    keys["total"] = sum(len(v) for v in results[0].get("test_set", {}).values()) or total
-    graded = [r for r in results if r["tiers"]]
-    if not many and graded:
-        r = graded[0]
-        # the seed's §3 layout: one column per tier, tier 0 starred (unscored)
-        keys["tier"] = " ".join(f"{t.tier_id:>7}" for t in r["tiers"])
-        keys["accuracy"] = " ".join(f"{t.accuracy:.2f}{'*' if t.tier_id == 0 else ''}".rjust(7)
-                                    for t in r["tiers"])
-        keys["cumulative_wall_s"] = " ".join(
-            (f"{t.wall:.2f}" if t.wall is not None and t.completed else "-").rjust(7) for t in r["tiers"])
-    if many:
-        keys["robustness"] = "seed  t1-t7(min)  t8  t9  t10  overall  htop  det"
-        for i, r in enumerate(results):
-            keys[f"robustness[{i + 1}]"] = robustness_row(r)
-    if no_exec:
-        return checks, phases, outcomes, keys
-    overall = [r.get("overall", 0.0) for r in results]
-    keys["overall_accuracy"] = f"{sum(overall) / len(overall):.4f}"
-    if many:
-        keys["overall_accuracy_min"] = f"{min(overall):.4f}"
-    keys["highest_tier_above_90"] = min(r.get("htop", -1) for r in results)
-    keys["deterministic"] = str(all(r["deterministic"] for r in results)).lower()
-    keys["ranked"] = str(all(r["ranked"] for r in results)).lower()
-    return checks, phases, outcomes, keys
+    paths = write_test_set(generate_test_set(seed, args.total, max(1, args.jobs)), args.write_tests)
+    print(f"seed: {seed.hex()}")
+    print(f"wrote {len(paths)} files ({args.total} problems) to {args.write_tests} "
+          f"in {time.monotonic() - t:.2f} s")
+    return EXIT_FULL
 
 
-def main(argv=None) -> int:
+def child_jobs(args) -> int:
+    return 1
+
+
+def grade_submission(args, submission: str) -> Report:
+    _RESUME_OPTIONS.update(total=args.total, budget=args.budget, load_timeout=args.load_timeout,
+                           skip_static=args.skip_static_check,
+                           test_set=tree_sha256(args.test_set)["sha256"] if args.test_set else None)
+    return grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
+                 budget=args.budget, load_timeout=args.load_timeout,
+                 skip_static=args.skip_static_check, no_exec=args.no_exec, jobs=max(1, args.jobs),
+                 test_dir=args.test_set, resume_dir=args.out)
+
+
+def kept_seeds(args) -> list:
+    """The seeds to grade; with --out, random draws are kept in DIR/seeds.json, so a rerun of the
+    same request (e.g. --seeds 5) grades the same seeds and can resume them."""
+    if not args.out or args.public or args.seed or (args.seeds and "," in args.seeds):
+        return args.seed_list
+    path = os.path.join(args.out, "seeds.json")
+    request = {"seeds": args.seeds, "seed": args.seed}
+    try:
+        with open(path) as fh:
+            kept = json.load(fh)
+        if kept.get("request") == request and len(kept.get("seeds", [])) == len(args.seed_list):
+            return [bytes.fromhex(s).hex() for s in kept["seeds"]]
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass
+    with open(path, "w") as fh:
+        json.dump({"request": request, "seeds": args.seed_list}, fh)
+    return args.seed_list
+
+
+def report_verdict(report: Report, args) -> tuple:
+    return verdict(report.checks, strict=args.strict, no_exec=args.no_exec)
+
+
+def exit_code_of(report: Report, result: str, score) -> int:
+    if result == "UNGRADED":
+        return EXIT_UNGRADED
+    return EXIT_FULL if score == 1.0 else EXIT_BELOW
+
+
+def print_submission_report(report: Report, result: str, score, args) -> None:
+    print_submission_output(report.outcomes)
+    print_report(report.checks, result, score, report.keys, quiet=args.quiet)
+
+
+def report_extra(report: Report) -> dict:
+    return {}
+
+
+# =============================================================================
+# REPORTS: usage errors, the run block, progress, many submissions, the
+# leaderboard (the same text in every grader; only the tables LEADERBOARD,
+# KEY_FORMATS, POSITIVE_OPTIONS and OUTPUT_OPTIONS above differ)
+# =============================================================================
+class UsageError(Exception):
+    """Something wrong with the grader's own inputs: one line on stderr, exit 2, before any work."""
+
+
+class CliParser(argparse.ArgumentParser):
+    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_UNGRADED)
+
+
+EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
+_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False}
+
+
+def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
+    """The options every grader shares: submissions, --json, --table, --merge, --jobs, --quiet,
+    --version (the hidden --report-child runs one submission of a many-submission call)."""
+    p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
+                   " (several: each graded in its own grader process, then a leaderboard)")
+    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
+                   "writable before grading); with several submissions, one document per line")
+    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
+                   "Markdown (.md)")
+    p.add_argument("--merge", nargs="+", metavar="REPORT.json",
+                   help="no grading: build the leaderboard from reports written by --json elsewhere")
+    if jobs:
+        p.add_argument("--jobs", type=int, default=1,
+                       help="with several submissions, how many are graded at a time (default 1)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
+                        "progress (the summary still counts every record)")
+    p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
+    p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
+
+
+def check_output_path(path: str, option: str, *, directory: bool = False) -> None:
+    """An output path the grader will write, proven writable now (UsageError if not).  A file
+    that did not exist before is removed again; a directory is created."""
+    try:
+        if directory:
+            os.makedirs(path, exist_ok=True)
+            with tempfile.TemporaryFile(dir=path):
+                pass
+            return
+        if os.path.isdir(path):
+            raise UsageError(f"{option} {path}: is a directory")
+        existed = os.path.exists(path)
+        with open(path, "a"):
+            pass
+        if not existed:
+            os.unlink(path)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot be written ({exc.strerror or exc})")
+
+
+def common_usage_checks(args) -> None:
+    """The usage rules every grader shares (its own come from usage_checks)."""
+    for name in POSITIVE_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)
+                                      and value > 0):
+            raise UsageError(f"--{name.replace('_', '-')} must be a positive finite number, "
+                             f"not {value}")
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.merge:
+        if args.submissions:
+            raise UsageError("--merge takes report files, not submissions")
+        for path in args.merge:
+            if not os.path.isfile(path):
+                raise UsageError(f"--merge {path}: no such report file")
+    if args.table and os.path.splitext(args.table)[1].lower() not in TABLE_FORMATS:
+        raise UsageError(f"--table {args.table}: the name must end in .csv or .md")
+    for name, is_dir in OUTPUT_OPTIONS:
+        if getattr(args, name, None):
+            check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
+
+
+def progress(message: str) -> None:
+    """One progress event on stderr (never stdout): a line each when stderr is not a terminal,
+    one rewritten line when it is; nothing under --quiet."""
+    if not _PROGRESS["on"]:
+        return
+    text = f"[{GRADER_NAME}{_PROGRESS['label']} {time.monotonic() - _PROGRESS['t0']:6.1f}s] {message}"
+    try:
+        if _PROGRESS["tty"]:
+            sys.stderr.write("\r\x1b[K" + text[:200])
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def progress_count(what: str, done: int, total: int, t_start: float, extra: str = "") -> None:
+    """`what done/total (extra), ETA` from the mean time per finished item."""
+    spent = time.monotonic() - t_start
+    eta = f", ETA {spent / done * (total - done):.0f} s" if 0 < done < total else ""
+    progress(f"{what} {done}/{total}{' (' + extra + ')' if extra else ''}{eta}")
+
+
+def progress_start(args, submission: str) -> None:
+    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=time.monotonic(),
+                     label=f" {os.path.basename(os.path.normpath(submission))}",
+                     tty=hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+
+
+def progress_end() -> None:
+    if _PROGRESS["on"] and _PROGRESS["tty"]:
+        sys.stderr.write("\n")
+    _PROGRESS["on"] = False
+
+
+def tree_sha256(path: str) -> dict:
+    """The canonical digest of a submission as graded: every regular file under `path` (symlinks
+    and special files are not followed or hashed), sorted by relative POSIX path (bytewise, UTF-8),
+    each as the line `<sha256 of its bytes>  <relative path>\\n`, and the sha256 of those lines;
+    the same as `find . -type f -printf '%P\\0' | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum`
+    run inside the directory.  A single-file submission is its one line, named by its basename."""
+    if os.path.isfile(path):
+        files = [(os.path.basename(path), path)]
+    else:
+        files = []
+        for root, dirs, names in os.walk(path, followlinks=False):
+            for name in names:
+                full = os.path.join(root, name)
+                if os.path.isfile(full) and not os.path.islink(full):
+                    files.append((os.path.relpath(full, path).replace(os.sep, "/"), full))
+    files.sort(key=lambda f: f[0].encode("utf-8", "surrogateescape"))
+    outer, n_bytes = hashlib.sha256(), 0
+    for rel, full in files:
+        inner = hashlib.sha256()
+        try:
+            with open(full, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    inner.update(chunk)
+                    n_bytes += len(chunk)
+        except OSError:
+            continue
+        outer.update(f"{inner.hexdigest()}  {rel}\n".encode("utf-8", "surrogateescape"))
+    return {"sha256": outer.hexdigest(), "files": len(files), "bytes": n_bytes}
+
+
+def grader_sha256() -> str:
+    with open(os.path.abspath(__file__), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def run_block(args, exit_code: int, started: float, wall: float) -> dict:
+    """Options, exit code, start time, wall, versions, platform and the sandbox level of a run."""
+    import importlib.metadata
+    import platform
+
+    def version(dist):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child")}
+    level = globals().get("sandbox_level")
+    return {"options": _jsonable(options), "exit_code": exit_code,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "wall_s": round(wall, 3), "python": platform.python_version(),
+            "numpy": version("numpy"), "scipy": version("scipy"), "h5py": version("h5py"),
+            "platform": platform.platform(),
+            "sandbox": level() if callable(level) else {"available": False}}
+
+
+def format_value(key: str, value, keys: dict) -> str:
+    """A typed key as printed: KEY_FORMATS first, then bool -> true/false, float -> 4 decimals,
+    lists joined by ', ', None -> n/a."""
+    fmt = KEY_FORMATS.get(key)
+    if fmt is not None:
+        return fmt(value, keys)
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+        columns = list(dict.fromkeys(k for row in value for k in row))
+        return "\n".join([f"{len(value)} rows"] + text_table(value, columns))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(format_value("", v, keys) for v in value)
+    return str(value)
+
+
+def text_table(rows: list, columns: list, indent: str = "  ") -> list:
+    """Rows (dicts) as aligned text lines, every column as wide as its widest cell."""
+    cells = [[str(c) for c in columns]] + [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return [indent + "  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in cells]
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def report_doc(report, result: str, score, args, exit_code: int, started: float, wall: float) -> dict:
+    """The JSON report: typed values only (the schema is schemas/<grader>.report.schema.json)."""
+    sub = report.submission
+    digest = tree_sha256(sub) if os.path.exists(sub) else {"sha256": None, "files": 0, "bytes": 0}
+    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
+           "submission": os.path.abspath(sub), "submission_sha256": digest["sha256"],
+           "submission_files": digest["files"], "submission_bytes": digest["bytes"],
+           "checks": [c.as_dict() for c in report.checks],
+           "review": [c.as_dict() for c in report.checks if c.status is Status.REVIEW],
+           "phases": {k: round(v, 4) for k, v in report.phases.items()},
+           "keys": _jsonable(report.keys), "result": result, "score": score,
+           "run": run_block(args, exit_code, started, wall)}
+    doc.update(_jsonable(report_extra(report)))
+    return doc
+
+
+def write_json(path: str, docs: list) -> None:
+    """One document (indented), or one per line when there are several."""
+    with open(path, "w") as fh:
+        if len(docs) == 1:
+            json.dump(docs[0], fh, indent=2, allow_nan=False)
+            fh.write("\n")
+        else:
+            for doc in docs:
+                fh.write(json.dumps(doc, allow_nan=False) + "\n")
+
+
+def read_reports(path: str) -> list:
+    """The documents of a --json file (one indented document, or one per line)."""
+    try:
+        with open(path) as fh:
+            text = fh.read()
+        try:
+            docs = [json.loads(text)]
+        except ValueError:
+            docs = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--merge {path}: not a report ({type(exc).__name__})")
+    for doc in docs:
+        if not isinstance(doc, dict) or doc.get("grader") != GRADER_NAME:
+            raise UsageError(f"--merge {path}: not a {GRADER_NAME} report")
+    return docs
+
+
+def _doc_value(doc: dict, path: str):
+    value = doc
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def leaderboard(docs: list) -> list:
+    """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
+    then by submission name)."""
+    rows = []
+    for doc in docs:
+        row = {"submission": os.path.basename(os.path.normpath(str(doc.get("submission")))),
+               "result": doc.get("result")}
+        for column, path, _ in LEADERBOARD:
+            row[column] = _doc_value(doc, path)
+        row["sha256"] = (doc.get("submission_sha256") or "")[:12] or None
+        rows.append(row)
+
+    def order(row):
+        out = []
+        for column, _, direction in LEADERBOARD:
+            v = row[column]
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
+        return out
+    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    for i, row in enumerate(rows):
+        same = i and order(row) == order(rows[i - 1])
+        row["rank"] = rows[i - 1]["rank"] if same else i + 1
+    return [{"rank": r.pop("rank"), **r} for r in rows]
+
+
+def leaderboard_columns() -> list:
+    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + ["sha256"]
+
+
+def write_table(path: str, rows: list) -> None:
+    """The leaderboard as CSV or Markdown, chosen by the file name's extension."""
+    import csv
+    columns = leaderboard_columns()
+    with open(path, "w", newline="") as fh:
+        if TABLE_FORMATS[os.path.splitext(path)[1].lower()] == "csv":
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(columns)
+            for r in rows:
+                writer.writerow(["" if r.get(c) is None else str(r[c]).lower() if isinstance(r[c], bool)
+                                 else r[c] for c in columns])
+        else:
+            fh.write("| " + " | ".join(columns) + " |\n")
+            fh.write("|" + "|".join("---" for _ in columns) + "|\n")
+            for r in rows:
+                fh.write("| " + " | ".join(_cell(r.get(c)).replace("|", "\\|") for c in columns) + " |\n")
+
+
+def print_leaderboard(rows: list, stream=None) -> None:
+    stream = stream or sys.stdout
+    print(f"leaderboard ({len(rows)} submission{'s' if len(rows) != 1 else ''}; ranked by "
+          + ", then ".join(c for c, _, _ in LEADERBOARD) + "):", file=stream)
+    for line in text_table(rows, leaderboard_columns()):
+        print(line, file=stream)
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process this grader started that is still alive (found by parent pid under
+    /proc; each in its own process group, which goes with it)."""
+    me, parent = os.getpid(), {}
+    try:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as fh:
+                        stat = fh.read().decode("ascii", "replace")
+                    parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    pass
+    except OSError:
+        return
+    found, frontier = set(), {me}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in found}
+        found |= frontier
+    for pid in found:
+        for kill in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
+            try:
+                kill(pid)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+
+
+def grade_single(args, submission: str) -> tuple:
+    """Grade one submission in this process: (exit code, the JSON document or None)."""
+    started, t0 = time.time(), time.monotonic()
+    progress_start(args, submission)
+    try:
+        report = grade_submission(args, submission)
+        result, score = report_verdict(report, args)
+    except UsageError as exc:
+        progress_end()
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED, None
+    except KeyboardInterrupt:
+        progress_end()
+        kill_descendants()
+        print(f"{GRADER_NAME}: interrupted: {submission} not graded (results kept by --out are "
+              "reused when rerun)", file=sys.stderr)
+        return EXIT_INTERRUPTED, None
+    except Exception as exc:  # a grader bug: never reported as a score
+        progress_end()
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
+        print("RESULT: UNGRADED")
+        return EXIT_GRADER, None
+    progress_end()
+    code = exit_code_of(report, result, score)
+    print_submission_report(report, result, score, args)
+    return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
+
+
+def grade_many(args) -> tuple:
+    """Every submission in its own grader process (`--jobs` at a time), so no state, crash or
+    limit of one reaches another; reports printed in the order given.  (codes, documents)"""
+    import concurrent.futures
+    base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-many-")
+    children = {}
+
+    def one(i, sub):
+        req = os.path.join(base, f"{i}.request.json")
+        out = os.path.join(base, f"{i}.report.json")
+        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
+                     report_child=None, jobs=child_jobs(args))
+        with open(req, "w") as fh:
+            json.dump(child, fh)
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
+                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        children[i] = proc
+        stdout = proc.communicate()[0].decode("utf-8", "replace")
+        doc = None
+        if os.path.isfile(out):
+            try:
+                with open(out) as fh:
+                    doc = json.load(fh)
+            except (OSError, ValueError):
+                doc = None
+        return proc.returncode, stdout, doc
+
+    codes, docs = [], []
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs or 1))
+    futures = [pool.submit(one, i, sub) for i, sub in enumerate(args.submissions)]
+    try:
+        for sub, fut in zip(args.submissions, futures):
+            code, stdout, doc = fut.result()
+            print(f"=== {sub}", flush=True)
+            sys.stdout.write(stdout)
+            sys.stdout.flush()
+            if code == -signal.SIGINT or code == EXIT_INTERRUPTED:
+                raise KeyboardInterrupt
+            codes.append(code)
+            docs.append(doc or {"grader": GRADER_NAME, "submission": os.path.abspath(sub),
+                                "result": "GRADER_ERROR", "score": None, "keys": {}})
+    except KeyboardInterrupt:
+        for fut in futures:
+            fut.cancel()
+        for proc in list(children.values()):
+            if proc.poll() is None:
+                try:
+                    proc.send_signal(signal.SIGINT)
+                    proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+        kill_descendants()
+        codes.append(EXIT_INTERRUPTED)
+        print(f"{GRADER_NAME}: interrupted after {len(docs)} of {len(args.submissions)} "
+              "submissions (the leaderboard below holds the finished ones)", file=sys.stderr)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        shutil.rmtree(base, ignore_errors=True)
+    return codes, docs
+
+
+def run_cli(argv=None) -> int:
     for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
         try:                                     # surrogates or text the locale cannot encode
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        seeds = parse_seeds(args)
-    except ValueError as exc:
-        print(f"{GRADER_NAME}: bad seed: {exc}", file=sys.stderr)
-        return EXIT_UNGRADED
-    if args.total <= 0 or args.total % len(TIERS):
-        print(f"{GRADER_NAME}: --total must be a positive multiple of {len(TIERS)}", file=sys.stderr)
-        return EXIT_UNGRADED
-    if args.write_tests:
-        if args.submission or args.test_set or len(seeds) != 1:
-            print(f"{GRADER_NAME}: --write-tests takes no submission and one seed", file=sys.stderr)
-            return EXIT_UNGRADED
-        t = time.monotonic()
-        paths = write_test_set(generate_test_set(seeds[0], args.total, max(1, args.jobs)), args.write_tests)
-        print(f"seed: {seeds[0].hex()}")
-        print(f"wrote {len(paths)} files ({args.total} problems) to {args.write_tests} "
-              f"in {time.monotonic() - t:.2f} s")
-        return EXIT_FULL
-    if not args.submission or not os.path.isdir(args.submission):
-        print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
-        return EXIT_UNGRADED
-    if args.budget <= 0 or args.load_timeout <= 0:
-        print(f"{GRADER_NAME}: --budget and --load-timeout must be positive", file=sys.stderr)
+        args = build_parser().parse_args(argv)
+        if args.report_child:
+            with open(args.report_child) as fh:
+                args = argparse.Namespace(**json.load(fh))
+        else:
+            usage_checks(args)
+            common_usage_checks(args)
+            done = standalone_action(args)
+            if done is not None:
+                return done
+            if not args.submissions and not args.merge:
+                raise UsageError("no submission given (see --help)")
+    except UsageError as exc:
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED
     try:
-        checks, phases, outcomes, keys = grade(
-            args.submission, seeds=seeds, total=args.total, budget=args.budget,
-            load_timeout=args.load_timeout, skip_static=args.skip_static_check, no_exec=args.no_exec,
-            jobs=max(1, args.jobs), test_dir=args.test_set)
-    except Exception as exc:  # a grader bug: never reported as a score
-        import traceback
-        traceback.print_exc(file=sys.stderr)
-        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
-        print("RESULT: UNGRADED")
-        return EXIT_GRADER
-    result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
-    print_submission_output(outcomes)
-    print_report(checks, result, score, keys, quiet=args.quiet)
-    if args.json:
-        write_json_report(args.json, args.submission, checks, result, score, phases, keys)
-    if result == "UNGRADED":
+        if args.merge:
+            docs = [doc for path in args.merge for doc in read_reports(path)]
+            codes = [EXIT_FULL]
+        elif len(args.submissions) == 1:
+            code, doc = grade_single(args, args.submissions[0])
+            codes, docs = [code], [doc] if doc else []
+        else:
+            codes, docs = grade_many(args)
+        if args.json and docs and not args.merge:
+            write_json(args.json, docs)
+        if len(docs) > 1 or args.merge:
+            rows = leaderboard(docs)
+            print_leaderboard(rows)
+        if args.table:
+            write_table(args.table, leaderboard(docs))
+    except UsageError as exc:
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED
-    return EXIT_FULL if score == 1.0 else EXIT_BELOW
+    except KeyboardInterrupt:
+        kill_descendants()
+        print(f"{GRADER_NAME}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_INTERRUPTED if EXIT_INTERRUPTED in codes else max(codes)
+
+
+def main(argv=None) -> int:
+    return run_cli(argv)
 
 
 if __name__ == "__main__":
