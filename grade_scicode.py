@@ -779,6 +779,25 @@ def shim_module(which: str):
     return sys.modules[key]
 
 
+def check_h5(path: str) -> list:
+    """The targets file opens, and its sha256 against the official one."""
+    if not os.path.isfile(path):
+        return [Check("input.usage", Status.FAIL, f"targets file {path} missing (usage error)")]
+    try:
+        import h5py
+        with h5py.File(path, "r") as h5:
+            n = len(h5.keys())
+    except Exception as exc:
+        return [Check("input.fatal", Status.FAIL,
+                      f"targets file unreadable: {type(exc).__name__}: {str(exc)[:120]}")]
+    digest = sha256_file(path)
+    official = SPEC["official_sha256"]["test_data.h5"]
+    if digest == official:
+        return [Check("input.h5", Status.PASS, f"{n} step groups; sha256 matches the official test_data.h5")]
+    return [Check("input.h5", Status.INFO, f"{n} step groups; sha256 {digest[:12]} DIFFERS from the "
+                  f"official test_data.h5 {official[:12]} (a locally built targets file?)", digest, official)]
+
+
 # =============================================================================
 # HARNESS-FAULT CENSUS
 # =============================================================================
@@ -968,6 +987,30 @@ def step_records(progs: dict, results: dict, dry: bool, strict: bool) -> tuple:
             records.append(Check(f"audit.{step}", Status.REVIEW,
                                  "generation " + "; ".join(prog.audit[:4]), prog.audit))
     return records, failures
+
+
+def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bool) -> dict:
+    """The benchmark's key lines, from the step records (typed)."""
+    steps = {c.id[5:]: c.status is Status.PASS for c in checks if c.id.startswith("step.")}
+    by_problem = {}
+    for sid, ok in steps.items():
+        by_problem.setdefault(sid.split(".")[0], []).append(ok)
+    solved = sum(all(v) for v in by_problem.values())
+    n_steps, n_probs = len(steps), len(by_problem)
+    passed = sum(steps.values())
+    harness = sum(1 for c in checks if c.id.startswith("step.") and "[harness:" in c.message)
+    keys = {"split": split, "context": context, "mode": "DRY_RUN" if dry else "normal",
+            "steps_passed": passed, "steps_in_scope": n_steps,
+            "step_accuracy": round(passed / n_steps, 4) if n_steps else None,
+            "problems_solved": solved, "problems_in_scope": n_probs,
+            "problem_accuracy": round(solved / n_probs, 4) if n_probs else None,
+            "harness_fault_steps": harness}
+    return keys
+
+
+def _step_key(step: str) -> tuple:
+    a, _, b = step.partition(".")
+    return (int(a) if a.isdigit() else 0, int(b) if b.isdigit() else 0)
 
 
 # =============================================================================
@@ -1525,8 +1568,9 @@ def warm_modules(problems: list) -> list:
     return sorted(mods)
 
 
-def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str) -> dict:
-    """Run every job on a pool of warm workers; step -> raw worker reply."""
+def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_result=None) -> dict:
+    """Run every job on a pool of warm workers; step -> raw worker reply (each also passed to
+    on_result(job, reply) as it arrives: progress, and --out's resume files)."""
     pending = queue.Queue()
     # a problem's last step tends to be its heavy one (a whole simulation): start those
     # first, then later steps before earlier ones; only the order changes, not the verdicts
@@ -1550,6 +1594,8 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str) -> 
                 reply = worker.run(job)
                 with lock:
                     results[job["step"]] = reply
+                    if on_result:
+                        on_result(job, reply)
         finally:
             worker.stop()
 
@@ -1573,192 +1619,62 @@ def make_job(prog: StepProgram, h5: str, timeout: float, mem_gb: float, dry: boo
             "reply_cap": SPEC["reply_cap"], "dry": dry, "marker": SPEC["dry_marker"]}
 
 
+
+
+class ResumeStore:
+    """--out DIR/resume: one file per finished step, `{"key", "reply"}`, written as each step ends.
+    The key is the sha256 of the grader's bytes, the targets file's path, size and mtime, and the
+    step's whole job (program, test cases, limits; the per-run target name masked), so a rerun
+    reuses a step only when nothing it depends on changed."""
+
+    def __init__(self, out_dir: str, h5: str, jobs: list):
+        self.dir = os.path.join(out_dir, "resume")
+        os.makedirs(self.dir, exist_ok=True)
+        try:
+            st = os.stat(h5)
+            h5_id = [os.path.abspath(h5), st.st_size, st.st_mtime_ns]
+        except OSError:
+            h5_id = [os.path.abspath(h5), None, None]
+        self.base = [grader_sha256(), h5_id]
+        self.replies = {}
+        for job in jobs:
+            try:
+                with open(self._path(job)) as fh:
+                    doc = json.load(fh)
+                if doc.get("key") == self.key(job) and isinstance(doc.get("reply"), dict):
+                    self.replies[job["step"]] = doc["reply"]
+            except (OSError, ValueError):
+                pass
+
+    def key(self, job: dict) -> str:
+        text = json.dumps([self.base, job], sort_keys=True).replace(job["target_name"], "<target>")
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _path(self, job: dict) -> str:
+        return os.path.join(self.dir, re.sub(r"[^\w.-]", "_", job["step"]) + ".json")
+
+    def save(self, job: dict, reply: dict) -> None:
+        """Written to a temp file, then renamed: an interrupted write leaves no half a result."""
+        path = self._path(job)
+        try:
+            with open(path + ".tmp", "w") as fh:
+                json.dump({"key": self.key(job), "reply": reply}, fh)
+            os.replace(path + ".tmp", path)
+        except (OSError, TypeError, ValueError):
+            pass
+
+
 # =============================================================================
-# VERDICT
+# GRADING: the checks above, in the protocol's order, over one set of generations
 # =============================================================================
-def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
-    """(result, score) from records alone: score = passed step records / step
-    records; UNGRADED when nothing ran or the census indicted the harness."""
-    if no_exec:
-        return "UNGRADED", None
-    if any(c.id == "census.verdict" and c.status is Status.FAIL for c in checks):
-        return "UNGRADED", None
-    if any(c.id in ("input.fatal", "input.usage") for c in checks):
-        return "UNGRADED", None
-    steps = [c for c in checks if c.id.startswith("step.")]
-    if not steps:
-        return "UNGRADED", None
-    passed = sum(c.status is Status.PASS for c in steps)
-    score = round(passed / len(steps), 4)
-    result = "PASS" if passed == len(steps) else "PARTIAL" if passed else "FAIL"
-    return result, score
-
-
-def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bool) -> dict:
-    """The benchmark's key lines, from the step records."""
-    steps = {c.id[5:]: c.status is Status.PASS for c in checks if c.id.startswith("step.")}
-    by_problem = {}
-    for sid, ok in steps.items():
-        by_problem.setdefault(sid.split(".")[0], []).append(ok)
-    solved = sum(all(v) for v in by_problem.values())
-    n_steps, n_probs = len(steps), len(by_problem)
-    passed = sum(steps.values())
-    harness = sum(1 for c in checks if c.id.startswith("step.") and "[harness:" in c.message)
-    keys = {"split": split, "context": context, "mode": "DRY_RUN" if dry else "normal",
-            "steps_passed": f"{passed}/{n_steps}",
-            "step_accuracy": f"{passed / n_steps:.4f}" if n_steps else "n/a",
-            "problems_solved": f"{solved}/{n_probs}",
-            "problem_accuracy": f"{solved / n_probs:.4f}" if n_probs else "n/a",
-            "harness_fault_steps": harness}
-    return keys
-
-
-# =============================================================================
-# PRINTING AND CLI
-# =============================================================================
-def format_check(c: Check) -> str:
-    if c.status is Status.REVIEW:
-        return f"REVIEW_REQUIRED: {c.id} {c.message}"
-    return f"{c.status.value:<5} {c.id:<30} {c.message}"
-
-
-def print_report(checks: list, result: str, score, keys: dict, stream=None) -> None:
-    stream = stream or sys.stdout
-    for c in checks:
-        print(format_check(c), file=stream)
-    counts = {s: sum(c.status is s for c in checks) for s in Status}
-    print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
-    for key, value in keys.items():
-        print(f"{key}: {value}", file=stream)
-    print(f"RESULT: {result}", file=stream)
-    if score is not None:
-        print(f"SCORE: {score}", file=stream)
-
-
-def print_submission_output(outcomes: dict, stream=None) -> None:
-    """Captured child output, indented under a header, on stderr only."""
-    stream = stream or sys.stderr
-    shown = False
-    for phase, oc in outcomes.items():
-        text = (oc.stdout + oc.stderr).strip()
-        if not text:
-            continue
-        if not shown:
-            print("submission output:", file=stream)
-            shown = True
-        print(f"  [{phase}]", file=stream)
-        for line in text.splitlines()[:40]:
-            print("    " + line[:300], file=stream)
-
-
-def grader_sha256() -> str:
-    with open(os.path.abspath(__file__), "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
-
-
-def write_json_report(path: str, submission: str, checks: list, result: str, score,
-                      phases: dict, keys: dict, extra: dict | None = None) -> None:
-    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
-           "submission": os.path.abspath(submission),
-           "checks": [c.as_dict() for c in checks],
-           "review": [c.as_dict() for c in checks if c.status is Status.REVIEW],
-           "phases": {k: round(v, 4) for k, v in phases.items()},
-           "keys": _jsonable(keys), "result": result, "score": score}
-    doc.update(_jsonable(extra or {}))
-    with open(path, "w") as fh:
-        json.dump(doc, fh, indent=2, allow_nan=False)
-        fh.write("\n")
-
-
-def write_official_outputs(out_dir: str, results: dict, keys: dict, wall: float) -> None:
-    """Official-style outputs: <out>/scicode.json (problem -> passed steps),
-    <out>/scicode.txt (summary), <out>/logs/<step>.txt (pass | fail | time out)."""
-    os.makedirs(os.path.join(out_dir, "logs"), exist_ok=True)
-    passed = {}
-    for step, res in results.items():
-        pid = step.split(".")[0]
-        passed.setdefault(pid, [])
-        if res.passed:
-            passed[pid].append(step)
-        word = "pass" if res.passed else "time out" if (res.failure or {}).get("type") == "Timeout" else "fail"
-        with open(os.path.join(out_dir, "logs", f"{step}.txt"), "w") as fh:
-            fh.write(word + "\n")
-    order = sorted(passed, key=lambda p: int(p) if p.isdigit() else 0)
-    with open(os.path.join(out_dir, "scicode.json"), "w") as fh:
-        json.dump({p: passed[p] for p in order}, fh, indent=4)
-    solved = [int(p) if p.isdigit() else p for p in order
-              if len(passed[p]) == sum(1 for s in results if s.split(".")[0] == p)]
-    with open(os.path.join(out_dir, "scicode.txt"), "w") as fh:
-        fh.write(f"correct problems: {keys['problems_solved']}\n"
-                 f"correct steps: {keys['steps_passed']}\n\n"
-                 f"duration: {wall} seconds\n\ncorrect problems: \n\n{solved}\n")
-
-
-EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER = 0, 1, 2, 3
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=GRADER_NAME, description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="generations: a folder of <step>.txt/<step>.py raw replies, or a JSONL of "
-               '{"step_number": "10.1", "completion": "..."} lines.\n'
-               "exit codes: 0 every step passed, 1 graded below full score, "
-               "2 UNGRADED (--no-exec) or usage error (a path that does not exist), "
-               "3 harness indicted, unreadable targets file, or grader failure")
-    p.add_argument("submission", metavar="GENERATIONS",
-                   help="folder of <step>.txt/.py replies, or a JSONL of {step_number, completion}")
-    p.add_argument("--problems", nargs="+", required=True, metavar="FILE",
-                   help="problems_all.jsonl and/or problems_dev.jsonl")
-    p.add_argument("--h5", required=True, metavar="PATH", help="the targets file test_data.h5")
-    p.add_argument("--split", choices=("test", "dev", "all"), default=None,
-                   help="which loaded problems to grade (dev = problems with ground_truth_code); "
-                        "default: every loaded problem (named by the splits present)")
-    p.add_argument("--context", choices=("self", "reference"), default=None,
-                   help="prior-step code: the generations' own (default for test) or "
-                        "ground_truth_code (default for dev)")
-    p.add_argument("--special-steps", metavar="DIR",
-                   help="reference code of the no-test steps 13.6, 62.1, 76.3 as DIR/<step>.txt")
-    p.add_argument("--timeout", type=float, default=SPEC["timeout_s"],
-                   help="wall-clock seconds per step (default %(default)s)")
-    p.add_argument("--mem-gb", type=float, default=SPEC["mem_gb"],
-                   help="address-space limit per step in GiB (default %(default)s)")
-    p.add_argument("--jobs", type=int, default=None, help="parallel workers (default: cores)")
-    p.add_argument("--dry-run", action="store_true",
-                   help=f"prove the plumbing only; a step passes where '{SPEC['dry_marker']}' is seen")
-    p.add_argument("--strict", action="store_true",
-                   help="a single harness-fault failure indicts the run; flagged code fails its step")
-    p.add_argument("--no-exec", action="store_true",
-                   help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
-    p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
-    p.add_argument("--out", metavar="DIR", help="official-style outputs (scicode.json, scicode.txt, logs/)")
-    p.add_argument("--quiet", action="store_true", help="print only failures, the summary and verdict")
-    return p
-
-
-def check_h5(path: str) -> list:
-    """The targets file opens, and its sha256 against the official one."""
-    if not os.path.isfile(path):
-        return [Check("input.usage", Status.FAIL, f"targets file {path} missing (usage error)")]
-    try:
-        import h5py
-        with h5py.File(path, "r") as h5:
-            n = len(h5.keys())
-    except Exception as exc:
-        return [Check("input.fatal", Status.FAIL,
-                      f"targets file unreadable: {type(exc).__name__}: {str(exc)[:120]}")]
-    digest = sha256_file(path)
-    official = SPEC["official_sha256"]["test_data.h5"]
-    if digest == official:
-        return [Check("input.h5", Status.PASS, f"{n} step groups; sha256 matches the official test_data.h5")]
-    return [Check("input.h5", Status.INFO, f"{n} step groups; sha256 {digest[:12]} DIFFERS from the "
-                  f"official test_data.h5 {official[:12]} (a locally built targets file?)", digest, official)]
-
-
-def grade(args) -> tuple:
-    """(checks, phases, results, keys)."""
+def grade(args) -> Report:
+    """Problems, targets and generations loaded; every in-scope step's program assembled; the
+    steps run on warm workers (with --out, each result kept as it finishes and reused by a rerun
+    of the same inputs and grader); step records, the census and the keys.  report.outcomes holds
+    each step's StepResult."""
     t0 = time.monotonic()
-    checks, phases = [], {}
+    report = Report(args.submission)
+    checks, phases = report.checks, report.phases
     problems, pchecks = load_problems(args.problems)
     checks += pchecks
     if args.split is None:
@@ -1767,9 +1683,9 @@ def grade(args) -> tuple:
     selected = [p for p in problems.values() if args.split in ("all", p.split)]
     if not selected and not any(c.id == "input.usage" for c in checks):
         checks.append(Check("input.fatal", Status.FAIL, f"no problems of split {args.split!r} could be read from the problem files"))
-        return checks, phases, {}, {}
+        return report
     if not selected:
-        return checks, phases, {}, {}
+        return report
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
     n_probs = len({p.pid for p, _ in in_scope})
     official = SPEC["official_counts"][args.split]
@@ -1816,7 +1732,7 @@ def grade(args) -> tuple:
         for sid, prog in progs.items():
             if prog.audit:
                 checks.append(Check(f"audit.{sid}", Status.REVIEW, "generation " + "; ".join(prog.audit[:4])))
-        return checks, phases, results, {}
+        return report
     t1 = time.monotonic()
     results = {sid: pre_failed(pr) for sid, pr in progs.items() if pr.code is None}
     target_name = "_scicode_target_" + secrets.token_hex(4)
@@ -1824,10 +1740,29 @@ def grade(args) -> tuple:
             for sid, pr in progs.items() if pr.code is not None]
     n_jobs = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                            else os.cpu_count() or 1)
+    kept = ResumeStore(args.out, args.h5, jobs) if args.out else None
+    replies = kept.replies if kept else {}
+    todo = [job for job in jobs if job["step"] not in replies]
+    if kept:
+        checks.append(Check("run.resume", Status.INFO, f"{len(replies)} of {len(jobs)} step(s) reused "
+                            f"from {kept.dir} (same program, targets file and grader)", len(replies), len(jobs)))
+        progress(f"resume: {len(replies)} of {len(jobs)} step(s) already graded in {kept.dir}, "
+                 f"{len(todo)} to run")
+    tally = {"done": 0, "passed": 0}
+
+    def on_result(job, reply):
+        if kept:
+            kept.save(job, reply)
+        tally["done"] += 1
+        tally["passed"] += judge(progs[job["step"]], reply, args.dry_run).passed
+        progress_count("steps", tally["done"], len(todo), t1,
+                       f"{tally['passed']} passed, last {job['step']}")
+
     base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     try:
         shim = write_shim(os.path.join(base, "shim"))
-        replies = run_steps(jobs, n_jobs, shim, warm_modules(selected), base)
+        if todo:
+            replies.update(run_steps(todo, n_jobs, shim, warm_modules(selected), base, on_result))
     finally:
         shutil.rmtree(base, ignore_errors=True)
     for job in jobs:
@@ -1838,58 +1773,704 @@ def grade(args) -> tuple:
     srecords, failures = step_records(ordered, results, args.dry_run, args.strict)
     crecords, _, _ = census(failures, args.strict)
     checks += srecords + crecords
-    keys = summary_keys(checks, problems, args.split, "/".join(contexts), args.dry_run)
+    report.keys.update(summary_keys(checks, problems, args.split, "/".join(contexts), args.dry_run))
     phases["total"] = time.monotonic() - t0
-    return checks, phases, {sid: results[sid] for sid in ordered}, keys
+    report.outcomes.update({sid: results[sid] for sid in ordered})
+    return report
 
 
+# =============================================================================
+# VERDICT
+# =============================================================================
+def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
+    """(result, score) from records alone: score = passed step records / step
+    records; UNGRADED when nothing ran or the census indicted the harness."""
+    if no_exec:
+        return "UNGRADED", None
+    if any(c.id == "census.verdict" and c.status is Status.FAIL for c in checks):
+        return "UNGRADED", None
+    if any(c.id in ("input.fatal", "input.usage") for c in checks):
+        return "UNGRADED", None
+    steps = [c for c in checks if c.id.startswith("step.")]
+    if not steps:
+        return "UNGRADED", None
+    passed = sum(c.status is Status.PASS for c in steps)
+    score = round(passed / len(steps), 4)
+    result = "PASS" if passed == len(steps) else "PARTIAL" if passed else "FAIL"
+    return result, score
+
+
+# =============================================================================
+# PRINTING AND CLI
+# =============================================================================
+KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
+    "steps_passed": lambda v, keys: f"{v}/{keys.get('steps_in_scope')}",
+    "problems_solved": lambda v, keys: f"{v}/{keys.get('problems_in_scope')}",
+}
+LEADERBOARD = (("step_accuracy", "keys.step_accuracy", "desc"),
+               ("problem_accuracy", "keys.problem_accuracy", "desc"))
+POSITIVE_OPTIONS = ("timeout", "mem_gb")
+OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
+
+
+def format_check(c: Check, width: int = 30) -> str:
+    if c.status is Status.REVIEW:
+        return f"REVIEW_REQUIRED: {c.id} {c.message}"
+    return f"{c.status.value:<5} {c.id:<{width}} {c.message}"
+
+
+def print_report(checks: list, result: str, score, keys: dict, stream=None, quiet: bool = False) -> None:
+    """Every check line (only FAIL/REVIEW and the census when quiet), the summary over ALL
+    checks, keys, verdict."""
+    stream = stream or sys.stdout
+    shown = [c for c in checks if not quiet or c.status in (Status.FAIL, Status.REVIEW)
+             or c.id.startswith("census.")]
+    width = max([30] + [len(c.id) for c in shown])
+    for c in shown:
+        print(format_check(c, width), file=stream)
+    counts = {s: sum(c.status is s for c in checks) for s in Status}
+    print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
+    for key, value in keys.items():
+        print(f"{key}: {format_value(key, value, keys)}", file=stream)
+    print(f"RESULT: {result}", file=stream)
+    if score is not None:
+        print(f"SCORE: {score}", file=stream)
+
+
+def print_submission_output(outcomes: dict, stream=None) -> None:
+    """Captured child output, indented under a header, on stderr only."""
+    stream = stream or sys.stderr
+    shown = False
+    for phase, oc in outcomes.items():
+        text = (oc.stdout + oc.stderr).strip()
+        if not text:
+            continue
+        if not shown:
+            print("submission output:", file=stream)
+            shown = True
+        print(f"  [{phase}]", file=stream)
+        for line in text.splitlines()[:40]:
+            print("    " + line[:300], file=stream)
+
+
+def write_official_outputs(out_dir: str, results: dict, keys: dict, wall: float) -> None:
+    """Official-style outputs: <out>/scicode.json (problem -> passed steps),
+    <out>/scicode.txt (summary), <out>/logs/<step>.txt (pass | fail | time out)."""
+    os.makedirs(os.path.join(out_dir, "logs"), exist_ok=True)
+    passed = {}
+    for step, res in results.items():
+        pid = step.split(".")[0]
+        passed.setdefault(pid, [])
+        if res.passed:
+            passed[pid].append(step)
+        word = "pass" if res.passed else "time out" if (res.failure or {}).get("type") == "Timeout" else "fail"
+        with open(os.path.join(out_dir, "logs", f"{step}.txt"), "w") as fh:
+            fh.write(word + "\n")
+    order = sorted(passed, key=lambda p: int(p) if p.isdigit() else 0)
+    with open(os.path.join(out_dir, "scicode.json"), "w") as fh:
+        json.dump({p: passed[p] for p in order}, fh, indent=4)
+    solved = [int(p) if p.isdigit() else p for p in order
+              if len(passed[p]) == sum(1 for s in results if s.split(".")[0] == p)]
+    with open(os.path.join(out_dir, "scicode.txt"), "w") as fh:
+        fh.write(f"correct problems: {keys['problems_solved']}/{keys['problems_in_scope']}\n"
+                 f"correct steps: {keys['steps_passed']}/{keys['steps_in_scope']}\n\n"
+                 f"duration: {wall} seconds\n\ncorrect problems: \n\n{solved}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = CliParser(
+        prog=GRADER_NAME, description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="generations: a folder of <step>.txt/<step>.py raw replies, or a JSONL of "
+               '{"step_number": "10.1", "completion": "..."} lines.\n'
+               "exit codes: 0 every step passed, 1 graded below full score, "
+               "2 UNGRADED (--no-exec) or usage error (a path that does not exist, an option out "
+               "of range, an output that cannot be written), "
+               "3 harness indicted, unreadable targets file, or grader failure, 130 interrupted; "
+               "with several generation sets, the largest of theirs")
+    add_report_options(p, submissions_help="folder of <step>.txt/.py replies, or a JSONL of "
+                       "{step_number, completion}", jobs=False)
+    p.add_argument("--problems", nargs="+", metavar="FILE",
+                   help="problems_all.jsonl and/or problems_dev.jsonl (required)")
+    p.add_argument("--h5", metavar="PATH", help="the targets file test_data.h5 (required)")
+    p.add_argument("--split", choices=("test", "dev", "all"), default=None,
+                   help="which loaded problems to grade (dev = problems with ground_truth_code); "
+                        "default: every loaded problem (named by the splits present)")
+    p.add_argument("--context", choices=("self", "reference"), default=None,
+                   help="prior-step code: the generations' own (default for test) or "
+                        "ground_truth_code (default for dev)")
+    p.add_argument("--special-steps", metavar="DIR",
+                   help="reference code of the no-test steps 13.6, 62.1, 76.3 as DIR/<step>.txt")
+    p.add_argument("--timeout", type=float, default=SPEC["timeout_s"],
+                   help="wall-clock seconds per step (default %(default)s)")
+    p.add_argument("--mem-gb", type=float, default=SPEC["mem_gb"],
+                   help="address-space limit per step in GiB (default %(default)s)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="parallel step workers (default: cores); with several generation sets, "
+                        "how many are graded at a time (each then with one worker)")
+    p.add_argument("--dry-run", action="store_true",
+                   help=f"prove the plumbing only; a step passes where '{SPEC['dry_marker']}' is seen")
+    p.add_argument("--strict", action="store_true",
+                   help="a single harness-fault failure indicts the run; flagged code fails its step")
+    p.add_argument("--no-exec", action="store_true",
+                   help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
+    p.add_argument("--out", metavar="DIR",
+                   help="official-style outputs (scicode.json, scicode.txt, logs/) and resume/: "
+                        "each step's result as it finishes; a rerun with the same DIR, inputs and "
+                        "grader skips the steps already graded (one generation set per DIR)")
+    return p
+
+
+def usage_checks(args) -> None:
+    """This grader's own usage rules (UsageError), beyond common_usage_checks."""
+    if args.merge:
+        return
+    if not args.problems:
+        raise UsageError("--problems FILE ... is required")
+    if not args.h5:
+        raise UsageError("--h5 PATH is required")
+    for path in args.problems:
+        if not os.path.isfile(path):
+            raise UsageError(f"--problems {path}: no such file")
+    if not os.path.isfile(args.h5) and not args.no_exec:
+        raise UsageError(f"--h5 {args.h5}: no such file")
+    if args.special_steps and not os.path.isdir(args.special_steps):
+        raise UsageError(f"--special-steps {args.special_steps} is not a folder")
+    for sub in args.submissions:
+        if not os.path.exists(sub):
+            raise UsageError(f"{sub}: no such file or folder")
+    if args.out and len(args.submissions) > 1:
+        raise UsageError("--out takes one generation set (grade several with --json and --table)")
+
+
+def standalone_action(args):
+    return None
+
+
+def child_jobs(args) -> int:
+    return 1
+
+
+def grade_submission(args, submission: str) -> Report:
+    args = argparse.Namespace(**vars(args))
+    args.submission = submission
+    report = grade(args)
+    if args.out and report.outcomes:
+        write_official_outputs(args.out, report.outcomes, report.keys,
+                               round(report.phases.get("total", 0.0), 2))
+    return report
+
+
+def report_verdict(report: Report, args) -> tuple:
+    return verdict(report.checks, strict=args.strict, no_exec=args.no_exec)
+
+
+def exit_code_of(report: Report, result: str, score) -> int:
+    if result == "UNGRADED":
+        indicted = any(c.id in ("census.verdict", "input.fatal") and c.status is Status.FAIL
+                       for c in report.checks)
+        return EXIT_GRADER if indicted else EXIT_UNGRADED
+    return EXIT_FULL if score == 1.0 else EXIT_BELOW
+
+
+def print_submission_report(report: Report, result: str, score, args) -> None:
+    print_submission_output({f"step {s}": r for s, r in report.outcomes.items() if not r.passed})
+    print_report(report.checks, result, score, report.keys, quiet=args.quiet)
+
+
+def report_extra(report: Report) -> dict:
+    return {"steps": {s: dataclasses.asdict(r) for s, r in report.outcomes.items()}}
+
+
+# =============================================================================
+# REPORTS: usage errors, the run block, progress, many submissions, the
+# leaderboard (the same text in every grader; only the tables LEADERBOARD,
+# KEY_FORMATS, POSITIVE_OPTIONS and OUTPUT_OPTIONS above differ)
+# =============================================================================
 class UsageError(Exception):
-    pass
+    """Something wrong with the grader's own inputs: one line on stderr, exit 2, before any work."""
 
 
-def _step_key(step: str) -> tuple:
-    a, _, b = step.partition(".")
-    return (int(a) if a.isdigit() else 0, int(b) if b.isdigit() else 0)
+class CliParser(argparse.ArgumentParser):
+    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_UNGRADED)
 
 
-def main(argv=None) -> int:
+EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
+_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False}
+
+
+def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
+    """The options every grader shares: submissions, --json, --table, --merge, --jobs, --quiet,
+    --version (the hidden --report-child runs one submission of a many-submission call)."""
+    p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
+                   " (several: each graded in its own grader process, then a leaderboard)")
+    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
+                   "writable before grading); with several submissions, one document per line")
+    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
+                   "Markdown (.md)")
+    p.add_argument("--merge", nargs="+", metavar="REPORT.json",
+                   help="no grading: build the leaderboard from reports written by --json elsewhere")
+    if jobs:
+        p.add_argument("--jobs", type=int, default=1,
+                       help="with several submissions, how many are graded at a time (default 1)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
+                        "progress (the summary still counts every record)")
+    p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
+    p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
+
+
+def check_output_path(path: str, option: str, *, directory: bool = False) -> None:
+    """An output path the grader will write, proven writable now (UsageError if not).  A file
+    that did not exist before is removed again; a directory is created."""
+    try:
+        if directory:
+            os.makedirs(path, exist_ok=True)
+            with tempfile.TemporaryFile(dir=path):
+                pass
+            return
+        if os.path.isdir(path):
+            raise UsageError(f"{option} {path}: is a directory")
+        existed = os.path.exists(path)
+        with open(path, "a"):
+            pass
+        if not existed:
+            os.unlink(path)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot be written ({exc.strerror or exc})")
+
+
+def common_usage_checks(args) -> None:
+    """The usage rules every grader shares (its own come from usage_checks)."""
+    for name in POSITIVE_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)
+                                      and value > 0):
+            raise UsageError(f"--{name.replace('_', '-')} must be a positive finite number, "
+                             f"not {value}")
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.merge:
+        if args.submissions:
+            raise UsageError("--merge takes report files, not submissions")
+        for path in args.merge:
+            if not os.path.isfile(path):
+                raise UsageError(f"--merge {path}: no such report file")
+    if args.table and os.path.splitext(args.table)[1].lower() not in TABLE_FORMATS:
+        raise UsageError(f"--table {args.table}: the name must end in .csv or .md")
+    for name, is_dir in OUTPUT_OPTIONS:
+        if getattr(args, name, None):
+            check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
+
+
+def progress(message: str) -> None:
+    """One progress event on stderr (never stdout): a line each when stderr is not a terminal,
+    one rewritten line when it is; nothing under --quiet."""
+    if not _PROGRESS["on"]:
+        return
+    text = f"[{GRADER_NAME}{_PROGRESS['label']} {time.monotonic() - _PROGRESS['t0']:6.1f}s] {message}"
+    try:
+        if _PROGRESS["tty"]:
+            sys.stderr.write("\r\x1b[K" + text[:200])
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def progress_count(what: str, done: int, total: int, t_start: float, extra: str = "") -> None:
+    """`what done/total (extra), ETA` from the mean time per finished item."""
+    spent = time.monotonic() - t_start
+    eta = f", ETA {spent / done * (total - done):.0f} s" if 0 < done < total else ""
+    progress(f"{what} {done}/{total}{' (' + extra + ')' if extra else ''}{eta}")
+
+
+def progress_start(args, submission: str) -> None:
+    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=time.monotonic(),
+                     label=f" {os.path.basename(os.path.normpath(submission))}",
+                     tty=hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+
+
+def progress_end() -> None:
+    if _PROGRESS["on"] and _PROGRESS["tty"]:
+        sys.stderr.write("\n")
+    _PROGRESS["on"] = False
+
+
+def tree_sha256(path: str) -> dict:
+    """The canonical digest of a submission as graded: every regular file under `path` (symlinks
+    and special files are not followed or hashed), sorted by relative POSIX path (bytewise, UTF-8),
+    each as the line `<sha256 of its bytes>  <relative path>\\n`, and the sha256 of those lines;
+    the same as `find . -type f -printf '%P\\0' | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum`
+    run inside the directory.  A single-file submission is its one line, named by its basename."""
+    if os.path.isfile(path):
+        files = [(os.path.basename(path), path)]
+    else:
+        files = []
+        for root, dirs, names in os.walk(path, followlinks=False):
+            for name in names:
+                full = os.path.join(root, name)
+                if os.path.isfile(full) and not os.path.islink(full):
+                    files.append((os.path.relpath(full, path).replace(os.sep, "/"), full))
+    files.sort(key=lambda f: f[0].encode("utf-8", "surrogateescape"))
+    outer, n_bytes = hashlib.sha256(), 0
+    for rel, full in files:
+        inner = hashlib.sha256()
+        try:
+            with open(full, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    inner.update(chunk)
+                    n_bytes += len(chunk)
+        except OSError:
+            continue
+        outer.update(f"{inner.hexdigest()}  {rel}\n".encode("utf-8", "surrogateescape"))
+    return {"sha256": outer.hexdigest(), "files": len(files), "bytes": n_bytes}
+
+
+def grader_sha256() -> str:
+    with open(os.path.abspath(__file__), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def run_block(args, exit_code: int, started: float, wall: float) -> dict:
+    """Options, exit code, start time, wall, versions, platform and the sandbox level of a run."""
+    import importlib.metadata
+    import platform
+
+    def version(dist):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child")}
+    level = globals().get("sandbox_level")
+    return {"options": _jsonable(options), "exit_code": exit_code,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "wall_s": round(wall, 3), "python": platform.python_version(),
+            "numpy": version("numpy"), "scipy": version("scipy"), "h5py": version("h5py"),
+            "platform": platform.platform(),
+            "sandbox": level() if callable(level) else {"available": False}}
+
+
+def format_value(key: str, value, keys: dict) -> str:
+    """A typed key as printed: KEY_FORMATS first, then bool -> true/false, float -> 4 decimals,
+    lists joined by ', ', None -> n/a."""
+    fmt = KEY_FORMATS.get(key)
+    if fmt is not None:
+        return fmt(value, keys)
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+        columns = list(dict.fromkeys(k for row in value for k in row))
+        return "\n".join([f"{len(value)} rows"] + text_table(value, columns))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(format_value("", v, keys) for v in value)
+    return str(value)
+
+
+def text_table(rows: list, columns: list, indent: str = "  ") -> list:
+    """Rows (dicts) as aligned text lines, every column as wide as its widest cell."""
+    cells = [[str(c) for c in columns]] + [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return [indent + "  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in cells]
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def report_doc(report, result: str, score, args, exit_code: int, started: float, wall: float) -> dict:
+    """The JSON report: typed values only (the schema is schemas/<grader>.report.schema.json)."""
+    sub = report.submission
+    digest = tree_sha256(sub) if os.path.exists(sub) else {"sha256": None, "files": 0, "bytes": 0}
+    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
+           "submission": os.path.abspath(sub), "submission_sha256": digest["sha256"],
+           "submission_files": digest["files"], "submission_bytes": digest["bytes"],
+           "checks": [c.as_dict() for c in report.checks],
+           "review": [c.as_dict() for c in report.checks if c.status is Status.REVIEW],
+           "phases": {k: round(v, 4) for k, v in report.phases.items()},
+           "keys": _jsonable(report.keys), "result": result, "score": score,
+           "run": run_block(args, exit_code, started, wall)}
+    doc.update(_jsonable(report_extra(report)))
+    return doc
+
+
+def write_json(path: str, docs: list) -> None:
+    """One document (indented), or one per line when there are several."""
+    with open(path, "w") as fh:
+        if len(docs) == 1:
+            json.dump(docs[0], fh, indent=2, allow_nan=False)
+            fh.write("\n")
+        else:
+            for doc in docs:
+                fh.write(json.dumps(doc, allow_nan=False) + "\n")
+
+
+def read_reports(path: str) -> list:
+    """The documents of a --json file (one indented document, or one per line)."""
+    try:
+        with open(path) as fh:
+            text = fh.read()
+        try:
+            docs = [json.loads(text)]
+        except ValueError:
+            docs = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--merge {path}: not a report ({type(exc).__name__})")
+    for doc in docs:
+        if not isinstance(doc, dict) or doc.get("grader") != GRADER_NAME:
+            raise UsageError(f"--merge {path}: not a {GRADER_NAME} report")
+    return docs
+
+
+def _doc_value(doc: dict, path: str):
+    value = doc
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def leaderboard(docs: list) -> list:
+    """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
+    then by submission name)."""
+    rows = []
+    for doc in docs:
+        row = {"submission": os.path.basename(os.path.normpath(str(doc.get("submission")))),
+               "result": doc.get("result")}
+        for column, path, _ in LEADERBOARD:
+            row[column] = _doc_value(doc, path)
+        row["sha256"] = (doc.get("submission_sha256") or "")[:12] or None
+        rows.append(row)
+
+    def order(row):
+        out = []
+        for column, _, direction in LEADERBOARD:
+            v = row[column]
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
+        return out
+    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    for i, row in enumerate(rows):
+        same = i and order(row) == order(rows[i - 1])
+        row["rank"] = rows[i - 1]["rank"] if same else i + 1
+    return [{"rank": r.pop("rank"), **r} for r in rows]
+
+
+def leaderboard_columns() -> list:
+    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + ["sha256"]
+
+
+def write_table(path: str, rows: list) -> None:
+    """The leaderboard as CSV or Markdown, chosen by the file name's extension."""
+    import csv
+    columns = leaderboard_columns()
+    with open(path, "w", newline="") as fh:
+        if TABLE_FORMATS[os.path.splitext(path)[1].lower()] == "csv":
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(columns)
+            for r in rows:
+                writer.writerow(["" if r.get(c) is None else str(r[c]).lower() if isinstance(r[c], bool)
+                                 else r[c] for c in columns])
+        else:
+            fh.write("| " + " | ".join(columns) + " |\n")
+            fh.write("|" + "|".join("---" for _ in columns) + "|\n")
+            for r in rows:
+                fh.write("| " + " | ".join(_cell(r.get(c)).replace("|", "\\|") for c in columns) + " |\n")
+
+
+def print_leaderboard(rows: list, stream=None) -> None:
+    stream = stream or sys.stdout
+    print(f"leaderboard ({len(rows)} submission{'s' if len(rows) != 1 else ''}; ranked by "
+          + ", then ".join(c for c, _, _ in LEADERBOARD) + "):", file=stream)
+    for line in text_table(rows, leaderboard_columns()):
+        print(line, file=stream)
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process this grader started that is still alive (found by parent pid under
+    /proc; each in its own process group, which goes with it)."""
+    me, parent = os.getpid(), {}
+    try:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as fh:
+                        stat = fh.read().decode("ascii", "replace")
+                    parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    pass
+    except OSError:
+        return
+    found, frontier = set(), {me}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in found}
+        found |= frontier
+    for pid in found:
+        for kill in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
+            try:
+                kill(pid)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+
+
+def grade_single(args, submission: str) -> tuple:
+    """Grade one submission in this process: (exit code, the JSON document or None)."""
+    started, t0 = time.time(), time.monotonic()
+    progress_start(args, submission)
+    try:
+        report = grade_submission(args, submission)
+        result, score = report_verdict(report, args)
+    except UsageError as exc:
+        progress_end()
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED, None
+    except KeyboardInterrupt:
+        progress_end()
+        kill_descendants()
+        print(f"{GRADER_NAME}: interrupted: {submission} not graded (results kept by --out are "
+              "reused when rerun)", file=sys.stderr)
+        return EXIT_INTERRUPTED, None
+    except Exception as exc:  # a grader bug: never reported as a score
+        progress_end()
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
+        print("RESULT: UNGRADED")
+        return EXIT_GRADER, None
+    progress_end()
+    code = exit_code_of(report, result, score)
+    print_submission_report(report, result, score, args)
+    return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
+
+
+def grade_many(args) -> tuple:
+    """Every submission in its own grader process (`--jobs` at a time), so no state, crash or
+    limit of one reaches another; reports printed in the order given.  (codes, documents)"""
+    import concurrent.futures
+    base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-many-")
+    children = {}
+
+    def one(i, sub):
+        req = os.path.join(base, f"{i}.request.json")
+        out = os.path.join(base, f"{i}.report.json")
+        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
+                     report_child=None, jobs=child_jobs(args))
+        with open(req, "w") as fh:
+            json.dump(child, fh)
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
+                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        children[i] = proc
+        stdout = proc.communicate()[0].decode("utf-8", "replace")
+        doc = None
+        if os.path.isfile(out):
+            try:
+                with open(out) as fh:
+                    doc = json.load(fh)
+            except (OSError, ValueError):
+                doc = None
+        return proc.returncode, stdout, doc
+
+    codes, docs = [], []
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs or 1))
+    futures = [pool.submit(one, i, sub) for i, sub in enumerate(args.submissions)]
+    try:
+        for sub, fut in zip(args.submissions, futures):
+            code, stdout, doc = fut.result()
+            print(f"=== {sub}", flush=True)
+            sys.stdout.write(stdout)
+            sys.stdout.flush()
+            if code == -signal.SIGINT or code == EXIT_INTERRUPTED:
+                raise KeyboardInterrupt
+            codes.append(code)
+            docs.append(doc or {"grader": GRADER_NAME, "submission": os.path.abspath(sub),
+                                "result": "GRADER_ERROR", "score": None, "keys": {}})
+    except KeyboardInterrupt:
+        for fut in futures:
+            fut.cancel()
+        for proc in list(children.values()):
+            if proc.poll() is None:
+                try:
+                    proc.send_signal(signal.SIGINT)
+                    proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+        kill_descendants()
+        codes.append(EXIT_INTERRUPTED)
+        print(f"{GRADER_NAME}: interrupted after {len(docs)} of {len(args.submissions)} "
+              "submissions (the leaderboard below holds the finished ones)", file=sys.stderr)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        shutil.rmtree(base, ignore_errors=True)
+    return codes, docs
+
+
+def run_cli(argv=None) -> int:
     for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
         try:                                     # surrogates or text the locale cannot encode
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
-    args = build_parser().parse_args(argv)
-    if not os.path.exists(args.submission):
-        print(f"{GRADER_NAME}: {args.submission}: no such file or folder", file=sys.stderr)
-        return EXIT_UNGRADED
-    if args.special_steps and not os.path.isdir(args.special_steps):
-        print(f"{GRADER_NAME}: --special-steps {args.special_steps} is not a folder", file=sys.stderr)
-        return EXIT_UNGRADED
     try:
-        checks, phases, results, keys = grade(args)
+        args = build_parser().parse_args(argv)
+        if args.report_child:
+            with open(args.report_child) as fh:
+                args = argparse.Namespace(**json.load(fh))
+        else:
+            usage_checks(args)
+            common_usage_checks(args)
+            done = standalone_action(args)
+            if done is not None:
+                return done
+            if not args.submissions and not args.merge:
+                raise UsageError("no submission given (see --help)")
     except UsageError as exc:
         print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED
-    except Exception as exc:  # a grader bug: never reported as a score
-        import traceback
-        traceback.print_exc(file=sys.stderr)
-        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
-        print("RESULT: UNGRADED")
-        return EXIT_GRADER
-    result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
-    print_submission_output({f"step {s}": r for s, r in results.items() if not r.passed})
-    shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)
-             or c.id.startswith("census.")]
-    print_report(shown, result, score, keys)
-    if args.out and results:
-        write_official_outputs(args.out, results, keys, round(phases.get("total", 0.0), 2))
-    if args.json:
-        write_json_report(args.json, args.submission, checks, result, score, phases, keys,
-                          {"steps": {s: dataclasses.asdict(r) for s, r in results.items()}})
-    if result == "UNGRADED":
-        indicted = any(c.id in ("census.verdict", "input.fatal") and c.status is Status.FAIL for c in checks)
-        return EXIT_GRADER if indicted else EXIT_UNGRADED
-    return EXIT_FULL if score == 1.0 else EXIT_BELOW
+    try:
+        if args.merge:
+            docs = [doc for path in args.merge for doc in read_reports(path)]
+            codes = [EXIT_FULL]
+        elif len(args.submissions) == 1:
+            code, doc = grade_single(args, args.submissions[0])
+            codes, docs = [code], [doc] if doc else []
+        else:
+            codes, docs = grade_many(args)
+        if args.json and docs and not args.merge:
+            write_json(args.json, docs)
+        if len(docs) > 1 or args.merge:
+            rows = leaderboard(docs)
+            print_leaderboard(rows)
+        if args.table:
+            write_table(args.table, leaderboard(docs))
+    except UsageError as exc:
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED
+    except KeyboardInterrupt:
+        kill_descendants()
+        print(f"{GRADER_NAME}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_INTERRUPTED if EXIT_INTERRUPTED in codes else max(codes)
+
+
+def main(argv=None) -> int:
+    return run_cli(argv)
 
 
 if __name__ == "__main__":
