@@ -1751,7 +1751,7 @@ def grade(args) -> Report:
     tally = {"done": 0, "passed": 0}
 
     def on_result(job, reply):
-        if kept:
+        if kept and _INTERRUPT["at"] is None:      # a step cut short by Ctrl-C is not a result
             kept.save(job, reply)
         tally["done"] += 1
         tally["passed"] += judge(progs[job["step"]], reply, args.dry_run).passed
@@ -2421,7 +2421,44 @@ def grade_many(args) -> tuple:
     return codes, docs
 
 
+def _interrupted(signum, frame):
+    """Ctrl-C (SIGINT) or SIGTERM: every child goes at once (a thread waiting on one is released),
+    then KeyboardInterrupt unwinds to grade_single / grade_many: exit 130, no traceback."""
+    if _INTERRUPT["at"] is None:
+        _INTERRUPT["at"] = time.monotonic()
+        threading.Thread(target=_reap_after_interrupt, daemon=True).start()
+    kill_descendants()
+    raise KeyboardInterrupt
+
+
+def _reap_after_interrupt() -> None:
+    """Children a worker thread starts after the interrupt (a phase that was about to begin, a
+    worker restarted) go too, until this grader exits."""
+    while time.monotonic() - _INTERRUPT["at"] < 60:
+        time.sleep(0.2)
+        kill_descendants()
+
+
+_INTERRUPT = {"at": None}     # set when interrupted: results arriving after it are not kept
+
+
 def run_cli(argv=None) -> int:
+    """Parse, check usage, then grade one submission here or several in child graders, or merge."""
+    previous = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):     # an inherited SIG_IGN (nohup, &) is kept
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, _interrupted)
+    except ValueError:          # not the main thread: the default handlers stay
+        pass
+    try:
+        return _run_cli(argv)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run_cli(argv) -> int:
     for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
         try:                                     # surrogates or text the locale cannot encode
             stream.reconfigure(errors="backslashreplace")
