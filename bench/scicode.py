@@ -2,7 +2,11 @@
 against the official protocol's runner (one fresh `python script.py` per step, in sequence,
 exit 0 = pass), on the real dev split graded with its reference code.
 
-    python bench/scicode.py [--problems ../shared/data/scicode/problems_dev.jsonl] [--jobs N]
+    python bench/scicode.py --problems problems_dev.jsonl [--jobs N]
+
+problems_dev.jsonl is the official SciCode dev split (the public SciCode repository's
+`eval/data/problems_dev.jsonl`); the default path is `$GRADERS_SHARED/data/scicode/problems_dev.jsonl`, with
+GRADERS_SHARED defaulting to the folder beside the checkout.
 
 Builds a targets file from ground_truth_code first (reference/scicode/build_scicode_targets.py,
 not timed), then times both runners on all 50 dev steps, on the light steps (all but 51.4,
@@ -73,10 +77,18 @@ def run_grader(gen, problems, h5, jobs, work):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--problems", default=str(REPO.parent / "shared" / "data" / "scicode" / "problems_dev.jsonl"))
+    shared = Path(os.environ.get("GRADERS_SHARED", REPO.parent / "shared"))
+    p.add_argument("--problems", default=str(shared / "data" / "scicode" / "problems_dev.jsonl"),
+                   help="the official problems_dev.jsonl (default: %(default)s)")
     p.add_argument("--jobs", type=int, default=None, help="grader workers (default: cores)")
     p.add_argument("--keep", action="store_true", help="keep the work dir (targets, scripts, reports)")
     a = p.parse_args(argv)
+    if not os.path.isfile(a.problems):
+        print(f"bench/scicode.py needs the official SciCode dev problems (problems_dev.jsonl, 15 "
+              f"problems with ground_truth_code): {a.problems} not found. Get it from the public "
+              "SciCode repository (eval/data/problems_dev.jsonl) and pass --problems PATH.",
+              file=sys.stderr)
+        return 2
     work = Path(tempfile.mkdtemp(prefix="bench_scicode-"))
     h5, gen = work / "targets.h5", work / "gen"
     t0 = time.monotonic()
@@ -111,4 +123,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
