@@ -269,8 +269,32 @@ def read_json_file(path: str, check_id: str, max_bytes: int):
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8")
         return json.loads(text, parse_constant=lambda c: float(c))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:
         raise Reject(check_id, f"{os.path.basename(path)} is not valid JSON: {str(exc)[:120]}")
+    except (RecursionError, MemoryError) as exc:
+        raise Reject(check_id, f"{os.path.basename(path)} cannot be parsed ({type(exc).__name__}: "
+                               "nested too deeply or too large)")
+
+
+def parse_python(source, filename: str, check_id: str):
+    """ast.parse that never escapes: a syntax error, or a source nested too deeply or too large
+    for the parser (RecursionError, MemoryError), becomes a Reject (a clean FAIL record)."""
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise Reject(check_id, f"{filename}: syntax error at line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise Reject(check_id, f"{filename}: cannot be parsed ({type(exc).__name__}: nested too "
+                     "deeply or too large)")
+
+
+def short(value, n: int = 40, *, as_repr: bool = False) -> str:
+    """str(value)[:n] (repr with as_repr) of an untrusted value that never raises: a value
+    nested too deeply for repr, or too large, prints as a placeholder."""
+    try:
+        return (repr(value) if as_repr else str(value))[:n]
+    except (RecursionError, MemoryError, ValueError):
+        return f"<{type(value).__name__} nested too deeply>"
 
 
 def get_path(obj, keys: tuple, check_id: str, where: str = "trial.json"):
@@ -294,7 +318,7 @@ def get_number(obj, keys: tuple, check_id: str, *, integer: bool = False,
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Reject(check_id, f"{where}: {dotted} must be a number, got {type(value).__name__}")
     if as_number(value) is None:
-        raise Reject(check_id, f"{where}: {dotted} is not finite ({str(value)[:40]})")
+        raise Reject(check_id, f"{where}: {dotted} is not finite ({short(value)})")
     if integer and value != int(value):
         raise Reject(check_id, f"{where}: {dotted} must be an integer, got {value!r}")
     return int(value) if integer else float(value)
@@ -513,7 +537,7 @@ def safe_member(trial_dir: str, name, check_id: str) -> str:
     """A plain file name inside the trial folder (no separators, no '..', no symlink)."""
     if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or \
             "\\" in name or "\x00" in name:
-        raise Reject(check_id, f"artefact name {name!r} is not a plain file name in the trial folder")
+        raise Reject(check_id, f"artefact name {short(name, 60, as_repr=True)} is not a plain file name in the trial folder")
     path = os.path.join(trial_dir, name)
     if os.path.islink(path):
         raise Reject(check_id, f"artefact {name} is a symlink (refused)")
@@ -599,7 +623,7 @@ def optimal_count_check(rec: dict, optimal: tuple, tid: str) -> list:
     if claimed is None or as_number(claimed) == len(optimal):
         return []
     return [Check(f"trial.{tid}.optimal_calls", Status.INFO,
-                  f"trial records optimal_call_count={claimed!r}; the registry's is {len(optimal)} "
+                  f"trial records optimal_call_count={short(claimed, as_repr=True)}; the registry's is {len(optimal)} "
                   f"({' > '.join(optimal)}), which is used", claimed, len(optimal))]
 
 
@@ -771,11 +795,11 @@ def validate_stl_params(actual: dict, expected: dict) -> tuple:
         e, a = expected.get(exp_key), actual.get(act_key)
         if kind == "bool":
             if not isinstance(e, bool) or not isinstance(a, bool) or a != e:
-                bad.append(f"{exp_key}: got {a!r}, expected {e!r}")
+                bad.append(f"{exp_key}: got {short(a, as_repr=True)}, expected {short(e, as_repr=True)}")
         else:
             ea, aa = as_number(e), as_number(a)
             if ea is None or aa is None or not abs(aa - ea) < SPEC["stl_param_tol"]:
-                bad.append(f"{exp_key}: got {a!r}, expected {e!r}")
+                bad.append(f"{exp_key}: got {short(a, as_repr=True)}, expected {short(e, as_repr=True)}")
     return not bad, bad
 
 
@@ -835,7 +859,7 @@ def task_completion(style: str, calls: list, expected, gt: dict, stl_reports: di
         if not isinstance(path, str) or path not in stl_reports:
             checks.append(Check(f"trial.{tid}.export", Status.FAIL,
                                 f"convert_design_to_stl reports success but its file "
-                                f"{str(c['result'].get('stl_path'))[:60]!r} is not a readable "
+                                f"{short(c['result'].get('stl_path'), 60)!r} is not a readable "
                                 "STL in the trial folder: export not counted"))
             continue
         exports.append(export_params(c, stl_reports))
@@ -1067,14 +1091,14 @@ def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tup
     if want.get("algorithm", hpc_algorithm(style)) != hpc_algorithm(style) or \
             want.get("problem_id", cfg["base_problem"]) != cfg["base_problem"]:
         checks.append(Check(f"trial.{tid}.config", Status.FAIL,
-                            f"expected.training_config {want.get('algorithm')!r}/"
-                            f"{want.get('problem_id')!r} contradicts the registry "
+                            f"expected.training_config {short(want.get('algorithm'), as_repr=True)}/"
+                            f"{short(want.get('problem_id'), as_repr=True)} contradicts the registry "
                             f"({hpc_algorithm(style)}/{cfg['base_problem']}); the registry's is used"))
     want = dict(want, algorithm=hpc_algorithm(style), problem_id=cfg["base_problem"])
     names = [c["name"] for c in calls]
     evaluated = [c for c in calls if c["name"] == "evaluate_model" or
-                 (c["name"] == "execute_cli_command" and "engiopt." in str(c["args"].get("command", ""))
-                  and ".evaluate_" in str(c["args"].get("command", "")))]
+                 (c["name"] == "execute_cli_command" and isinstance(c["args"].get("command"), str)
+                  and "engiopt." in c["args"]["command"] and ".evaluate_" in c["args"]["command"])]
     done = {s: (s in names) for s in SPEC["hpc_steps"][:3]}
     done["evaluate_model"] = bool(evaluated)
     rate = sum(done.values()) / len(done)
@@ -1169,12 +1193,14 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
             with open(path, "rb") as fh:
                 src = fh.read()
             try:
-                ast.parse(src)
+                parse_python(src, arts["training_script"], cid)
                 syntax = 1.0
                 checks.append(Check(cid, Status.INFO, f"{arts['training_script']} parses"))
-            except (SyntaxError, ValueError) as exc:
-                checks.append(Check(cid, Status.INFO, f"{arts['training_script']} does not parse: "
-                                                      f"{str(exc)[:100]}: syntax 0"))
+            except Reject as exc:
+                # the agent's syntax error is its score (syntax 0, an INFO line); a script the
+                # parser cannot take (nested too deeply, too large) is a FAIL record
+                status = Status.INFO if isinstance(exc.__context__, SyntaxError) else Status.FAIL
+                checks.append(Check(cid, status, f"{exc.check.message[:160]}: syntax 0"))
         except Reject as exc:
             checks.append(Check(exc.check.id, Status.FAIL, exc.check.message + ": syntax 0"))
     terms["syntax"] = syntax
@@ -1183,7 +1209,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
     d = last_result(calls, "dryrun_training_script")
     terms["dryrun"] = 1.0 if d is not None and succeeded(d) else 0.0
     subs = [c for c in calls if c["name"] == "submit_slurm_job" and succeeded(c)
-            and str(c["result"].get("job_id", "")).strip()]
+            and short(c["result"].get("job_id", ""), 200).strip()]
     terms["slurm_accepted"] = 1.0 if subs else 0.0
     m = last_result(calls, "monitor_job_until_complete")
     terms["job_completion"] = 1.0 if m is not None and m["result"].get("state") == "COMPLETED" else 0.0
@@ -1314,17 +1340,17 @@ def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
     out, diffs = {}, []
     for key in sorted(claimed):
         if key not in TERM_NAMES:
-            diffs.append(f"{str(key)[:30]}: not a term this grader computes")
+            diffs.append(f"{short(key, 30)}: not a term this grader computes")
             continue
         c, r = claimed[key], terms.get(key)
         cn = None if c is None else as_number(c)
         agree = (c is None and r is None) or (cn is not None and r is not None and
                                               abs(cn - r) <= SPEC["claim_tol"])
-        out[key] = {"claimed": c if (c is None or cn is not None) else str(c)[:40],
+        out[key] = {"claimed": c if (c is None or cn is not None) else short(c),
                     "recomputed": r, "agree": agree}
         if not agree:
             rs = "None" if r is None else f"{r:.4f}"
-            diffs.append(f"{key} claimed {str(c)[:20]}, recomputed {rs}")
+            diffs.append(f"{key} claimed {short(c, 20)}, recomputed {rs}")
     if not diffs:
         return out, [Check(f"trial.{tid}.claims", Status.INFO,
                            f"{len(out)} claimed score(s) agree with the recomputed ones")]
@@ -1359,6 +1385,52 @@ def duplicate_checks(trials: list) -> list:
     return out
 
 
+def cell_from_folder(name: str):
+    """(problem, style) that a trial folder named `<problem>-<prompt_style>[-<suffix>]` names
+    (TRIAL_FORMAT.md, "Layout"), or None.  Problem names hold no '-'; the longest style of that
+    problem that the rest starts with wins (t4-func-terse before t4-terse)."""
+    problem, sep, rest = name.partition("-")
+    if not sep or problem not in PROBLEMS:
+        return None
+    for style in sorted(PROBLEMS[problem]["styles"], key=len, reverse=True):
+        if rest == style or rest.startswith(style + "-"):
+            return problem, style
+    return None
+
+
+def invalid_trial(trial: Trial, check: Check, folder: str, problems: set, styles: set) -> tuple:
+    """(Trial, checks) for a trial whose record is malformed.  It keeps the cell its record
+    names; a record that names none (unreadable, not an object, unregistered problem or style)
+    takes the cell its folder name gives, as INVALID; with neither it has no cell and the run
+    reports it (unplaced_checks)."""
+    msg = check.message
+    if trial.problem is None:
+        cell = cell_from_folder(folder)
+        if cell is not None:
+            trial.problem, trial.style = cell
+            msg += f" (kept as INVALID in the cell {cell[0]}/{cell[1]} its folder name gives)"
+        else:
+            msg += (" (its folder name gives no registered <problem>-<prompt_style>: the trial "
+                    "has no cell)")
+    if trial.problem is not None and (trial.problem not in problems or trial.style not in styles):
+        trial.status = "filtered"
+        return trial, []
+    trial.reasons.append(msg)
+    return trial, [Check(check.id, Status.FAIL, msg, check.measured, check.limit)]
+
+
+def unplaced_checks(trials: list) -> list:
+    """A malformed trial whose record and folder name both fail to name a cell cannot be
+    averaged anywhere: the run reports it and cannot PASS."""
+    lost = [t.trial_id for t in trials if t.status == "invalid" and t.problem is None]
+    if not lost:
+        return []
+    return [Check("run.unplaced_trials", Status.FAIL,
+                  f"{len(lost)} malformed trial(s) with no cell (neither the record nor the folder "
+                  f"name gives a registered problem and style): {', '.join(lost[:10])}"
+                  + (" ..." if len(lost) > 10 else "") + "; the run cannot PASS", len(lost), 0)]
+
+
 def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     """(Trial, checks) for one trial folder.  Never raises for bad input."""
     tid = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(tdir.rstrip(os.sep)))[:100]
@@ -1373,18 +1445,20 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         if not isinstance(rec, dict):
             raise Reject(cid, "trial.json is not a JSON object")
         trial.record_sha256 = record_fingerprint(rec)
-        if rec.get("format") != SPEC["trial_format"]:
-            raise Reject(cid, f"format {str(rec.get('format'))[:40]!r}, expected {SPEC['trial_format']!r}")
         problem, style = rec.get("problem"), rec.get("prompt_style")
-        if not isinstance(problem, str) or problem not in PROBLEMS:
-            raise Reject(cid, f"problem {str(problem)[:40]!r} is not registered "
+        problem_ok = isinstance(problem, str) and problem in PROBLEMS
+        if problem_ok and isinstance(style, str) and style in PROBLEMS[problem]["styles"]:
+            # the cell is known from here on: a trial invalid past this point still counts in
+            # its cell (as None), so dropping a bad trial can never raise a cell's mean
+            trial.problem, trial.style = problem, style
+        if rec.get("format") != SPEC["trial_format"]:
+            raise Reject(cid, f"format {short(rec.get('format'))!r}, expected {SPEC['trial_format']!r}")
+        if not problem_ok:
+            raise Reject(cid, f"problem {short(problem)!r} is not registered "
                               f"(valid: {', '.join(list_problems())})")
-        if not isinstance(style, str) or style not in PROBLEMS[problem]["styles"]:
-            raise Reject(cid, f"prompt_style {str(style)[:40]!r} is not accepted by {problem} "
+        if trial.style is None:
+            raise Reject(cid, f"prompt_style {short(style)!r} is not accepted by {problem} "
                               f"(valid: {', '.join(PROBLEMS[problem]['styles'])})")
-        # the cell is known from here on: a trial invalid past this point still counts in
-        # its cell (as None), so dropping a bad trial can never raise a cell's mean
-        trial.problem, trial.style = problem, style
         if problem not in problems or style not in styles:
             trial.status = "filtered"
             return trial, []
@@ -1392,14 +1466,14 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
             raise Reject(cid, "trial.json: artefacts must be an object")
         if PROBLEMS[problem]["family"] == "training_code":
             if rec.get("algorithm", ALGORITHMS[0]) not in ALGORITHMS:
-                raise Reject(cid, f"algorithm {str(rec.get('algorithm'))[:40]!r} is not one of "
+                raise Reject(cid, f"algorithm {short(rec.get('algorithm'))!r} is not one of "
                                   f"{', '.join(ALGORITHMS)}")
             if isinstance(rec.get("seed"), bool) or not isinstance(rec.get("seed"), int):
                 raise Reject(cid, "seed missing or not an integer (it selects the baseline)")
         calls = parse_trace(rec, tid)
     except Reject as exc:
-        trial.reasons.append(exc.check.message)
-        return trial, [exc.check]
+        return invalid_trial(trial, exc.check, os.path.basename(tdir.rstrip(os.sep)), problems,
+                             styles)
     cfg = PROBLEMS[problem]
     checks.append(Check(cid, Status.PASS, f"{problem} / {style}, {len(calls)} tool call(s)"))
     checks += trace_checks(calls, problem, tid)
@@ -1429,6 +1503,10 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     except Reject as exc:
         trial.reasons.append(exc.check.message)
         return trial, checks + [exc.check]
+    except (RecursionError, MemoryError) as exc:   # a value nested too deeply for some walk
+        msg = f"trial.json cannot be graded ({type(exc).__name__}: a value nested too deeply or too large)"
+        trial.reasons.append(msg)
+        return trial, checks + [Check(cid, Status.FAIL, msg)]
     checks += more
     trial.terms, trial.score = terms, terms.get("overall")
     if trial.score is None:
@@ -1511,7 +1589,7 @@ def grade(run_dir: str, problems: set, styles: set) -> tuple:
         trial, more = grade_trial(path, run, problems, styles)
         trials.append(trial)
         checks += more
-    checks += duplicate_checks(trials)
+    checks += duplicate_checks(trials) + unplaced_checks(trials)
     filtered = sum(t.status == "filtered" for t in trials)
     if filtered:
         checks.append(Check("run.filter", Status.SKIP, f"{filtered} trial(s) outside --problem/--style"))

@@ -158,12 +158,12 @@ def test_a_broken_trial_cannot_be_dropped_to_raise_its_cell_mean(run):
     assert [c.status for c in checks if c.id == "cell.beams2d/full"] == [G.Status.REVIEW]
     result, score = G.verdict(checks, strict=False)
     assert result == "PARTIAL"
-    # a record whose problem is unreadable has no cell: reported, out of the table
+    # a record whose problem is unreadable takes the cell its folder name gives (issue 16)
     edit_record(run, "beams2d-full-bad", lambda r: r.update(problem=None))
     _, trials, cells = grade(run)
     assert trials["beams2d-full-bad"].status == "invalid"
     (cell,) = [x for x in cells if (x["problem"], x["style"]) == ("beams2d", "full")]
-    assert cell["n"] == 1 and cell["status"] == "scored"
+    assert cell["n"] == 2 and cell["status"] == "invalid"
 
 
 # ---------------------------------------------------------------- records
