@@ -23,8 +23,10 @@ def by_id(checks, cid):
     return [c for c in checks if c.id == cid]
 
 
-def overall_without_design(watertight=1.0):
-    """Hand formula: no usable design -> IoU, pixel, objective, constraint, connectivity 0."""
+def overall_without_design(watertight=0.0):
+    """Hand formula: no usable design -> IoU, pixel, objective, constraint, connectivity 0, and
+    watertightness 0 (issue 16: an STL is credited only as the design's closed solid, and there
+    is no design to witness it against)."""
     return 0.65 * 0.11 * watertight + 0.20 * 1.0 + 0.15 * 1.0
 
 
