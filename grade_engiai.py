@@ -631,9 +631,11 @@ def optimal_count_check(rec: dict, optimal: tuple, tid: str) -> list:
     claimed = rec.get("optimal_call_count")
     if claimed is None or as_number(claimed) == len(optimal):
         return []
+    shown = short(claimed, as_repr=True)
     return [Check(f"trial.{tid}.optimal_calls", Status.INFO,
-                  f"trial records optimal_call_count={short(claimed, as_repr=True)}; the registry's is {len(optimal)} "
-                  f"({' > '.join(optimal)}), which is used", claimed, len(optimal))]
+                  f"trial records optimal_call_count={shown}; the registry's is {len(optimal)} "
+                  f"({' > '.join(optimal)}), which is used",
+                  as_number(claimed) if as_number(claimed) is not None else shown, len(optimal))]
 
 
 # =============================================================================
