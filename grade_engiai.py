@@ -1944,14 +1944,19 @@ def grade(run_dir: str, problems: set, styles: set) -> tuple:
 # VERDICT
 # =============================================================================
 def verdict(checks: list, *, strict: bool) -> tuple:
-    """(result, score) from records alone.  Score = mean of the scorable cells' means."""
-    means = [c.measured["mean"] for c in checks if c.id.startswith("cell.")
-             and isinstance(c.measured, dict) and c.measured.get("status") == "scored"]
+    """(result, score) from records alone.  Score = mean over the scorable cells' means and a
+    0.0 for every INVALID cell and every malformed trial with no cell (run.unplaced_trials): a
+    malformed record never raises the SCORE (issue 16).  UNSCORABLE/UNSUPPORTED cells (harness
+    gaps, the seed's None) stay out of it."""
+    cells = [c.measured for c in checks if c.id.startswith("cell.") and isinstance(c.measured, dict)]
+    means = [c["mean"] for c in cells if c.get("status") == "scored"]
     inconclusive = any(c.status in (Status.FAIL, Status.REVIEW) for c in checks)
     if strict and (inconclusive or not means):
         return "FAIL", 0.0
     if not means:
         return "UNGRADED", None
+    means += [0.0] * sum(c.get("status") == "invalid" for c in cells)
+    means += [0.0] * sum(int(c.measured) for c in checks if c.id == "run.unplaced_trials")
     exact = sum(means) / len(means)
     score = round(exact, 4)
     if score == 1.0 and exact < 1.0 - SPEC["full_score_tol"]:

@@ -84,22 +84,25 @@ def sample_copy(tmp_path):
 
 
 def test_unparseable_trial_json_stays_in_its_cell_as_invalid(tmp_path):
-    """The issue's case: `{"broken` as beams2d-full-ex1's record used to leave the cell (0.6767
-    shown as ok over the other trial) and raise the SCORE 0.8253 -> 0.8273."""
+    """The issue's case: `{"broken` as beams2d-full-ex0's record used to leave the cell (0.6767
+    shown as ok over the other trial).  Now the cell is INVALID, and an INVALID cell counts 0.0
+    in the SCORE, so breaking a record can never raise it (merely excluding the cell would give
+    0.8273 > 0.8253 here)."""
     run_dir = sample_copy(tmp_path)
-    (run_dir / "trials" / "beams2d-full-ex1" / "trial.json").write_text('{"broken')
+    (run_dir / "trials" / "beams2d-full-ex0" / "trial.json").write_text('{"broken')
     rc, out, err, doc = run_grader(GRADER, run_dir, "--json", tmp_path / "r.json")
     assert "Traceback" not in err
     cell = [c for c in doc["cells"] if (c["problem"], c["style"]) == ("beams2d", "full")][0]
     assert cell["status"] == "invalid" and cell["n"] == 2 and cell["n_none"] == 1
     assert cell["mean"] is None
-    rec = [c for c in doc["checks"] if c["id"] == "trial.beams2d-full-ex1.record"][0]
+    rec = [c for c in doc["checks"] if c["id"] == "trial.beams2d-full-ex0.record"][0]
     assert rec["status"] == "FAIL" and "not valid JSON" in rec["message"]
     assert "kept as INVALID in the cell beams2d/full its folder name gives" in rec["message"]
     keys = verdict_lines(out)
     assert keys["RESULT"] == "PARTIAL" and keys["trials_invalid"] == "1"
     scored = [c["mean"] for c in doc["cells"] if c["status"] == "scored"]
-    assert len(scored) == 11 and float(keys["SCORE"]) == pytest.approx(sum(scored) / 11, abs=5e-5)
+    assert len(scored) == 11 and float(keys["SCORE"]) == pytest.approx(sum(scored) / 12, abs=5e-5)
+    assert float(keys["SCORE"]) == pytest.approx(0.7584, abs=5e-5) and float(keys["SCORE"]) < 0.8253
 
 
 @pytest.mark.parametrize("folder,cell", [
@@ -121,7 +124,8 @@ def test_unreadable_record_and_folder_name_is_reported_and_the_run_cannot_pass(g
     assert trials["mystery"].status == "invalid" and trials["mystery"].problem is None
     (u,) = [c for c in checks if c.id == "run.unplaced_trials"]
     assert u.status is G.Status.FAIL and "mystery" in u.message and u.measured == 1
-    assert G.verdict(checks, strict=False)[0] == "PARTIAL"
+    # PARTIAL, and the lost trial counts 0.0 in the SCORE (6 scored cells at 1.0 + one 0.0)
+    assert G.verdict(checks, strict=False) == ("PARTIAL", round(6 / 7, 4))
     # with a folder name that names a cell, it sits there instead
     shutil.move(run_dir / "trials" / "mystery", run_dir / "trials" / "beams2d-full-retry")
     checks, trials, cells = grade(run_dir)
