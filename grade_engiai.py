@@ -64,6 +64,7 @@ SPEC = {
     "stl_weld_rel_tol": 1e-5,          # not in seed: STL vertices closer than this fraction of the
                                        # mesh scale are one vertex (float noise; TRIAL_FORMAT.md)
     "stl_geometry_rel_tol": 1e-5,      # not in seed: exported volume/centroid vs the design's cells
+    "stl_footprint_max_tests": 1 << 25,  # not in seed: point-in-face tests for the footprint witness
     "multi_export_count": 2,           # seed: "two exports from one optimization"
     "rag_default_tol": 0.05,           # public RAG scorer default tolerance, within <=
     "rag_modes": {                     # public RAG scorer: sub-weights by tested parameters
@@ -932,7 +933,65 @@ def task_completion(style: str, calls: list, expected, gt: dict, stl_reports: di
     return (0.0 if bad else 1.0), checks + [Check(f"trial.{tid}.task", Status.INFO, msg)]
 
 
-def solid_fit(rep: dict, design, s: float, thr: float, mirrored: bool, strict: bool):
+_FOOT_OFFSET = (0.5 + 0.1180339887, 0.5 - 0.0729490169)   # inside the cell, off every grid diagonal
+
+
+def cap_faces(tris, rep: dict) -> dict:
+    """{"top": (k, 3, 2), "bottom": (k, 3, 2)}: the x/y corners of the faces lying in the plane
+    z = z_max facing up, and in z = z_min facing down (within the weld tolerance)."""
+    import numpy as np
+    z = tris[..., 2]
+    nz = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])[:, 2]
+    tol = rep["weld_tol"]
+    top = np.all(z >= z.max() - tol, axis=1) & (nz > 0)
+    bottom = np.all(z <= z.min() + tol, axis=1) & (nz < 0)
+    return {"top": tris[top][..., :2].copy(), "bottom": tris[bottom][..., :2].copy()}
+
+
+def footprint(faces, shape: tuple, s: float):
+    """(cells covered, hits outside the grid) of x/y triangles at scale s: cell (r, c) is covered
+    when its sample point ((c + 0.618..) s, (r + 0.427..) s) lies in some face (edges included).
+    None when the faces would need more than stl_footprint_max_tests point tests."""
+    import numpy as np
+    rows, cols = shape
+    covered = np.zeros(shape, dtype=bool)
+    if len(faces) == 0:
+        return covered, 0
+    u = faces / s
+    ox, oy = _FOOT_OFFSET
+    cx0 = np.ceil(u[..., 0].min(axis=1) - ox).astype(np.int64)
+    cx1 = np.floor(u[..., 0].max(axis=1) - ox).astype(np.int64)
+    cy0 = np.ceil(u[..., 1].min(axis=1) - oy).astype(np.int64)
+    cy1 = np.floor(u[..., 1].max(axis=1) - oy).astype(np.int64)
+    nx, ny = np.maximum(0, cx1 - cx0 + 1), np.maximum(0, cy1 - cy0 + 1)
+    cnt = nx * ny
+    if int(cnt.sum()) > SPEC["stl_footprint_max_tests"]:
+        return None
+    outside, eps = 0, 1e-9
+    bounds = np.searchsorted(np.cumsum(cnt), np.arange(0, int(cnt.sum()) + (1 << 20), 1 << 20))
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if lo >= hi:
+            continue
+        c = cnt[lo:hi]
+        tri = np.repeat(np.arange(lo, hi), c)
+        local = np.arange(int(c.sum())) - np.repeat(np.cumsum(c) - c, c)
+        px = cx0[tri] + local % nx[tri]
+        py = cy0[tri] + local // nx[tri]
+        a, b, d = u[tri, 0], u[tri, 1], u[tri, 2]
+        qx, qy = px + ox, py + oy
+
+        def side(p0, p1):
+            return (p1[:, 0] - p0[:, 0]) * (qy - p0[:, 1]) - (p1[:, 1] - p0[:, 1]) * (qx - p0[:, 0])
+        s1, s2, s3 = side(a, b), side(b, d), side(d, a)
+        inside = ((s1 >= -eps) & (s2 >= -eps) & (s3 >= -eps)) | ((s1 <= eps) & (s2 <= eps) & (s3 <= eps))
+        ok = inside & (px >= 0) & (px < cols) & (py >= 0) & (py < rows)
+        outside += int(np.sum(inside & ~ok))
+        covered[py[ok], px[ok]] = True
+    return covered, outside
+
+
+def solid_fit(rep: dict, design, s: float, thr: float, mirrored: bool, strict: bool,
+              caps=None):
     """None when the design has no cell above thr; else whether the closed STL is the solid of
     the design's cells above thr (`>` when strict, else `>=`) at scale_xy s: cell (i, j) at
     x = j*s, y = i*s (rows reversed when mirrored), height z_extent; its volume N*s^2*h, x/y
@@ -953,13 +1012,23 @@ def solid_fit(rep: dict, design, s: float, thr: float, mirrored: bool, strict: b
     tol, at = SPEC["stl_geometry_rel_tol"], SPEC["stl_geometry_rel_tol"] * rep["scale"]
     want_v = cnt * s * s * rep["z_extent"]
     (bx0, by0, _), (bx1, by1, _) = rep["bbox"]
-    return bool(abs(rep["volume"] - want_v) <= tol * want_v and
-                abs(rep["centroid"][0] - s * cx) <= at and abs(rep["centroid"][1] - s * cy) <= at and
-                max(abs(bx0 - s * xlo), abs(bx1 - s * xhi), abs(by0 - s * ylo),
-                    abs(by1 - s * yhi)) <= at)
+    if not (abs(rep["volume"] - want_v) <= tol * want_v and
+            abs(rep["centroid"][0] - s * cx) <= at and abs(rep["centroid"][1] - s * cy) <= at and
+            max(abs(bx0 - s * xlo), abs(bx1 - s * xhi), abs(by0 - s * ylo),
+                abs(by1 - s * yhi)) <= at):
+        return False
+    # the footprint itself: the up-facing faces at the top and the down-facing faces at the
+    # bottom each cover exactly the design's cells (a coarse solid with the right volume,
+    # centroid and bounding box does not)
+    want = mask[::-1] if mirrored else mask
+    for faces in (caps or {}).values():
+        got = footprint(faces, mask.shape, s)
+        if got is None or got[1] or not np.array_equal(got[0], want):
+            return False
+    return True
 
 
-def stl_witness(rep: dict, design, exports: list) -> dict:
+def stl_witness(rep: dict, design, exports: list, caps=None) -> dict:
     """Is a closed STL the solid of the trial's design?  {ok, why}.  The parameters tried: each
     successful convert_design_to_stl naming the file reports scale_xy, threshold and mirrored;
     beside the reported values the grader also tries scale_xy = the footprint's x extent over
@@ -991,7 +1060,7 @@ def stl_witness(rep: dict, design, exports: list) -> dict:
             for s in {x for x in (s_rep, s_geo) if x is not None and x > 0}:
                 for mir in mirrors:
                     tried += 1
-                    if solid_fit(rep, design, s, thr, mir, strict):
+                    if solid_fit(rep, design, s, thr, mir, strict, caps):
                         return {"ok": True, "why": (
                             f"its volume, x/y centroid and footprint are those of the design's "
                             f"{int(mask.sum())} cells {'>' if strict else '>='} {thr:g} at scale_xy "
@@ -1003,11 +1072,12 @@ def stl_witness(rep: dict, design, exports: list) -> dict:
         return {"ok": False, "why": "the design has no cell above the export threshold: its solid "
                                     "would be empty"}
     return {"ok": False, "why": (
-        f"its volume {rep['volume']:.6g} and centroid do not match the design's cells at any of "
-        f"the {tried} parameter set(s) tried (a closed solid, but not the design's)")}
+        f"its volume {rep['volume']:.6g}, centroid, bounding box or footprint do not match the "
+        f"design's cells at any of the {tried} parameter set(s) tried (a closed solid, but not the "
+        "design's)")}
 
 
-def export_geometry_checks(calls: list, design, stl_reports: dict, tid: str) -> list:
+def export_geometry_checks(calls: list, design, stl_reports: dict, tid: str, caps=None) -> list:
     """The exported solid against the final design and the parameters the export reports
     (solid_fit).  A mismatch is REVIEW (the export may not be of this design, or the tool
     result misreports scale_xy/threshold/mirrored); the export is still counted for task
@@ -1030,7 +1100,8 @@ def export_geometry_checks(calls: list, design, stl_reports: dict, tid: str) -> 
                              f"{name}: reported export parameters not checked against the design: "
                              f"{why}"))
             continue
-        fits = [f for f in (solid_fit(rep, design, s, thr, mir, strict) for strict in (True, False))
+        fits = [f for f in (solid_fit(rep, design, s, thr, mir, strict, (caps or {}).get(name))
+                            for strict in (True, False))
                 if f is not None]
         if not fits:
             out.append(Check(f"trial.{tid}.export_geometry", Status.INFO,
@@ -1096,7 +1167,7 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
             checks.append(Check(exc.check.id, Status.FAIL, exc.check.message + ": design terms 0",
                                 exc.check.measured, exc.check.limit))
     # exported STL files: each read from disk, watertightness from its own geometry
-    stl_reports = {}
+    stl_reports, caps = {}, {}
     stl_names = arts.get("stl", [])
     if not isinstance(stl_names, list):
         checks.append(Check(f"trial.{tid}.stl", Status.FAIL, "artefacts.stl must be a list"))
@@ -1104,17 +1175,19 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
     for name in stl_names:
         cid = f"trial.{tid}.stl"
         try:
-            rep = watertight_report(read_stl(safe_member(tdir, name, cid), cid))
+            tris = read_stl(safe_member(tdir, name, cid), cid)
+            rep = watertight_report(tris)
         except Reject as exc:
             checks.append(exc.check)
             continue
         stl_reports[name] = rep
+        caps[name] = cap_faces(tris, rep) if rep["ok"] else None
     # watertight = a closed solid of positive volume that is the design's (the witness)
     for name, rep in stl_reports.items():
         if rep["ok"]:
             rep["witness"] = stl_witness(rep, design, [
                 c["result"] for c in calls if c["name"] == "convert_design_to_stl" and succeeded(c)
-                and c["result"].get("stl_path") == name])
+                and c["result"].get("stl_path") == name], caps.get(name))
         checks.append(Check(f"trial.{tid}.stl", Status.INFO, f"{name}: {describe_watertight(rep)}",
                             rep))
     watertight = (float(np.mean([isinstance(n, str) and n in stl_reports and stl_reports[n]["ok"]
@@ -1140,7 +1213,7 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
     checks += optimal_count_check(rec, optimal, tid)
     tc, tc_checks = task_completion(style, calls, rec.get("expected"), gt, stl_reports, tid)
     terms["task_completion"] = tc
-    checks += tc_checks + export_geometry_checks(calls, design, stl_reports, tid)
+    checks += tc_checks + export_geometry_checks(calls, design, stl_reports, tid, caps)
     terms["overall"] = weighted(cfg["weights"], terms)
     if design is not None:     # for the run's cross-trial copy check (design_copy_checks)
         run.designs[tid] = {"problem": problem, "example": ex, "design": design,

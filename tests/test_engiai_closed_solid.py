@@ -91,7 +91,20 @@ def test_sheets_doubled_degenerate_and_inside_out_meshes_fail_with_the_reason(ru
     assert trials[TID].terms["watertightness"] == 0.0
 
 
+def ring():
+    """A 32-triangle rectangular frame with beam()'s bounding box, cell count (1960) and
+    centroid (50, 25): volume, centroid and bounding box all agree; only the footprint does not."""
+    w = (300 - np.sqrt(300 ** 2 - 16 * 1960)) / 8
+    m = np.ones((3, 3), bool)
+    m[1, 1] = False
+    t = B.mesh(m).astype(np.float64)
+    for axis, lines in ((0, (0, w, 100 - w, 100)), (1, (0, w, 50 - w, 50))):
+        t[..., axis] = np.asarray(lines)[np.rint(t[..., axis]).astype(int)]
+    return t
+
+
 @pytest.mark.parametrize("tris", [
+    ring(),                                          # right volume, centroid and bounding box
     box(0, 1, 0, 1, 0, 1),                           # a tiny closed solid with the right z extent
     box(0, 100, 0, 50, 0, 1),                        # the design's bounding box, filled
     B.mesh(B.beam(webs=(15, 50, 85))),               # another design, same z extent
@@ -101,7 +114,7 @@ def test_a_closed_solid_that_is_not_the_designs_is_not_credited(run, tris):
     checks, trials, _ = grade(run)
     c = stl_record(checks)
     assert c.message.startswith("design.stl: not watertight: closed solid")
-    assert "do not match the design's cells" in c.message
+    assert "footprint do not match the design's cells" in c.message
     assert trials[TID].terms["watertightness"] == 0.0
 
 
