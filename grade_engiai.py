@@ -64,7 +64,7 @@ SPEC = {
     "stl_weld_rel_tol": 1e-5,          # not in seed: STL vertices closer than this fraction of the
                                        # mesh scale are one vertex (float noise; TRIAL_FORMAT.md)
     "stl_geometry_rel_tol": 1e-5,      # not in seed: exported volume/centroid vs the design's cells
-    "stl_footprint_max_tests": 1 << 25,  # not in seed: point-in-face tests for the footprint witness
+    "stl_footprint_max_tests": 1 << 24,  # not in seed: (face, row) pairs the footprint witness scans
     "multi_export_count": 2,           # seed: "two exports from one optimization"
     "rag_default_tol": 0.05,           # public RAG scorer default tolerance, within <=
     "rag_modes": {                     # public RAG scorer: sub-weights by tested parameters
@@ -950,44 +950,54 @@ def cap_faces(tris, rep: dict) -> dict:
 
 def footprint(faces, shape: tuple, s: float):
     """(cells covered, hits outside the grid) of x/y triangles at scale s: cell (r, c) is covered
-    when its sample point ((c + 0.618..) s, (r + 0.427..) s) lies in some face (edges included).
-    None when the faces would need more than stl_footprint_max_tests point tests."""
+    when its sample point ((c + 0.618..) s, (r + 0.427..) s) lies in some face (edges included;
+    the point sits off every grid line and cell diagonal).  Scanline: per face and sample row,
+    the face's x interval on that row covers a run of cells.  None when the faces span more
+    than stl_footprint_max_tests (face, row) pairs."""
     import numpy as np
     rows, cols = shape
-    covered = np.zeros(shape, dtype=bool)
+    diff = np.zeros((rows, cols + 1), dtype=np.int64)
     if len(faces) == 0:
-        return covered, 0
+        return diff[:, :cols] > 0, 0
     u = faces / s
     ox, oy = _FOOT_OFFSET
-    cx0 = np.ceil(u[..., 0].min(axis=1) - ox).astype(np.int64)
-    cx1 = np.floor(u[..., 0].max(axis=1) - ox).astype(np.int64)
-    cy0 = np.ceil(u[..., 1].min(axis=1) - oy).astype(np.int64)
-    cy1 = np.floor(u[..., 1].max(axis=1) - oy).astype(np.int64)
-    nx, ny = np.maximum(0, cx1 - cx0 + 1), np.maximum(0, cy1 - cy0 + 1)
-    cnt = nx * ny
-    if int(cnt.sum()) > SPEC["stl_footprint_max_tests"]:
+    r0 = np.ceil(u[..., 1].min(axis=1) - oy).astype(np.int64)
+    r1 = np.floor(u[..., 1].max(axis=1) - oy).astype(np.int64)
+    cnt = np.maximum(0, r1 - r0 + 1)
+    total = int(cnt.sum())
+    if total > SPEC["stl_footprint_max_tests"]:
         return None
-    outside, eps = 0, 1e-9
-    bounds = np.searchsorted(np.cumsum(cnt), np.arange(0, int(cnt.sum()) + (1 << 20), 1 << 20))
+    outside, eps, chunk = 0, 1e-9, 1 << 20
+    bounds = np.searchsorted(np.cumsum(cnt), np.arange(0, total + chunk, chunk), side="right")
+    bounds[0] = 0
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         if lo >= hi:
             continue
         c = cnt[lo:hi]
         tri = np.repeat(np.arange(lo, hi), c)
-        local = np.arange(int(c.sum())) - np.repeat(np.cumsum(c) - c, c)
-        px = cx0[tri] + local % nx[tri]
-        py = cy0[tri] + local // nx[tri]
-        a, b, d = u[tri, 0], u[tri, 1], u[tri, 2]
-        qx, qy = px + ox, py + oy
-
-        def side(p0, p1):
-            return (p1[:, 0] - p0[:, 0]) * (qy - p0[:, 1]) - (p1[:, 1] - p0[:, 1]) * (qx - p0[:, 0])
-        s1, s2, s3 = side(a, b), side(b, d), side(d, a)
-        inside = ((s1 >= -eps) & (s2 >= -eps) & (s3 >= -eps)) | ((s1 <= eps) & (s2 <= eps) & (s3 <= eps))
-        ok = inside & (px >= 0) & (px < cols) & (py >= 0) & (py < rows)
-        outside += int(np.sum(inside & ~ok))
-        covered[py[ok], px[ok]] = True
-    return covered, outside
+        row = r0[tri] + np.arange(int(c.sum())) - np.repeat(np.cumsum(c) - c, c)
+        y = row + oy
+        xl = np.full(y.shape, np.inf)
+        xr = np.full(y.shape, -np.inf)
+        for i, j in ((0, 1), (1, 2), (2, 0)):
+            p, q = u[tri, i], u[tri, j]
+            dy = q[:, 1] - p[:, 1]
+            hit = ((p[:, 1] - y) * (q[:, 1] - y) <= 0) & (dy != 0)
+            x = p[:, 0] + (y - p[:, 1]) * (q[:, 0] - p[:, 0]) / np.where(dy != 0, dy, 1.0)
+            xl = np.where(hit, np.minimum(xl, x), xl)
+            xr = np.where(hit, np.maximum(xr, x), xr)
+        c0 = np.ceil(xl - eps - ox)
+        c1 = np.floor(xr + eps - ox)
+        run = np.isfinite(c0) & (c1 >= c0)
+        row, c0, c1 = row[run], c0[run].astype(np.int64), c1[run].astype(np.int64)
+        inside_row = (row >= 0) & (row < rows)
+        outside += int(np.sum(~inside_row) + np.sum(np.maximum(0, -c0[inside_row])) +
+                       np.sum(np.maximum(0, c1[inside_row] - (cols - 1))))
+        row, c0, c1 = row[inside_row], np.clip(c0[inside_row], 0, cols), np.clip(c1[inside_row], -1, cols - 1)
+        keep = c1 >= c0
+        np.add.at(diff, (row[keep], c0[keep]), 1)
+        np.add.at(diff, (row[keep], c1[keep] + 1), -1)
+    return np.cumsum(diff, axis=1)[:, :cols] > 0, outside
 
 
 def solid_fit(rep: dict, design, s: float, thr: float, mirrored: bool, strict: bool,
