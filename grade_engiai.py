@@ -95,6 +95,8 @@ SPEC = {
     "copy_scale_percentile": 5.0,
     "copy_distance_frac": 0.25,
     "copy_max_share": 0.05,
+    "copy_max_ground_truths": 4096,    # design copy check: more ground truths of a problem than
+                                       # this -> only the run's own examples are compared
 }
 
 # ---- REGISTRY: the one table every CLI choice list and every weight comes from ----
@@ -859,7 +861,8 @@ def expected_params(style: str, expected, gt: dict) -> list:
         exports = p.get("exports")
         if not isinstance(exports, list) or len(exports) != SPEC["multi_export_count"] or \
                 not all(isinstance(e, dict) for e in exports):
-            raise Unscorable("workflow-multi-export: stl_expected_params.exports must list two objects")
+            raise Unscorable(f"workflow-multi-export: stl_expected_params.exports must list "
+                             f"{SPEC['multi_export_count']} objects")
         return exports
     if style == "workflow-conditional":
         try:
@@ -1256,8 +1259,13 @@ def design_copy_checks(trials: list, run: "RunRefs", checks: list) -> list:
     for tid, e in run.designs.items():
         if tid in scored:
             by_problem.setdefault(e["problem"], []).append((tid, e))
+    out = []
     for problem, entries in sorted(by_problem.items()):
-        gts = run.all_ground_truths(problem)
+        gts, every = run.all_ground_truths(problem, {e["example"] for _, e in entries})
+        if not every:
+            out.append(Check(f"run.design_copies.{problem}", Status.INFO,
+                             f"more than {SPEC['copy_max_ground_truths']} ground truths of {problem}: "
+                             "designs compared with the run's own examples' only"))
         exs = sorted(gts)
         gi = {ex: i for i, ex in enumerate(exs)}
         if any(e["example"] not in gi for _, e in entries):
@@ -1300,7 +1308,6 @@ def design_copy_checks(trials: list, run: "RunRefs", checks: list) -> list:
                         reasons.setdefault(x, []).append(
                             f"a near-copy of the design of trial {y} (example {ey}), and it fits "
                             "its own ground truth no better than that one fits its own")
-    out = []
     for tid in sorted(reasons):
         t = scored[tid]
         before = t.score
@@ -1666,8 +1673,9 @@ class RunRefs:
         self._reported = set()   # baseline notes are printed once, not once per trial
         self.designs = {}        # trial id -> the scored design trial's design (copy checks)
 
-    def all_ground_truths(self, problem: str) -> dict:
-        """{example: design} of every readable ground truth of a problem (copy checks)."""
+    def all_ground_truths(self, problem: str, wanted: set) -> tuple:
+        """({example: design} of the readable ground truths of a problem, all compared): every
+        one, or only the `wanted` examples when there are more than copy_max_ground_truths."""
         import h5py
         out = {}
         try:
@@ -1675,14 +1683,15 @@ class RunRefs:
                 grp = _h5_get(fh, f"ground_truth/{problem}", "run.reference")
                 names = list(grp.keys()) if isinstance(grp, h5py.Group) else []
         except Reject:
-            return out
-        for name in names:
-            if re.fullmatch(r"-?[0-9]{1,18}", name):
-                try:
-                    out[int(name)] = self.ground_truth(problem, int(name))[0]
-                except Unscorable:
-                    continue
-        return out
+            return out, False
+        exs = [int(n) for n in names if re.fullmatch(r"-?[0-9]{1,18}", n)]
+        every = len(exs) <= SPEC["copy_max_ground_truths"]
+        for ex in exs if every else sorted(wanted & set(exs)):
+            try:
+                out[ex] = self.ground_truth(problem, ex)[0]
+            except Unscorable:
+                continue
+        return out, every
 
     def ground_truth(self, problem: str, example: int) -> tuple:
         key = ("gt", problem, example)

@@ -185,3 +185,13 @@ def test_ground_truth_without_optimization_is_held_with_optimization_is_not(run)
     (c,) = by_id(checks, "trial.beams2d-full.design_copy")
     assert "no successful optimize_design" in c.message
     assert trials["beams2d-full"].terms["design_quality"] == 0.0
+
+
+def test_too_many_ground_truths_compares_the_runs_own_examples_and_says_so(run, monkeypatch):
+    _, dst = two_example_run(run)
+    put_design(dst, B.beam().astype(np.float64) * 0.97 + 0.01)
+    monkeypatch.setitem(G.SPEC, "copy_max_ground_truths", 1)
+    checks, _, _ = grade(run)
+    (i,) = [c for c in checks if c.id == "run.design_copies.beams2d"]
+    assert i.status is G.Status.INFO and "run's own examples" in i.message
+    assert by_id(checks, "trial.beams2d-full-ex1.design_copy")       # still found: both in the run
