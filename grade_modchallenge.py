@@ -1103,6 +1103,7 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
                                                 iso_pairs=[[_triple(x), _triple(y)] for x, y in pairs]),
                          load_timeout, rearm=rearm, lib_files=SHIM_FILES, cpu_seconds=cpu)
     outcomes = {"load+checks": check}
+    progress(f"gates 5-7: load, isolation and determinism child {check.status} ({check.wall:.1f} s)")
     checks = []
     failed = _events(check, "load_failed")
     loaded = _events(check, "loaded")
@@ -1135,6 +1136,7 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
                          followup=lambda body: tiers_msg if isinstance(body, dict)
                          and body.get("event") == "ready" else None)
     outcomes["inference"] = infer
+    progress(f"gate 8: inference child {infer.status} ({infer.wall:.1f} s of the {budget:g} s budget)")
 
     # determinism: passes A, B (one process) and C (a fresh one), decoded, all equal
     passes = {}
@@ -1922,6 +1924,8 @@ def usage_checks(args) -> None:
     for sub in args.submissions:
         if not os.path.isdir(sub):
             raise UsageError(f"{sub} is not a directory")
+    if args.out and len(args.submissions) > 1:
+        raise UsageError("--out takes one submission (grade several with --json and --table)")
 
 
 def standalone_action(args):
