@@ -152,3 +152,22 @@ def test_progress_goes_to_stderr_only_and_not_under_quiet(tmp_path):
     assert quiet.stderr == "" and quiet.returncode == proc.returncode == 2
     summary = [line for line in proc.stdout.splitlines() if line.startswith("summary:")]
     assert summary == [line for line in quiet.stdout.splitlines() if line.startswith("summary:")]
+
+
+def test_quiet_never_changes_the_summary_counts(tmp_path, capsys):
+    """EngiAI and SciCode used to count only the printed lines under --quiet."""
+    sys.path.insert(0, str(REFERENCE / "scicode"))
+    import scicode_synthetic
+    files = {k: str(v) for k, v in scicode_synthetic.write_all(str(tmp_path / "sc")).items()}
+    runs = {"engiai": [REFERENCE / "engiai" / "sample_run"],
+            "scicode": [files["correct"], "--problems", files["problems_test.jsonl"], "--h5",
+                        files["targets.h5"], "--no-exec"]}
+    for name, argv in runs.items():
+        summaries = []
+        for extra in ([], ["--quiet"]):
+            rc, out, err = call_main(grader(name), argv + extra, capsys)
+            summaries.append([line for line in out.splitlines() if line.startswith("summary:")])
+            if extra:
+                assert err == "" and len(out.splitlines()) < n_lines, name      # fewer lines shown
+            n_lines = len(out.splitlines())
+        assert summaries[0] == summaries[1] and len(summaries[0]) == 1, (name, summaries)
