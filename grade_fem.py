@@ -1912,6 +1912,10 @@ def report_verdict(report: Report, args) -> tuple:
     return verdict(report.checks, strict=args.strict, no_exec=args.no_exec)
 
 
+def finish_report(report: Report, result: str, score, args) -> None:
+    """After the verdict, before printing: records that need the verdict (e.g. figures) go here."""
+
+
 def exit_code_of(report: Report, result: str, score) -> int:
     if result == "UNGRADED":
         return EXIT_UNGRADED
@@ -2282,6 +2286,7 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        finish_report(report, result, score, args)
     except UsageError as exc:
         progress_end()
         print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
