@@ -2332,6 +2332,7 @@ def report_doc(report, result: str, score, args, exit_code: int, started: float,
            "phases": {k: round(v, 4) for k, v in report.phases.items()},
            "keys": _jsonable(report.keys), "result": result, "score": score,
            "run": run_block(args, exit_code, started, wall)}
+    doc["sandbox"] = doc["run"]["sandbox"]      # also at the top, where CONVENTIONS names it
     doc.update(_jsonable(report_extra(report)))
     return doc
 
