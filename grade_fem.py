@@ -3166,23 +3166,34 @@ def grade_single(args, submission: str) -> tuple:
         progress_end()
         print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED, None
+    except Exception as exc:
+        if _INTERRUPT["at"] is None:
+            return _grader_error(exc)
+        return _interrupted_exit(submission)    # an import or a wait broken by the interrupt
     except KeyboardInterrupt:
-        progress_end()
-        kill_descendants()
-        print(f"{GRADER_NAME}: interrupted: {submission} not graded (results kept by --out are "
-              "reused when rerun)", file=sys.stderr)
-        return EXIT_INTERRUPTED, None
-    except Exception as exc:  # a grader bug: never reported as a score
-        progress_end()
-        import traceback
-        traceback.print_exc(file=sys.stderr)
-        print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
-        print("RESULT: UNGRADED")
-        return EXIT_GRADER, None
+        return _interrupted_exit(submission)
     progress_end()
     code = exit_code_of(report, result, score)
     print_submission_report(report, result, score, args)
     return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
+
+
+def _interrupted_exit(submission: str) -> tuple:
+    progress_end()
+    kill_descendants()
+    print(f"{GRADER_NAME}: interrupted: {submission} not graded (results kept by --out are "
+          "reused when rerun)", file=sys.stderr)
+    return EXIT_INTERRUPTED, None
+
+
+def _grader_error(exc) -> tuple:
+    """A grader bug (called while it is handled): never reported as a score."""
+    import traceback
+    progress_end()
+    traceback.print_exc(file=sys.stderr)
+    print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
+    print("RESULT: UNGRADED")
+    return EXIT_GRADER, None
 
 
 def grade_many(args) -> tuple:

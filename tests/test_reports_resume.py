@@ -145,6 +145,6 @@ def test_ctrl_c_is_exit_130_children_gone_no_traceback(tmp_path):
     kids = descendants(proc.pid)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "Traceback" not in err and "RESULT" not in out
+    assert proc.returncode == 130 and "Traceback" not in err and "RESULT" not in out, (out, err)
     assert kids and not any(alive(p) for p in kids)
     assert not (tmp_path / "r.json").exists()
