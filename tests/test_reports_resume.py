@@ -96,13 +96,9 @@ def test_scicode_interrupted_then_resumed_grades_only_the_rest(scicode, tmp_path
     same = {c["id"]: c["status"] for c in doc["checks"] if c["id"] != "run.resume"}
     assert same == {c["id"]: c["status"] for c in full["checks"] if c["id"] != "run.resume"}
     assert verdict_lines(out)["steps_passed"] == verdict_lines(full_out)["steps_passed"] == "6/6"
-
-
-def test_scicode_resume_ignores_results_of_other_inputs(scicode, tmp_path):
-    grader = str(REPO / "grade_scicode.py")
-    run_grader(grader, *scicode, "--out", tmp_path / "o", "--dry-run")
-    rc, out, err, doc = run_grader(grader, *scicode, "--out", tmp_path / "o", "--json", tmp_path / "r.json")
-    assert "resume: 0 of 6" in err and doc["keys"]["mode"] == "normal"       # a dry run is not reused
+    rc, out, err, doc = run_grader(grader, *scicode, "--out", tmp_path / "run", "--dry-run",
+                                   "--json", tmp_path / "d.json")
+    assert "resume: 0 of 6" in err and doc["keys"]["mode"] == "DRY_RUN"   # other inputs: not reused
 
 
 def test_modchallenge_seeds_resume(tmp_path, capsys, monkeypatch):
