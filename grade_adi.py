@@ -2038,7 +2038,10 @@ def bind(src, new, writable=False):
     else:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         open(target, "a").close()
-    mount(src, target, None, MS_BIND)
+    try:
+        mount(src, target, None, MS_BIND)
+    except OSError:                         # a mount with locked submounts (e.g. /sys) binds only
+        mount(src, target, None, MS_BIND | MS_REC)              # with them
     flag = os.statvfs(src).f_flag
     locked = flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
     locked |= sum(ms for st, ms in ATIME if flag & st)
@@ -2065,7 +2068,10 @@ def build_root(new):
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, dev + "/" + name)
     os.makedirs(new + "/proc")
-    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    try:                                    # refused where the host masks parts of its /proc:
+        mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except OSError:                         # the child then runs without one
+        pass
     os.chdir(new)
     if libc.syscall(cfg["pivot_root_nr"], b".", b".") != 0:
         raise OSError(ctypes.get_errno(), "pivot_root")
@@ -2191,6 +2197,7 @@ os._exit(0)
 '''
 
 _SANDBOX = {}          # the probed sandbox level and launch prefix (once per grader process)
+_SHM_BYTES = 1 << 30   # the child's /dev/shm (multiprocessing's locks and shared arrays); RAM-backed
 _PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 
 
@@ -2231,7 +2238,7 @@ def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: 
             "ro": _readonly_paths(ro_extra) + [d for d in (os.path.join(work, "driver"),)
                                                if os.path.isdir(d)],
             "rw": rw, "dev": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
-            + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": 1 << 30,
+            + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": _SHM_BYTES,
             "pivot_root_nr": _PIVOT_ROOT_NR.get(platform.machine(), -1),
             "argv": argv, "cwd": cwd, "rlimits": rlimits, "lifeline": lifeline,
             "close": [0] + [int(a) for a in argv[-1:] if a.isdigit()]}
@@ -2286,11 +2293,12 @@ def _probe_sandbox() -> None:
         full = [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--ipc", "--fork",
                 "--kill-child"]
         seen = _try_launch(full, True, work)
-        if seen and seen["python"] and not seen["hidden_visible"] and seen["pid1"] and seen["proc"]:
+        if seen and seen["python"] and not seen["hidden_visible"] and seen["pid1"]:
             level = dict(user_namespace=True, net_namespace=True, mount_namespace=True,
                          pid_namespace=True, ipc_namespace=True, file_isolation=True,
                          prefix=full, root=True,
-                         job_user_namespace=bool(seen.get("job_userns")), note="")
+                         job_user_namespace=bool(seen.get("job_userns")),
+                         note="" if seen["proc"] else "the child has no /proc (the host refused one)")
         else:
             basic = [unshare, "--user", "--map-root-user", "--net"]
             seen = _try_launch(basic, False, work)

@@ -315,3 +315,18 @@ fork_jobs([{"id": "p"}, {"id": "q"}], run)
     ends = [m for m in oc.messages if m.get("kind") == "job_end"]
     assert [e["status"] for e in ends] == ["ok", "ok"], (oc.reason, oc.stderr)
     assert oc.wall < 15 and all(e["wall"] < 5 for e in ends)
+
+
+@needs_files
+def test_gpu_mode_parameters_pass_paths_and_environment(monkeypatch):
+    """What a CUDA model needs (modchallenge's GPU mode): extra read-only paths (/sys), the
+    device variables, and the resident-memory watchdog instead of the address-space limit."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    body = ('import os, resource\nsend({"sys": os.path.isdir("/sys/class"), '
+            '"env": os.environ.get("CUDA_VISIBLE_DEVICES"), '
+            '"as": resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY})\n')
+    oc = G.run_isolated(str(REPO / "tests"), body, {}, 30, ro_paths=("/sys",),
+                        env_pass=("CUDA_VISIBLE_DEVICES",), memory="resident", mem_bytes=2 << 30)
+    assert oc.messages == [{"sys": True, "env": "0", "as": True}], (oc.reason, oc.stderr)
+    plain = G.run_isolated(str(REPO / "tests"), body, {}, 30)
+    assert plain.messages == [{"sys": False, "env": None, "as": False}], (plain.reason, plain.stderr)
