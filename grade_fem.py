@@ -1778,21 +1778,53 @@ def _sweep_children(pgid):
 
 
 def _relay_job(job, pid, rfd, wfd, limit):
-    """Relay one job child's messages (tagged with its id) until it exits or its limit."""
-    import select, time
+    """Relay one job child's messages (tagged with its id) until it exits or its limit.  The
+    child's exit ends the job even if processes it started still hold its pipe open."""
+    import select, signal, time
     jid = job["id"]
     t0 = time.monotonic()
     deadline = t0 + limit if limit else None
-    buf, total, garbage, reasons, pending, waiting = b"", 0, 0, [], b"", False
-    status, reason, eof = None, "", False
-    while not eof:
+    try:
+        pidfd = _os.pidfd_open(pid)         # readable once the child has exited (Linux >= 5.3)
+    except (AttributeError, OSError):
+        pidfd = None
+    state = {"buf": b"", "total": 0, "garbage": 0, "reasons": [], "waiting": False}
+    pending, status, reason, eof, st = b"", None, "", False, None
+
+    def take(chunk):
+        state["total"] += len(chunk)
+        if state["total"] > _LIM["reply_cap"]:
+            state["garbage"] += 1
+            state["reasons"].append("more than %d bytes of messages" % _LIM["reply_cap"])
+            return False
+        state["buf"] += chunk
+        *lines, state["buf"] = state["buf"].split(b"\n")
+        for line in lines:
+            body, how = _decode_job_line(line)
+            if body is None and how not in (True, False):
+                state["garbage"] += 1
+                if len(state["reasons"]) < 5:
+                    state["reasons"].append(how)
+                continue
+            tagged = dict(body, job=jid) if isinstance(body, dict) else {"job": jid, "value": body}
+            if how:
+                _put({"token": _CH["tok"], "body": tagged, "ask": True})
+                state["waiting"] = True
+            else:
+                send(tagged)
+        return True
+
+    while st is None:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             status, reason = "timeout", "exceeded the %g s job limit" % limit
             break
+        waiting = state["waiting"]
         buffered = waiting and b"\n" in _INBUF[0]
-        rd = [rfd] + ([_CH["in"]] if waiting and not buffered else [])
-        ready_r, ready_w, _ = select.select(rd, [wfd] if pending else [], [], 0 if buffered else left)
+        rd = ([] if eof else [rfd]) + ([_CH["in"]] if waiting and not buffered else []) \
+            + ([pidfd] if pidfd is not None else [])
+        pause = 0 if buffered else left if pidfd is not None else min(0.02, left or 0.02)
+        ready_r, ready_w, _ = select.select(rd, [wfd] if pending else [], [], pause)
         if wfd in ready_w:
             try:
                 pending = pending[_os.write(wfd, pending[:65536]):]
@@ -1800,50 +1832,32 @@ def _relay_job(job, pid, rfd, wfd, limit):
                 pending = b""
         if waiting and (buffered or _CH["in"] in ready_r):
             reply = receive()               # the grader's answer (None once its input ended)
-            waiting = False
+            state["waiting"] = False
             ok = isinstance(reply, dict) and reply.get("job") == jid
             pending += (_json.dumps({"reply": reply.get("reply") if ok else None}) + "\n").encode()
             _os.set_blocking(wfd, False)
-        if rfd not in ready_r:
-            continue
-        chunk = _os.read(rfd, 1 << 20)
-        if not chunk:
-            break
-        total += len(chunk)
-        if total > _LIM["reply_cap"]:
-            garbage += 1
-            reasons.append("more than %d bytes of messages" % _LIM["reply_cap"])
-            status, reason = "crashed", "flooded its message channel"
-            break
-        buf += chunk
-        *lines, buf = buf.split(b"\n")
-        for line in lines:
-            body, how = _decode_job_line(line)
-            if body is None and how not in (True, False):
-                garbage += 1
-                if len(reasons) < 5:
-                    reasons.append(how)
-                continue
-            tagged = dict(body, job=jid) if isinstance(body, dict) else {"job": jid, "value": body}
-            if how:
-                _put({"token": _CH["tok"], "body": tagged, "ask": True})
-                waiting = True
-            else:
-                send(tagged)
-    import signal
-    st = None
-    while status != "timeout":
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            status, reason = "timeout", "exceeded the %g s job limit" % limit
-            break
-        done, code = _os.waitpid(pid, _os.WNOHANG)
-        if done:
-            st = code
-            break
-        time.sleep(0.002)                   # its pipe is closed; its exit follows
-    _os.close(rfd)
-    _os.close(wfd)
+        if rfd in ready_r:
+            chunk = _os.read(rfd, 1 << 20)
+            if not chunk:
+                eof = True
+            elif not take(chunk):
+                status, reason = "crashed", "flooded its message channel"
+                break
+        if pidfd is None or pidfd in ready_r:
+            done, code = _os.waitpid(pid, _os.WNOHANG)
+            if done:
+                st = code
+    if st is not None and status is None and not eof:   # what it wrote before it exited
+        _os.set_blocking(rfd, False)
+        try:
+            while True:
+                chunk = _os.read(rfd, 1 << 20)
+                if not chunk or not take(chunk):
+                    break
+        except BlockingIOError:
+            pass
+    for fd in (rfd, wfd) + ((pidfd,) if pidfd is not None else ()):
+        _os.close(fd)
     if st is None:
         try:
             _os.killpg(pid, signal.SIGKILL)
@@ -1865,8 +1879,8 @@ def _relay_job(job, pid, rfd, wfd, limit):
     _sweep_children(pid)
     end = {"kind": "job_end", "job": jid, "status": status, "reason": reason,
            "wall": time.monotonic() - t0}
-    if garbage:
-        end.update(garbage=garbage, garbage_reasons=reasons)
+    if state["garbage"]:
+        end.update(garbage=state["garbage"], garbage_reasons=state["reasons"])
     send(end)
     return end
 
@@ -1881,7 +1895,9 @@ def fork_jobs(jobs, run_job):
     if libc is not None:
         libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent
         libc.prctl(36, 1, 0, 0, 0)          # PR_SET_CHILD_SUBREAPER: a job's orphans come back here
-    limit = _REQ.get("job_timeout")
+    import gc
+    gc.freeze()                             # the warm heap stays shared: a job's collections
+    limit = _REQ.get("job_timeout")         # do not touch (copy) every page of it
     ends = []
     for i, job in enumerate(jobs):
         job = dict(job) if isinstance(job, dict) else {"value": job}
@@ -1952,7 +1968,10 @@ def bind(src, new, writable=False):
     else:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         open(target, "a").close()
-    mount(src, target, None, MS_BIND)
+    try:
+        mount(src, target, None, MS_BIND)
+    except OSError:                         # a mount with locked submounts (e.g. /sys) binds only
+        mount(src, target, None, MS_BIND | MS_REC)              # with them
     flag = os.statvfs(src).f_flag
     locked = flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
     locked |= sum(ms for st, ms in ATIME if flag & st)
@@ -1979,7 +1998,10 @@ def build_root(new):
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, dev + "/" + name)
     os.makedirs(new + "/proc")
-    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    try:                                    # refused where the host masks parts of its /proc:
+        mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except OSError:                         # the child then runs without one
+        pass
     os.chdir(new)
     if libc.syscall(cfg["pivot_root_nr"], b".", b".") != 0:
         raise OSError(ctypes.get_errno(), "pivot_root")
@@ -1996,6 +2018,22 @@ if cfg["root"]:
         tell("setup " + str(exc)[:300])
         sys.exit(0)
 pid1 = os.getpid() == 1
+if cfg.get("probe"):                        # sandbox_level(): what a child would see here
+    seen = {"pid1": pid1, "hidden_visible": os.path.exists(cfg["probe"]),
+            "proc": os.path.exists("/proc/self/status"), "job_userns": False}
+    probe = os.fork()
+    if probe == 0:
+        os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+    seen["job_userns"] = os.waitpid(probe, 0)[1] == 0
+    probe = os.fork()                       # the interpreter runs in this root
+    if probe == 0:
+        try:
+            os.execv(cfg["python"], [cfg["python"], "-I", "-S", "-c", "import ctypes, json, math"])
+        finally:
+            os._exit(127)
+    seen["python"] = os.waitpid(probe, 0)[1] == 0
+    tell("probe " + json.dumps(seen))
+    os._exit(0)
 if not pid1:
     libc.prctl(1, 9, 0, 0, 0)               # PR_SET_PDEATHSIG, SIGKILL: dies with the grader
 libc.prctl(4, 0, 0, 0, 0)                   # PR_SET_DUMPABLE 0: the driver cannot trace init
@@ -2089,6 +2127,7 @@ os._exit(0)
 '''
 
 _SANDBOX = {}          # the probed sandbox level and launch prefix (once per grader process)
+_SHM_BYTES = 1 << 30   # the child's /dev/shm (multiprocessing's locks and shared arrays); RAM-backed
 _PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 
 
@@ -2129,31 +2168,14 @@ def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: 
             "ro": _readonly_paths(ro_extra) + [d for d in (os.path.join(work, "driver"),)
                                                if os.path.isdir(d)],
             "rw": rw, "dev": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
-            + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": 1 << 30,
+            + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": _SHM_BYTES,
             "pivot_root_nr": _PIVOT_ROOT_NR.get(platform.machine(), -1),
             "argv": argv, "cwd": cwd, "rlimits": rlimits, "lifeline": lifeline,
             "close": [0] + [int(a) for a in argv[-1:] if a.isdigit()]}
 
 
-_PROBE = r'''
-import json, os, sys
-seen = {"pid": os.getpid(), "hidden_visible": os.path.exists(sys.argv[1]),
-        "proc": os.path.exists("/proc/self/status")}
-try:
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    seen["job_userns"] = os.fork() == 0 or None
-    if seen["job_userns"] is True:
-        os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
-    seen["job_userns"] = os.waitpid(-1, 0)[1] == 0
-except Exception:
-    seen["job_userns"] = False
-print(json.dumps(seen))
-'''
-
-
 def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
-    """Run _PROBE through prefix + _SANDBOX_INIT; what it saw, or None if it did not run."""
+    """Start _SANDBOX_INIT through prefix in probe mode; what it saw, or None if it did not run."""
     import socket
     marker = os.path.join(work, "hidden")
     with open(marker, "w") as fh:
@@ -2161,63 +2183,77 @@ def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
     os.makedirs(os.path.join(work, "root"), exist_ok=True)
     a, b = socket.socketpair()
     try:
-        cfg = _launch_cfg(work, root, [], [_python_exe(), "-I", "-S", "-c", _PROBE, marker], "/",
-                          [], b.fileno())
+        cfg = dict(_launch_cfg(work, root, [], [], "/", [], b.fileno()), probe=marker,
+                   python=_python_exe())
         proc = subprocess.Popen(prefix + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT,
                                           json.dumps(cfg)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, pass_fds=(b.fileno(),),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, pass_fds=(b.fileno(),),
                                 start_new_session=True)
         b.close()
-        out, _ = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
         a.settimeout(5)
-        said = a.recv(4096).decode(errors="replace")
-        if proc.returncode != 0 or not said.startswith("exit 0"):
+        said = a.recv(65536).decode(errors="replace")
+        if proc.returncode != 0 or not said.startswith("probe "):
             return None
-        return json.loads(out.decode().strip().splitlines()[-1])
-    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return json.loads(said[6:])
+    except (OSError, ValueError, subprocess.SubprocessError):
         return None
     finally:
         a.close()
         b.close()
 
 
+_PROBE_LOCK = threading.Lock()
+
+
 def sandbox_level() -> dict:
     """How the child is confined here (probed once by running a child the real way)."""
-    if not _SANDBOX:
-        work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
-        try:
-            unshare = shutil.which("unshare") or "/usr/bin/unshare"
-            full = [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork",
-                    "--kill-child"]
-            seen = _try_launch(full, True, work)
-            if seen and not seen["hidden_visible"] and seen["pid"] == 2 and seen["proc"]:
-                level = dict(user_namespace=True, net_namespace=True, mount_namespace=True,
-                             pid_namespace=True, file_isolation=True, prefix=full, root=True,
-                             job_user_namespace=bool(seen.get("job_userns")), note="")
-            else:
-                basic = [unshare, "--user", "--map-root-user", "--net"]
-                seen = _try_launch(basic, False, work)
-                level = dict(user_namespace=bool(seen), net_namespace=bool(seen),
-                             mount_namespace=False, pid_namespace=False, file_isolation=False,
-                             prefix=basic if seen else [], root=False,
-                             job_user_namespace=bool(seen and seen.get("job_userns")),
-                             note="mount/pid namespaces unavailable: the child can read any "
-                             "file the grader's user can" + ("" if seen else
-                                                             "; no user/network namespace either"))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        level["rlimits"] = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
-        _SANDBOX.update(level)
+    with _PROBE_LOCK:
+        if not _SANDBOX:
+            _probe_sandbox()
     return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
+
+
+def _probe_sandbox() -> None:
+    """Try the full sandbox, then user+net namespaces only, then none."""
+    work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
+    try:
+        unshare = shutil.which("unshare") or "/usr/bin/unshare"
+        full = [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--ipc", "--fork",
+                "--kill-child"]
+        seen = _try_launch(full, True, work)
+        if seen and seen["python"] and not seen["hidden_visible"] and seen["pid1"]:
+            level = dict(user_namespace=True, net_namespace=True, mount_namespace=True,
+                         pid_namespace=True, ipc_namespace=True, file_isolation=True,
+                         prefix=full, root=True,
+                         job_user_namespace=bool(seen.get("job_userns")),
+                         note="" if seen["proc"] else "the child has no /proc (the host refused one)")
+        else:
+            basic = [unshare, "--user", "--map-root-user", "--net"]
+            seen = _try_launch(basic, False, work)
+            seen = seen if seen and seen["python"] else None
+            level = dict(user_namespace=bool(seen), net_namespace=bool(seen),
+                         mount_namespace=False, pid_namespace=False, ipc_namespace=False,
+                         file_isolation=False,
+                         prefix=basic if seen else [], root=False,
+                         job_user_namespace=bool(seen and seen.get("job_userns")),
+                         note="mount/pid namespaces unavailable: the child can read any "
+                         "file the grader's user can" + ("" if seen else
+                                                         "; no user/network namespace either"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    level["rlimits"] = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
+    _SANDBOX.update(level)
 
 
 def sandbox_check() -> Check:
     """INFO sandbox.isolation: what confined the child in this grading."""
     lv = sandbox_level()
-    ns = [n for n in ("user", "net", "mount", "pid") if lv[f"{n}_namespace"]]
-    msg = (f"namespaces: {', '.join(ns) or 'none'}; file isolation "
-           f"{'on (the child sees only Python, its copy and a scratch folder)' if lv['file_isolation'] else 'OFF'}"
+    ns = [n for n in ("user", "net", "mount", "pid", "ipc") if lv.get(f"{n}_namespace")]
+    files = "on (the child sees only Python, its copy and a scratch folder)" if lv["file_isolation"] \
+        else "OFF"
+    msg = (f"namespaces: {', '.join(ns) or 'none'}; file isolation {files}"
            f"; rlimits: {', '.join(r[7:] for r in lv['rlimits'])}")
     return Check("sandbox.isolation", Status.INFO, msg + (f"; {lv['note']}" if lv["note"] else ""),
                  lv["file_isolation"])
@@ -2295,7 +2331,8 @@ def decode_reply(line: bytes, token: str) -> tuple:
         return None, False, "no run token"
     if not hmac.compare_digest(msg["token"].encode("utf-8", "replace"), token.encode()):
         return None, False, "wrong run token"
-    if "body" not in msg or set(msg) - {"token", "body", "ask"} or msg.get("ask", False) not in (True, False):
+    if "body" not in msg or set(msg) - {"token", "body", "ask"} \
+            or msg.get("ask", False) not in (True, False):
         return None, False, "malformed message (valid token)"
     if _too_deep(msg["body"]):
         return None, False, f"message nested deeper than {_MAX_DEPTH} levels (valid token)"
@@ -2455,8 +2492,9 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         import socket
         life, life_child = socket.socketpair()
         rfd, wfd = os.pipe()
-        cfg = _launch_cfg(work, _SANDBOX["root"], [sub, home], [_python_exe(), "-I", "-B", driver, str(wfd)],
-                          sub, rlimits, life_child.fileno(), ro_paths)
+        cfg = _launch_cfg(work, _SANDBOX["root"], [sub, home],
+                          [_python_exe(), "-I", "-B", driver, str(wfd)], sub, rlimits,
+                          life_child.fileno(), ro_paths)
         try:
             proc = subprocess.Popen(_SANDBOX["prefix"] + [_python_exe(), "-I", "-S", "-B", "-c",
                                                           _SANDBOX_INIT, json.dumps(cfg)],
@@ -2594,12 +2632,14 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         if failure:
             return RunOutcome("error", messages, failure[0], wall, rc, stdout, stderr, **extra)
         if over_mem is not None:
-            return RunOutcome("crashed", messages, f"exceeded {mem} bytes resident ({over_mem} measured)",
+            return RunOutcome("crashed", messages,
+                              f"exceeded {mem} bytes resident ({over_mem} measured)",
                               wall, rc, stdout, stderr, **extra)
         if timed_out:
-            return RunOutcome("timeout", messages, f"killed at its {limit_s:.1f} s deadline (the budget)", wall, rc,
-                              stdout, stderr, **extra)
-        junk = f" ({forged} unreadable line(s) on the reply channel; first: {garbage[0]})" if garbage else ""
+            return RunOutcome("timeout", messages, f"killed at its {limit_s:.1f} s deadline (the budget)",
+                              wall, rc, stdout, stderr, **extra)
+        junk = (f" ({forged} unreadable line(s) on the reply channel; first: {garbage[0]})"
+                if garbage else "")
         if rc != 0:
             last = stderr.strip().splitlines()[-1:] or [f"exit code {rc}"]
             return RunOutcome("crashed", messages, f"child exited with {rc}: {last[0][:200]}{junk}",

@@ -242,8 +242,8 @@ def test_model_cannot_read_the_test_set_it_is_graded_on(tmp_path):
 
 def _no_namespaces(mod, monkeypatch):
     level = dict(mod.sandbox_level(), prefix=[], root=False, user_namespace=False, net_namespace=False,
-                 mount_namespace=False, pid_namespace=False, file_isolation=False,
-                 job_user_namespace=False, note="forced off by the test")
+                 mount_namespace=False, pid_namespace=False, ipc_namespace=False,
+                 file_isolation=False, job_user_namespace=False, note="forced off by the test")
     monkeypatch.setattr(mod, "_SANDBOX", level)
 
 
@@ -300,3 +300,33 @@ fork_jobs(plan(), run)
     no_interact = G.run_isolated(str(REPO / "tests"), "def run(job):\n    send({'a': ask(1)})\n"
                                  "fork_jobs([{'id': 1}], run)\n", {"job_timeout": 5}, 60)
     assert [m for m in no_interact.messages if "a" in m] == [{"a": None, "job": 1}]
+
+
+def test_a_job_ends_when_its_child_exits_even_if_its_pool_holds_the_pipe():
+    body = r'''
+import multiprocessing
+def run(job):
+    pool = multiprocessing.get_context("fork").Pool(2)      # workers inherit the job's pipe
+    pool.apply_async(__import__("time").sleep, (30,))
+    send({"started": True})
+fork_jobs([{"id": "p"}, {"id": "q"}], run)
+'''
+    oc = G.run_isolated(str(REPO / "tests"), body, {}, 60)
+    ends = [m for m in oc.messages if m.get("kind") == "job_end"]
+    assert [e["status"] for e in ends] == ["ok", "ok"], (oc.reason, oc.stderr)
+    assert oc.wall < 15 and all(e["wall"] < 5 for e in ends)
+
+
+@needs_files
+def test_gpu_mode_parameters_pass_paths_and_environment(monkeypatch):
+    """What a CUDA model needs (modchallenge's GPU mode): extra read-only paths (/sys), the
+    device variables, and the resident-memory watchdog instead of the address-space limit."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    body = ('import os, resource\nsend({"sys": os.path.isdir("/sys/class"), '
+            '"env": os.environ.get("CUDA_VISIBLE_DEVICES"), '
+            '"as": resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY})\n')
+    oc = G.run_isolated(str(REPO / "tests"), body, {}, 30, ro_paths=("/sys",),
+                        env_pass=("CUDA_VISIBLE_DEVICES",), memory="resident", mem_bytes=2 << 30)
+    assert oc.messages == [{"sys": True, "env": "0", "as": True}], (oc.reason, oc.stderr)
+    plain = G.run_isolated(str(REPO / "tests"), body, {}, 30)
+    assert plain.messages == [{"sys": False, "env": None, "as": False}], (plain.reason, plain.stderr)
