@@ -571,6 +571,7 @@ class Trial:
     reasons: list = dataclasses.field(default_factory=list)
     claims: dict = dataclasses.field(default_factory=dict)
     record_sha256: str | None = None   # of trial.json without trial_id (duplicate detection)
+    artefact_none: bool = False        # score None because of the agent's own artefact (SCORE 0.0)
 
     def as_dict(self) -> dict:
         return _jsonable(dataclasses.asdict(self))
@@ -578,7 +579,14 @@ class Trial:
 
 class Unscorable(Exception):
     """A harness-side gap (no ground truth, no baseline, no usable MMD, missing expectation):
-    the term is None with this reason, never 0 and never 1."""
+    the term is None with this reason, never 0 and never 1.  `artefact=True` when the None
+    comes from the agent's own artefact (samples absent, unreadable, non-finite, misshapen: the
+    seed's "no usable MMD"): the trial stays None, but its cell counts 0.0 in the SCORE, or
+    breaking one's own samples would lift the SCORE (TRIAL_FORMAT.md decision 16)."""
+
+    def __init__(self, message: str, *, artefact: bool = False):
+        super().__init__(message)
+        self.artefact = artefact
 
 
 def parse_trace(rec: dict, tid: str) -> tuple:
@@ -1629,7 +1637,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
         base = run.baseline(problem, algorithm, seed)
         if arts.get("samples") is None:
             raise Unscorable("no usable MMD: the evaluation produced no samples "
-                             "(artefacts.samples is null)")
+                             "(artefacts.samples is null)", artefact=True)
         cid = f"trial.{tid}.samples"
         try:
             samples = read_h5_array(safe_member(tdir, SPEC["arrays_file"], cid), "samples", cid, ndim=3)
@@ -1638,7 +1646,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
                                   f"(n, {cfg['design_shape'][0]}, {cfg['design_shape'][1]})")
         except Reject as exc:
             checks.append(exc.check)
-            raise Unscorable(f"no usable MMD: {exc.check.message}")
+            raise Unscorable(f"no usable MMD: {exc.check.message}", artefact=True)
         held, more = sample_copy_checks(samples, base, tid)
         checks += more
         agent = mmd(samples, base["reference"], base["sigma"])
@@ -1654,6 +1662,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
     except Unscorable as exc:
         terms["model_quality"] = None
         terms["model_quality_unscorable_reason"] = str(exc)
+        terms["model_quality_unscorable_artefact"] = exc.artefact
         terms["overall"] = None
         return terms, checks
     terms["overall"] = weighted(cfg["weights"], terms)
@@ -1943,6 +1952,7 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     trial.terms, trial.score = terms, terms.get("overall")
     if trial.score is None:
         trial.status = "unscorable"
+        trial.artefact_none = terms.get("model_quality_unscorable_artefact") is True
         if terms.get("model_quality_unscorable_reason"):
             trial.reasons.append(terms["model_quality_unscorable_reason"])
         checks.append(Check(f"trial.{tid}.unscorable", Status.REVIEW,
@@ -1973,7 +1983,8 @@ def aggregate(trials: list) -> list:
     out = []
     for (p, s), ts in sorted(cells.items()):
         nones = [t for t in ts if t.score is None]
-        cell = {"problem": p, "style": s, "n": len(ts), "n_none": len(nones)}
+        cell = {"problem": p, "style": s, "n": len(ts), "n_none": len(nones),
+                "n_artefact_none": sum(t.artefact_none for t in nones)}
         if not nones:
             cell.update(status="scored", mean=sum(t.score for t in ts) / len(ts), reasons=[])
         else:
@@ -1993,9 +2004,11 @@ def cell_checks(cells: list) -> list:
         if c["status"] == "scored":
             out.append(Check(cid, Status.INFO, f"mean {c['mean']:.4f} over n={c['n']}", c, None))
         else:
+            zero = (f"; {c['n_artefact_none']} None from the agent's own artefact: the cell counts "
+                    "0.0 in the SCORE" if c.get("n_artefact_none") else "")
             out.append(Check(cid, Status.REVIEW,
-                             f"{c['status'].upper()} n={c['n']} ({c['n_none']} None, not averaged): "
-                             + "; ".join(c["reasons"]), c, None))
+                             f"{c['status'].upper()} n={c['n']} ({c['n_none']} None, not averaged"
+                             f"{zero}): " + "; ".join(c["reasons"]), c, None))
     return out
 
 
@@ -2037,9 +2050,10 @@ def grade(run_dir: str, problems: set, styles: set) -> tuple:
 # =============================================================================
 def verdict(checks: list, *, strict: bool) -> tuple:
     """(result, score) from records alone.  Score = mean over the scorable cells' means and a
-    0.0 for every INVALID cell and every malformed trial with no cell (run.unplaced_trials): a
-    malformed record never raises the SCORE (issue 16).  UNSCORABLE/UNSUPPORTED cells (harness
-    gaps, the seed's None) stay out of it."""
+    0.0 for every INVALID cell, every UNSCORABLE cell holding a None the agent's own artefact
+    caused (unusable samples), and every malformed trial with no cell (run.unplaced_trials): a
+    malformed record or artefact never raises the SCORE (issue 16).  UNSCORABLE/UNSUPPORTED
+    cells of harness gaps only (the seed's None: no baseline, no ground truth) stay out of it."""
     cells = [c.measured for c in checks if c.id.startswith("cell.") and isinstance(c.measured, dict)]
     means = [c["mean"] for c in cells if c.get("status") == "scored"]
     inconclusive = any(c.status in (Status.FAIL, Status.REVIEW) for c in checks)
@@ -2047,7 +2061,9 @@ def verdict(checks: list, *, strict: bool) -> tuple:
         return "FAIL", 0.0
     if not means:
         return "UNGRADED", None
-    means += [0.0] * sum(c.get("status") == "invalid" for c in cells)
+    means += [0.0] * sum(c.get("status") == "invalid" or
+                         (c.get("status") == "unscorable" and bool(c.get("n_artefact_none")))
+                         for c in cells)
     means += [0.0] * sum(int(c.measured) for c in checks if c.id == "run.unplaced_trials")
     exact = sum(means) / len(means)
     score = round(exact, 4)
