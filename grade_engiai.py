@@ -95,6 +95,8 @@ SPEC = {
     "copy_scale_percentile": 5.0,
     "copy_distance_frac": 0.25,
     "copy_max_share": 0.05,
+    "copy_share_z": 3.0,               # standard errors of (sample near share - reference near
+                                       # rate) tolerated beyond copy_max_share
     "copy_max_ground_truths": 4096,    # design copy check: more ground truths of a problem than
                                        # this -> only the run's own examples are compared
 }
@@ -1527,16 +1529,73 @@ def copy_ratios(samples, known, spacing: dict):
     return ratio
 
 
+def reference_near_rate(refs, group, spacing: dict, *, same: bool) -> tuple:
+    """(near rate, exact rate) of the reference designs against a group of known designs: the
+    fraction of reference designs nearer than copy_distance_frac of the spacing (either space)
+    to some row of the group, and the fraction byte-identical to one.  With same=True the group
+    is the references themselves (each against the others; duplicates count).  A reference
+    design is a fresh draw of the data, as an honest generator's sample is: what the data
+    shows against a group is what an honest sample shows against it."""
+    import collections
+    import numpy as np
+    from scipy.spatial.distance import cdist
+    n = len(refs)
+    if n < 2:
+        return 0.0, 0.0
+    ratio = np.full(n, np.inf)
+    gs, rs = copy_spaces(group), copy_spaces(refs)
+    for space, x in rs.items():
+        if spacing.get(space):
+            d = cdist(x, gs[space])
+            if same:
+                d[np.arange(n), np.arange(n)] = np.inf
+            ratio = np.minimum(ratio, d.min(axis=1) / spacing[space])
+    gh = [hashlib.sha256(r.tobytes()).digest() for r in group]
+    rh = [hashlib.sha256(r.tobytes()).digest() for r in refs]
+    count = collections.Counter(gh)
+    exact = sum(count[h] > (1 if same else 0) for h in rh)
+    return float(np.mean(ratio < SPEC["copy_distance_frac"])), exact / n
+
+
+_COPY_GROUPS = (("reference", "reference designs"), ("baseline_samples", "baseline's samples"))
+
+
 def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
-    """(held, checks): are the samples copies of the reference designs or the baseline's samples,
-    exactly (bytes) or by distance (copy_ratios below copy_distance_frac)?  Held for review
-    (REVIEW sample_copies) when there is an exact copy or the near-copies exceed copy_max_share
-    of the samples; an INFO record gives the nearest ratio either way."""
+    """(held, credited, checks): are the samples copies of the reference designs or of the
+    baseline's samples, exactly (bytes) or by distance (copy_ratios below copy_distance_frac)?
+    Each group is judged against what the data itself shows: the reference designs' near rate
+    p against that group (reference_near_rate: each reference against the other references, or
+    against the baseline's samples) is what an honest generator's samples show.  The set is held
+    for review (REVIEW sample_copies) when its near share against a group exceeds p by more than
+    copy_max_share plus copy_share_z standard errors of the two proportions, or when a sample
+    is an exact copy of a row no reference design duplicates.  `credited` masks the samples the
+    MMD is computed on: where the data shows no near-copy at all (p = 0 for both groups), the
+    few near-copies within the allowed share are left out, so they buy nothing.  An INFO record
+    gives the nearest ratio either way."""
     import numpy as np
     m, frac = samples.shape[0], SPEC["copy_distance_frac"]
-    exact = sum(hashlib.sha256(row.tobytes()).digest() in base["known_rows"] for row in samples)
-    ratios = copy_ratios(samples, base["known"], base["spacing"])
-    near = int(np.sum(ratios < frac))
+    n_ref = len(base["reference"])
+    rows = [hashlib.sha256(row.tobytes()).digest() for row in samples]
+    ratios, near_any, held_by, zero_rate = np.full(m, np.inf), np.zeros(m, dtype=bool), [], True
+    exact_total = 0
+    for key, label in _COPY_GROUPS:
+        group = base[key]
+        gset = {hashlib.sha256(r.tobytes()).digest() for r in group}
+        exact = sum(h in gset for h in rows)
+        r = copy_ratios(samples, group, base["spacing"])
+        ratios = np.minimum(ratios, r)
+        near_any |= r < frac
+        near = int(np.sum(r < frac))
+        p, p_exact = base["near_rate"][key]
+        zero_rate = zero_rate and p == 0.0
+        allowed = p + SPEC["copy_max_share"] + SPEC["copy_share_z"] * math.sqrt(
+            p * (1.0 - p) * (1.0 / m + 1.0 / n_ref))
+        exact_total += exact
+        if (exact > 0 and p_exact == 0.0) or near / m > allowed:
+            held_by.append(f"{near} of {m} nearer than {frac:g} of the reference spacing to the "
+                           f"{label} ({exact} exact; the reference designs' own rate against "
+                           f"them is {p:.3g}, at most {allowed:.1%} allowed)")
+    near = int(near_any.sum())
     spaced = {k: v for k, v in base["spacing"].items() if v}
     checks = []
     if not spaced:
@@ -1548,18 +1607,27 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                             f"nearest sample at {float(ratios.min()):.3g} of the reference spacing "
                             f"(median {float(np.median(ratios)):.3g}; spacing "
                             + ", ".join(f"{k} {v:.4g}" for k, v in spaced.items())
-                            + f"); near-copy below {frac:g}: {near} of {m}",
+                            + f"); near-copy below {frac:g}: {near} of {m}; the reference "
+                              "designs' own near rate "
+                            + ", ".join(f"{base['near_rate'][k][0]:.3g} ({lab})"
+                                        for k, lab in _COPY_GROUPS),
                             float(ratios.min()), frac))
-    held = exact > 0 or near > SPEC["copy_max_share"] * m
+    held = bool(held_by)
+    credited = np.ones(m, dtype=bool)
     if held:
-        n = max(exact, near)
+        n = max(exact_total, near)
         checks.append(Check(f"trial.{tid}.sample_copies", Status.REVIEW,
                             f"{n} of {m} samples are copies of the reference designs or of the "
-                            f"baseline's samples ({exact} exact, {near} nearer than {frac:g} of the "
-                            f"reference spacing, at most {SPEC['copy_max_share']:.0%} allowed): the "
-                            "MMD would measure copied data, not the agent's model; model_quality is "
-                            "not credited until a reviewer clears it", n, 0))
-    return held, checks
+                            f"baseline's samples ({'; '.join(held_by)}): the MMD would measure "
+                            "copied data, not the agent's model; model_quality is not credited "
+                            "until a reviewer clears it", n, 0))
+    elif near and zero_rate and near < m:
+        credited = ~near_any
+        checks.append(Check(f"trial.{tid}.sample_copies_excluded", Status.INFO,
+                            f"{near} of {m} samples nearer than {frac:g} of the reference spacing "
+                            "to a known design (within the allowed share, where the reference "
+                            "designs show none): left out of the MMD", near, 0))
+    return held, credited, checks
 
 
 def mmd(x, y, sigma: float) -> float:
@@ -1647,9 +1715,9 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
         except Reject as exc:
             checks.append(exc.check)
             raise Unscorable(f"no usable MMD: {exc.check.message}", artefact=True)
-        held, more = sample_copy_checks(samples, base, tid)
+        held, credited, more = sample_copy_checks(samples, base, tid)
         checks += more
-        agent = mmd(samples, base["reference"], base["sigma"])
+        agent = mmd(samples[credited], base["reference"], base["sigma"])
         terms["agent_mmd"], terms["baseline_mmd"], terms["sigma"] = agent, base["mmd"], base["sigma"]
         terms["model_quality"] = model_quality(base["mmd"], agent)
         if held:        # copied samples: not credited until reviewed; the value kept for the reviewer
@@ -1758,11 +1826,12 @@ class RunRefs:
             checks.append(Check(f"baseline.{problem}.{algorithm}.seed{seed}", Status.INFO,
                                 f"recorded baseline_mmd {rec:.6g} differs from the recomputed "
                                 f"{value:.6g}; the recomputed one is used", rec, value))
-        import numpy as np
-        known = {hashlib.sha256(row.tobytes()).digest() for a in (ref, bsm) for row in a}
-        return {"mmd": value, "sigma": sigma, "reference": ref, "known_rows": known,
-                "known": np.concatenate([ref, bsm]), "spacing": reference_spacing(ref),
-                "checks": checks}
+        spacing = reference_spacing(ref)
+        return {"mmd": value, "sigma": sigma, "reference": ref, "baseline_samples": bsm,
+                "spacing": spacing, "checks": checks,
+                "near_rate": {"reference": reference_near_rate(ref, ref, spacing, same=True),
+                              "baseline_samples": reference_near_rate(ref, bsm, spacing,
+                                                                      same=False)}}
 
 
 TERM_NAMES = ("overall", "design_quality", "iou", "pixel_accuracy", "objective_match",
