@@ -1360,6 +1360,34 @@ def rag_param(calls: list, param: str) -> tuple:
     return None, None
 
 
+_PASSAGE_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(\s*%)?")
+
+
+def passage_text(p):
+    """The text of one returned passage (a string, or an object's `content` or `text`)."""
+    return p if isinstance(p, str) else (p.get("content") or p.get("text")) \
+        if isinstance(p, dict) else None
+
+
+def passages_state(call: dict, value: float, tol: float) -> bool:
+    """Does a successful retrieval's text state `value` (some number in its passages within
+    tol of it; `35%` reads as 0.35 as well as 35)?  A retrieval that carries no such number
+    could not have informed that answer (TRIAL_FORMAT.md decision 10)."""
+    for p in call["result"].get("results") or ():
+        text = passage_text(p)
+        if not isinstance(text, str):
+            continue
+        for m in _PASSAGE_NUMBER.finditer(text[:1 << 20]):
+            try:
+                x = float(m.group(0).rstrip("% \t\r\n"))
+            except ValueError:
+                continue
+            if any(math.isfinite(v) and abs(v - value) <= tol
+                   for v in ((x, x / 100.0) if m.group(1) else (x,))):
+                return True
+    return False
+
+
 def retrieval_failure(call: dict):
     """None when a search_documents call is a successful retrieval, else why not.  Successful
     (TRIAL_FORMAT.md): result.success is exactly JSON true, result.error is absent, null, false
@@ -1373,10 +1401,7 @@ def retrieval_failure(call: dict):
     passages = res.get("results")
     if not isinstance(passages, list) or not passages:
         return "it returned no passages (results missing or empty)"
-
-    def text(p):
-        return p if isinstance(p, str) else (p.get("content") or p.get("text")) \
-            if isinstance(p, dict) else None
+    text = passage_text
     if not all(isinstance(text(p), str) and text(p).strip() for p in passages):
         return "a returned passage is empty or not text"
     return None
@@ -1386,7 +1411,8 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
     """rag_accuracy: mode-weighted parameter accuracy plus the weight for using the RAG tool.
     `rag_tool_called` needs a successful retrieval (retrieval_failure); a parameter's accuracy
     counts only when a successful retrieval precedes the optimize_design call that gave the
-    answer: a failed or empty retrieval, or one after the answer, is a lucky guess (seed:
+    answer and states the answered value (passages_state): a failed or empty retrieval, one
+    after the answer, or one whose passages carry no such number, is a lucky guess (seed:
     "a lucky guess scores nothing")."""
     cond = (rec.get("expected") or {}).get("conditions") if isinstance(rec.get("expected"), dict) else None
     if not isinstance(cond, dict) or as_number(cond.get("expected_volfrac")) is None:
@@ -1405,12 +1431,14 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
         tol = SPEC["rag_default_tol"] if tol is None else tol
         got, at = rag_param(calls, p)
         acc = 1.0 if got is not None and abs(got - exp) <= tol else 0.0
-        informed = at is not None and any(i < at for i in good)
+        before = [i for i in good if at is not None and i < at]
+        informed = any(passages_state(calls[i], got, tol) for i in before)
         terms[f"{p}_accuracy"] = acc
         rag += weights[p] * acc * informed
+        why = ("no successful retrieval before the answer" if not before else
+               f"no retrieval before the answer states {got:g} (within {tol:g})")
         detail.append(f"{p} {got!r} vs {exp:g}+-{tol:g}: {'ok' if acc else 'off'}"
-                      + ("" if informed or not acc else " (not credited: no successful retrieval "
-                                                        "before the answer)"))
+                      + ("" if informed or not acc else f" (not credited: {why})"))
     terms["rag_accuracy"] = rag
     terms["overall"] = weighted(PROBLEMS[rec["problem"]]["weights"], terms)
     if not searches:

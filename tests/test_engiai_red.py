@@ -154,3 +154,47 @@ def test_a_few_copies_padded_among_honest_samples_buy_nothing():
     assert info.status is G.Status.INFO
     with_copy = G.mmd(samples, base["reference"], 10.0)
     assert G.mmd(samples[credited], base["reference"], 10.0) > with_copy    # the copy helped
+
+
+# ---------------------------------------------------------------- RAG: a retrieval that could have informed the answer
+def C(name, args=None, **res):
+    return {"name": name, "args": args or {}, "result": res}
+
+
+def rag_terms(calls, **cond):
+    rec = {"problem": "rag_beams2d",
+           "expected": {"conditions": dict({"expected_volfrac": 0.35}, **cond)}}
+    return G.score_rag(rec, calls, "t")
+
+
+ANSWER = C("optimize_design", {"volfrac": 0.35})
+
+
+@pytest.mark.parametrize("passage", ["hello", "beams2d topology optimisation", "volfrac 0.5",
+                                     {"content": "see section 2"}])
+def test_a_retrieval_whose_passages_do_not_state_the_value_credits_no_accuracy(passage):
+    """Attack: a successful search_documents with junk results, then the guessed (or
+    get_problem_details') value.  Before: full credit 1.0.  Now the 0.40 for using the tool."""
+    calls = [C("search_documents", {"query": "x"}, success=True, results=[passage]), ANSWER]
+    terms, (rec,) = rag_terms(calls)
+    assert terms["rag_accuracy"] == pytest.approx(0.40) and terms["volfrac_accuracy"] == 1.0
+    assert "no retrieval before the answer states 0.35" in rec.message
+
+
+@pytest.mark.parametrize("text", ["volfrac = 0.35", "a volume fraction of 35% is used",
+                                  "volfrac=.35 (default)", "VOLFRAC: 3.5e-1"])
+def test_honest_passages_stating_the_value_in_any_usual_form_are_credited(text):
+    terms, _ = rag_terms([C("search_documents", success=True, results=[{"content": text}]), ANSWER])
+    assert terms["rag_accuracy"] == pytest.approx(1.0)
+
+
+def test_an_honest_retry_after_an_unhelpful_retrieval_is_credited():
+    """Honest: the first query returns an unrelated passage, the agent rephrases and the second
+    states the value (and rmin, two-parameter mode), then answers."""
+    calls = [C("search_documents", {"query": "beam"}, success=True, results=["MBB beam setup"]),
+             C("search_documents", {"query": "volfrac rmin"}, success=False, error="timeout"),
+             C("search_documents", {"query": "volfrac rmin"}, success=True,
+               results=["defaults: volfrac 0.35, filter radius rmin 2.0"]),
+             C("optimize_design", {"volfrac": 0.35, "rmin": 2.0})]
+    terms, _ = rag_terms(calls, expected_rmin=2.0)
+    assert terms["rag_accuracy"] == pytest.approx(1.0)
