@@ -961,10 +961,12 @@ def cap_faces(tris, rep: dict) -> dict:
     return {"top": tris[top][..., :2].copy(), "bottom": tris[bottom][..., :2].copy()}
 
 
-def footprint(faces, shape: tuple, s: float):
+def footprint(faces, shape: tuple, s: float, tol: float = 0.0):
     """(cells covered, hits outside the grid) of x/y triangles at scale s: cell (r, c) is covered
-    when its sample point ((c + 0.618..) s, (r + 0.427..) s) lies in some face (edges included;
-    the point sits off every grid line and cell diagonal).  Scanline: per face and sample row,
+    when its sample point ((c + 0.618..) s, (r + 0.427..) s) lies in some face, edges included
+    and widened by tol (the weld tolerance: the point sits off every grid line and unit-cell
+    diagonal, but it can lie on the diagonal of a merged rectangle, where two triangles whose
+    shared corners differ by float noise leave a gap of that width).  Scanline: per face and sample row,
     the face's x interval on that row covers a run of cells.  None when the faces span more
     than stl_footprint_max_tests (face, row) pairs."""
     import numpy as np
@@ -980,7 +982,7 @@ def footprint(faces, shape: tuple, s: float):
     total = int(cnt.sum())
     if total > SPEC["stl_footprint_max_tests"]:
         return None
-    outside, eps, chunk = 0, 1e-9, 1 << 20
+    outside, eps, chunk = 0, min(0.1, max(1e-9, tol / s)), 1 << 20   # at most 0.1 cell
     bounds = np.searchsorted(np.cumsum(cnt), np.arange(0, total + chunk, chunk), side="right")
     bounds[0] = 0
     for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -1034,9 +1036,15 @@ def solid_fit(rep: dict, design, s: float, thr: float, mirrored: bool, strict: b
     cx, xlo, xhi = cols.mean() + 0.5, cols.min(), cols.max() + 1
     tol, at = SPEC["stl_geometry_rel_tol"], SPEC["stl_geometry_rel_tol"] * rep["scale"]
     want_v = cnt * s * s * rep["z_extent"]
+    # position is no part of the solid: an exporter may place the grid anywhere in x/y (many
+    # centre the mesh); everything is compared after moving the mesh's bounding-box corner onto
+    # the cells' (the shape, volume, centroid and footprint must still be the design's)
     (bx0, by0, _), (bx1, by1, _) = rep["bbox"]
+    dx, dy = bx0 - s * xlo, by0 - s * ylo
+    bx0, bx1, by0, by1 = bx0 - dx, bx1 - dx, by0 - dy, by1 - dy
+    centroid = (rep["centroid"][0] - dx, rep["centroid"][1] - dy)
     if not (abs(rep["volume"] - want_v) <= tol * want_v and
-            abs(rep["centroid"][0] - s * cx) <= at and abs(rep["centroid"][1] - s * cy) <= at and
+            abs(centroid[0] - s * cx) <= at and abs(centroid[1] - s * cy) <= at and
             max(abs(bx0 - s * xlo), abs(bx1 - s * xhi), abs(by0 - s * ylo),
                 abs(by1 - s * yhi)) <= at):
         return False
@@ -1045,7 +1053,7 @@ def solid_fit(rep: dict, design, s: float, thr: float, mirrored: bool, strict: b
     # centroid and bounding box does not)
     want = mask[::-1] if mirrored else mask
     for faces in (caps or {}).values():
-        got = footprint(faces, mask.shape, s)
+        got = footprint(faces - np.array([dx, dy]), mask.shape, s, rep["weld_tol"])
         if got is None or got[1] or not np.array_equal(got[0], want):
             return False
     return True

@@ -198,3 +198,53 @@ def test_an_honest_retry_after_an_unhelpful_retrieval_is_credited():
              C("optimize_design", {"volfrac": 0.35, "rmin": 2.0})]
     terms, _ = rag_terms(calls, expected_rmin=2.0)
     assert terms["rag_accuracy"] == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- STL: honest exports from other tools
+BEAM = B.beam().astype(np.float64)
+
+
+def witnessed(tris, design=BEAM, exports=()):
+    tris = np.asarray(tris, dtype=np.float64)
+    rep = G.watertight_report(tris)
+    if not rep["ok"]:
+        return False
+    rep["witness"] = G.stl_witness(rep, design, list(exports), G.cap_faces(tris, rep))
+    return rep["witness"]["ok"]
+
+
+def test_an_export_placed_elsewhere_in_x_y_is_still_the_designs_solid():
+    """Honest: an exporter that centres the mesh (x, y shifted by -50, -25) or offsets it.
+    Before: not watertight (bounding box and centroid compared at absolute positions)."""
+    m = B.mesh(B.beam()).astype(np.float64)
+    assert witnessed(m - [50.0, 25.0, 0.0]) and witnessed(m + [3.0, -7.5, 2.0])
+    mir = B.mesh(B.beam(webs=(15, 50, 85)), 0.5, 2.0, True).astype(np.float64) - [25.0, 12.5, 0.0]
+    assert witnessed(mir, B.beam(webs=(15, 50, 85)).astype(np.float64),
+                     [{"scale_xy": 0.5, "threshold": 0.5, "mirrored": True}])
+
+
+@pytest.mark.parametrize("rel", [6e-8, 2e-7])
+def test_shared_corners_computed_apart_by_float_noise_still_witness(rel):
+    """Honest: every corner of every facet carries its own float noise (an exporter computing a
+    shared corner once per facet).  Before: the edge check welded them, but the footprint missed
+    the cells whose sample point lies on a merged rectangle's diagonal (the (0.618, 0.427)
+    offset lies on slope-3/2 lines through grid corners), so even float32-level noise (6e-8)
+    made the genuine export not watertight.  (At 1e-6 per corner, 16 float32 ulps, the volume
+    is off by up to 7e-6 against the 1e-5 tolerance, the height being the noisy extreme: 2 of 6
+    draws fail, TRIAL_FORMAT.md.)"""
+    m = B.mesh(B.beam()).astype(np.float64)
+    noisy = m * (1 + rel * np.random.default_rng(1).standard_normal(m.shape))
+    assert witnessed(noisy)
+
+
+@pytest.mark.parametrize("name", ["bbox", "other", "frame"])
+def test_a_wrong_solid_moved_elsewhere_still_fails(name):
+    """Attack: translation invariance must not let another solid through."""
+    if name == "bbox":
+        mask = np.zeros((50, 100), np.uint8)
+        mask[:, :] = 1
+    elif name == "other":
+        mask = B.beam(webs=(15, 50, 85))
+    else:
+        mask = B.beam(webs=())
+    assert not witnessed(B.mesh(mask).astype(np.float64) - [50.0, 25.0, 0.0])
