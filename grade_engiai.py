@@ -805,11 +805,25 @@ def watertight_report(tris) -> dict:
     vol_floor = 0.5 * float(np.linalg.norm(cross, axis=1).sum()) * tol
     inside_out = closed and volume < -vol_floor
     zero_volume = closed and abs(volume) <= vol_floor
+    # shells (vertex-connected pieces): an extruded design's every piece spans the full height;
+    # a shell that does not (a floating box, an internal cavity) is no part of an extrusion
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    n_shells, shell = connected_components(coo_matrix(
+        (np.ones(a.size, dtype=np.int8), (a, b)), shape=(nv, nv)), directed=False)
+    z = v[:, 2]
+    zlo = np.full(n_shells, np.inf)
+    zhi = np.full(n_shells, -np.inf)
+    np.minimum.at(zlo, shell[inv], z)
+    np.maximum.at(zhi, shell[inv], z)
+    used = np.isfinite(zlo)
+    partial = int(np.sum(used & ((zlo > z.min() + tol) | (zhi < z.max() - tol))))
     return {"ok": closed and volume > vol_floor, "closed": closed, "triangles": n,
             "edges": int(ucount.size), "boundary_edges": boundary,
             "nonmanifold_edges": nonmanifold, "misoriented_edges": misoriented,
             "degenerate_triangles": degenerate, "doubled_faces": doubled,
             "inside_out": bool(inside_out), "zero_volume": bool(zero_volume),
+            "shells": int(used.sum()), "partial_shells": partial,
             "welded_within_tol": welded, "weld_tol": tol,
             "z_extent": float(tris[..., 2].max() - tris[..., 2].min()),
             "bbox": [[float(x) for x in lo], [float(x) for x in hi]],
@@ -1070,6 +1084,10 @@ def stl_witness(rep: dict, design, exports: list, caps=None) -> dict:
     if design is None:
         return {"ok": False, "why": "there is no valid design to witness it against (volume and "
                                     "centroid of the design's cells): not credited"}
+    if rep.get("partial_shells"):
+        return {"ok": False, "why": (
+            f"{rep['partial_shells']} of its {rep['shells']} shells do not span the full height "
+            "(a floating piece or an internal cavity): not an extrusion of the design's cells")}
     sets, assumed = [], not exports
     for res in exports or [{}]:
         s, thr, mir = as_number(res.get("scale_xy")), as_number(res.get("threshold")), res.get("mirrored")

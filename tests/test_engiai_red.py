@@ -248,3 +248,27 @@ def test_a_wrong_solid_moved_elsewhere_still_fails(name):
     else:
         mask = B.beam(webs=())
     assert not witnessed(B.mesh(mask).astype(np.float64) - [50.0, 25.0, 0.0])
+
+
+def _box(x0, x1, y0, y1, z0, z1, inward=False):
+    t = B.mesh(np.ones((1, 1), np.uint8)).astype(np.float64) * [x1 - x0, y1 - y0, z1 - z0] + [x0, y0, z0]
+    return t[:, ::-1] if inward else t
+
+
+def test_extra_shells_whose_volume_and_moments_cancel_are_not_the_design():
+    """Attack: the design's solid plus two floating boxes in the empty bays and two cavities of
+    the same volume inside the webs, placed so the volume and the x/y centroid are unchanged
+    (the caps are untouched).  Before: watertight.  Now every shell must span the full height
+    (an extrusion's pieces do)."""
+    m = B.mesh(B.beam()).astype(np.float64)
+    extra = [_box(19.5, 20.5, 24.5, 25.5, 0.3, 0.6), _box(39.5, 40.5, 24.5, 25.5, 0.3, 0.6),
+             _box(9.5, 10.5, 24.5, 25.5, 0.3, 0.6, True), _box(49.5, 50.5, 24.5, 25.5, 0.3, 0.6, True)]
+    tris = np.concatenate([m] + extra)
+    rep = G.watertight_report(tris)
+    assert rep["ok"] and rep["volume"] == pytest.approx(1960) and rep["partial_shells"] == 4
+    assert not witnessed(tris)
+    two = B.beam(webs=(15, 50, 85))
+    two[:, 40:60] = 0                            # honest: a design in two pieces, two full shells
+    rep2 = G.watertight_report(B.mesh(two).astype(np.float64))
+    assert rep2["shells"] == 2 and rep2["partial_shells"] == 0
+    assert witnessed(B.mesh(two), two.astype(np.float64))
