@@ -1623,14 +1623,16 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
     for review (REVIEW sample_copies) when its near share against a group exceeds p by more than
     copy_max_share plus copy_share_z standard errors of the two proportions, or when a sample
     is an exact copy of a row no reference design duplicates.  `credited` masks the samples the
-    MMD is computed on: where the data shows no near-copy at all (p = 0 for both groups), the
-    few near-copies within the allowed share are left out, so they buy nothing.  An INFO record
+    MMD is computed on: near-copies within the allowed share but beyond the count p predicts
+    (p m + copy_share_z standard deviations, per group; the nearest ones first) are left out,
+    so they buy nothing.  An INFO record
     gives the nearest ratio either way."""
     import numpy as np
     m, frac = samples.shape[0], SPEC["copy_distance_frac"]
     n_ref = len(base["reference"])
     rows = [hashlib.sha256(row.tobytes()).digest() for row in samples]
-    ratios, near_any, held_by, zero_rate = np.full(m, np.inf), np.zeros(m, dtype=bool), [], True
+    ratios, near_any, held_by = np.full(m, np.inf), np.zeros(m, dtype=bool), []
+    excess = np.zeros(m, dtype=bool)
     exact_total = 0
     for key, label in _COPY_GROUPS:
         group = base[key]
@@ -1641,9 +1643,14 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
         near_any |= r < frac
         near = int(np.sum(r < frac))
         p, p_exact = base["near_rate"][key]
-        zero_rate = zero_rate and p == 0.0
+        # beyond the count the data's own rate predicts (plus copy_share_z of its noise), the
+        # nearest near-copies are excess; with p = 0 every near-copy is
+        expect = p * m + SPEC["copy_share_z"] * math.sqrt(p * (1.0 - p) * m * (1.0 + m / n_ref))
+        n_excess = max(0, near - int(math.floor(expect + 0.5)))
+        excess[np.argsort(r, kind="stable")[:n_excess]] = True
+        pt = (p * n_ref + 0.5) / (n_ref + 1.0)     # the rate's uncertainty, also at 0 of n
         allowed = p + SPEC["copy_max_share"] + SPEC["copy_share_z"] * math.sqrt(
-            p * (1.0 - p) * (1.0 / m + 1.0 / n_ref))
+            pt * (1.0 - pt) * (1.0 / m + 1.0 / n_ref))
         exact_total += exact
         if (exact > 0 and p_exact == 0.0) or near / m > allowed:
             held_by.append(f"{near} of {m} nearer than {frac:g} of the reference spacing to the "
@@ -1675,12 +1682,13 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                             f"baseline's samples ({'; '.join(held_by)}): the MMD would measure "
                             "copied data, not the agent's model; model_quality is not credited "
                             "until a reviewer clears it", n, 0))
-    elif near and zero_rate and near < m:
-        credited = ~near_any
+    elif excess.any() and not excess.all():
+        credited = ~excess
+        k = int(excess.sum())
         checks.append(Check(f"trial.{tid}.sample_copies_excluded", Status.INFO,
-                            f"{near} of {m} samples nearer than {frac:g} of the reference spacing "
-                            "to a known design (within the allowed share, where the reference "
-                            "designs show none): left out of the MMD", near, 0))
+                            f"{k} of {m} samples are near-copies beyond what the reference designs' "
+                            f"own rate predicts (nearer than {frac:g} of the reference spacing to a "
+                            "known design, within the allowed share): left out of the MMD", k, 0))
     return held, credited, checks
 
 
