@@ -100,6 +100,8 @@ SPEC = {
     "copy_scale_percentile": 5.0,
     "copy_distance_frac": 0.25,
     "copy_max_share": 0.05,
+    "copy_share_z": 3.0,               # standard errors of (sample near share - reference near
+                                       # rate) tolerated beyond copy_max_share
     "copy_max_ground_truths": 4096,    # design copy check: more ground truths of a problem than
                                        # this -> only the run's own examples are compared
 }
@@ -587,6 +589,7 @@ class Trial:
     reasons: list = dataclasses.field(default_factory=list)
     claims: dict = dataclasses.field(default_factory=dict)
     record_sha256: str | None = None   # of trial.json without trial_id (duplicate detection)
+    artefact_none: bool = False        # score None because of the agent's own artefact (SCORE 0.0)
 
     def as_dict(self) -> dict:
         return _jsonable(dataclasses.asdict(self))
@@ -594,7 +597,14 @@ class Trial:
 
 class Unscorable(Exception):
     """A harness-side gap (no ground truth, no baseline, no usable MMD, missing expectation):
-    the term is None with this reason, never 0 and never 1."""
+    the term is None with this reason, never 0 and never 1.  `artefact=True` when the None
+    comes from the agent's own artefact (samples absent, unreadable, non-finite, misshapen: the
+    seed's "no usable MMD"): the trial stays None, but its cell counts 0.0 in the SCORE, or
+    breaking one's own samples would lift the SCORE (TRIAL_FORMAT.md decision 16)."""
+
+    def __init__(self, message: str, *, artefact: bool = False):
+        super().__init__(message)
+        self.artefact = artefact
 
 
 def parse_trace(rec: dict, tid: str) -> tuple:
@@ -811,11 +821,25 @@ def watertight_report(tris) -> dict:
     vol_floor = 0.5 * float(np.linalg.norm(cross, axis=1).sum()) * tol
     inside_out = closed and volume < -vol_floor
     zero_volume = closed and abs(volume) <= vol_floor
+    # shells (vertex-connected pieces): an extruded design's every piece spans the full height;
+    # a shell that does not (a floating box, an internal cavity) is no part of an extrusion
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    n_shells, shell = connected_components(coo_matrix(
+        (np.ones(a.size, dtype=np.int8), (a, b)), shape=(nv, nv)), directed=False)
+    z = v[:, 2]
+    zlo = np.full(n_shells, np.inf)
+    zhi = np.full(n_shells, -np.inf)
+    np.minimum.at(zlo, shell[inv], z)
+    np.maximum.at(zhi, shell[inv], z)
+    used = np.isfinite(zlo)
+    partial = int(np.sum(used & ((zlo > z.min() + tol) | (zhi < z.max() - tol))))
     return {"ok": closed and volume > vol_floor, "closed": closed, "triangles": n,
             "edges": int(ucount.size), "boundary_edges": boundary,
             "nonmanifold_edges": nonmanifold, "misoriented_edges": misoriented,
             "degenerate_triangles": degenerate, "doubled_faces": doubled,
             "inside_out": bool(inside_out), "zero_volume": bool(zero_volume),
+            "shells": int(used.sum()), "partial_shells": partial,
             "welded_within_tol": welded, "weld_tol": tol,
             "z_extent": float(tris[..., 2].max() - tris[..., 2].min()),
             "bbox": [[float(x) for x in lo], [float(x) for x in hi]],
@@ -967,10 +991,12 @@ def cap_faces(tris, rep: dict) -> dict:
     return {"top": tris[top][..., :2].copy(), "bottom": tris[bottom][..., :2].copy()}
 
 
-def footprint(faces, shape: tuple, s: float):
+def footprint(faces, shape: tuple, s: float, tol: float = 0.0):
     """(cells covered, hits outside the grid) of x/y triangles at scale s: cell (r, c) is covered
-    when its sample point ((c + 0.618..) s, (r + 0.427..) s) lies in some face (edges included;
-    the point sits off every grid line and cell diagonal).  Scanline: per face and sample row,
+    when its sample point ((c + 0.618..) s, (r + 0.427..) s) lies in some face, edges included
+    and widened by tol (the weld tolerance: the point sits off every grid line and unit-cell
+    diagonal, but it can lie on the diagonal of a merged rectangle, where two triangles whose
+    shared corners differ by float noise leave a gap of that width).  Scanline: per face and sample row,
     the face's x interval on that row covers a run of cells.  None when the faces span more
     than stl_footprint_max_tests (face, row) pairs."""
     import numpy as np
@@ -986,7 +1012,7 @@ def footprint(faces, shape: tuple, s: float):
     total = int(cnt.sum())
     if total > SPEC["stl_footprint_max_tests"]:
         return None
-    outside, eps, chunk = 0, 1e-9, 1 << 20
+    outside, eps, chunk = 0, min(0.1, max(1e-9, tol / s)), 1 << 20   # at most 0.1 cell
     bounds = np.searchsorted(np.cumsum(cnt), np.arange(0, total + chunk, chunk), side="right")
     bounds[0] = 0
     for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -1040,9 +1066,15 @@ def solid_fit(rep: dict, design, s: float, thr: float, mirrored: bool, strict: b
     cx, xlo, xhi = cols.mean() + 0.5, cols.min(), cols.max() + 1
     tol, at = SPEC["stl_geometry_rel_tol"], SPEC["stl_geometry_rel_tol"] * rep["scale"]
     want_v = cnt * s * s * rep["z_extent"]
+    # position is no part of the solid: an exporter may place the grid anywhere in x/y (many
+    # centre the mesh); everything is compared after moving the mesh's bounding-box corner onto
+    # the cells' (the shape, volume, centroid and footprint must still be the design's)
     (bx0, by0, _), (bx1, by1, _) = rep["bbox"]
+    dx, dy = bx0 - s * xlo, by0 - s * ylo
+    bx0, bx1, by0, by1 = bx0 - dx, bx1 - dx, by0 - dy, by1 - dy
+    centroid = (rep["centroid"][0] - dx, rep["centroid"][1] - dy)
     if not (abs(rep["volume"] - want_v) <= tol * want_v and
-            abs(rep["centroid"][0] - s * cx) <= at and abs(rep["centroid"][1] - s * cy) <= at and
+            abs(centroid[0] - s * cx) <= at and abs(centroid[1] - s * cy) <= at and
             max(abs(bx0 - s * xlo), abs(bx1 - s * xhi), abs(by0 - s * ylo),
                 abs(by1 - s * yhi)) <= at):
         return False
@@ -1051,7 +1083,7 @@ def solid_fit(rep: dict, design, s: float, thr: float, mirrored: bool, strict: b
     # centroid and bounding box does not)
     want = mask[::-1] if mirrored else mask
     for faces in (caps or {}).values():
-        got = footprint(faces, mask.shape, s)
+        got = footprint(faces - np.array([dx, dy]), mask.shape, s, rep["weld_tol"])
         if got is None or got[1] or not np.array_equal(got[0], want):
             return False
     return True
@@ -1068,6 +1100,10 @@ def stl_witness(rep: dict, design, exports: list, caps=None) -> dict:
     if design is None:
         return {"ok": False, "why": "there is no valid design to witness it against (volume and "
                                     "centroid of the design's cells): not credited"}
+    if rep.get("partial_shells"):
+        return {"ok": False, "why": (
+            f"{rep['partial_shells']} of its {rep['shells']} shells do not span the full height "
+            "(a floating piece or an internal cavity): not an extrusion of the design's cells")}
     sets, assumed = [], not exports
     for res in exports or [{}]:
         s, thr, mir = as_number(res.get("scale_xy")), as_number(res.get("threshold")), res.get("mirrored")
@@ -1366,6 +1402,34 @@ def rag_param(calls: list, param: str) -> tuple:
     return None, None
 
 
+_PASSAGE_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(\s*%)?")
+
+
+def passage_text(p):
+    """The text of one returned passage (a string, or an object's `content` or `text`)."""
+    return p if isinstance(p, str) else (p.get("content") or p.get("text")) \
+        if isinstance(p, dict) else None
+
+
+def passages_state(call: dict, value: float, tol: float) -> bool:
+    """Does a successful retrieval's text state `value` (some number in its passages within
+    tol of it; `35%` reads as 0.35 as well as 35)?  A retrieval that carries no such number
+    could not have informed that answer (TRIAL_FORMAT.md decision 10)."""
+    for p in call["result"].get("results") or ():
+        text = passage_text(p)
+        if not isinstance(text, str):
+            continue
+        for m in _PASSAGE_NUMBER.finditer(text[:1 << 20]):
+            try:
+                x = float(m.group(0).rstrip("% \t\r\n"))
+            except ValueError:
+                continue
+            if any(math.isfinite(v) and abs(v - value) <= tol
+                   for v in ((x, x / 100.0) if m.group(1) else (x,))):
+                return True
+    return False
+
+
 def retrieval_failure(call: dict):
     """None when a search_documents call is a successful retrieval, else why not.  Successful
     (TRIAL_FORMAT.md): result.success is exactly JSON true, result.error is absent, null, false
@@ -1379,10 +1443,7 @@ def retrieval_failure(call: dict):
     passages = res.get("results")
     if not isinstance(passages, list) or not passages:
         return "it returned no passages (results missing or empty)"
-
-    def text(p):
-        return p if isinstance(p, str) else (p.get("content") or p.get("text")) \
-            if isinstance(p, dict) else None
+    text = passage_text
     if not all(isinstance(text(p), str) and text(p).strip() for p in passages):
         return "a returned passage is empty or not text"
     return None
@@ -1392,7 +1453,8 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
     """rag_accuracy: mode-weighted parameter accuracy plus the weight for using the RAG tool.
     `rag_tool_called` needs a successful retrieval (retrieval_failure); a parameter's accuracy
     counts only when a successful retrieval precedes the optimize_design call that gave the
-    answer: a failed or empty retrieval, or one after the answer, is a lucky guess (seed:
+    answer and states the answered value (passages_state): a failed or empty retrieval, one
+    after the answer, or one whose passages carry no such number, is a lucky guess (seed:
     "a lucky guess scores nothing")."""
     cond = (rec.get("expected") or {}).get("conditions") if isinstance(rec.get("expected"), dict) else None
     if not isinstance(cond, dict) or as_number(cond.get("expected_volfrac")) is None:
@@ -1411,12 +1473,14 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
         tol = SPEC["rag_default_tol"] if tol is None else tol
         got, at = rag_param(calls, p)
         acc = 1.0 if got is not None and abs(got - exp) <= tol else 0.0
-        informed = at is not None and any(i < at for i in good)
+        before = [i for i in good if at is not None and i < at]
+        informed = any(passages_state(calls[i], got, tol) for i in before)
         terms[f"{p}_accuracy"] = acc
         rag += weights[p] * acc * informed
+        why = ("no successful retrieval before the answer" if not before else
+               f"no retrieval before the answer states {got:g} (within {tol:g})")
         detail.append(f"{p} {got!r} vs {exp:g}+-{tol:g}: {'ok' if acc else 'off'}"
-                      + ("" if informed or not acc else " (not credited: no successful retrieval "
-                                                        "before the answer)"))
+                      + ("" if informed or not acc else f" (not credited: {why})"))
     terms["rag_accuracy"] = rag
     terms["overall"] = weighted(PROBLEMS[rec["problem"]]["weights"], terms)
     if not searches:
@@ -1535,16 +1599,80 @@ def copy_ratios(samples, known, spacing: dict):
     return ratio
 
 
+def reference_near_rate(refs, group, spacing: dict, *, same: bool) -> tuple:
+    """(near rate, exact rate) of the reference designs against a group of known designs: the
+    fraction of reference designs nearer than copy_distance_frac of the spacing (either space)
+    to some row of the group, and the fraction byte-identical to one.  With same=True the group
+    is the references themselves (each against the others; duplicates count).  A reference
+    design is a fresh draw of the data, as an honest generator's sample is: what the data
+    shows against a group is what an honest sample shows against it."""
+    import collections
+    import numpy as np
+    from scipy.spatial.distance import cdist
+    n = len(refs)
+    if n < 2:
+        return 0.0, 0.0
+    ratio = np.full(n, np.inf)
+    gs, rs = copy_spaces(group), copy_spaces(refs)
+    for space, x in rs.items():
+        if spacing.get(space):
+            d = cdist(x, gs[space])
+            if same:
+                d[np.arange(n), np.arange(n)] = np.inf
+            ratio = np.minimum(ratio, d.min(axis=1) / spacing[space])
+    gh = [hashlib.sha256(r.tobytes()).digest() for r in group]
+    rh = [hashlib.sha256(r.tobytes()).digest() for r in refs]
+    count = collections.Counter(gh)
+    exact = sum(count[h] > (1 if same else 0) for h in rh)
+    return float(np.mean(ratio < SPEC["copy_distance_frac"])), exact / n
+
+
+_COPY_GROUPS = (("reference", "reference designs"), ("baseline_samples", "baseline's samples"))
+
+
 def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
-    """(held, checks): are the samples copies of the reference designs or the baseline's samples,
-    exactly (bytes) or by distance (copy_ratios below copy_distance_frac)?  Held for review
-    (REVIEW sample_copies) when there is an exact copy or the near-copies exceed copy_max_share
-    of the samples; an INFO record gives the nearest ratio either way."""
+    """(held, credited, checks): are the samples copies of the reference designs or of the
+    baseline's samples, exactly (bytes) or by distance (copy_ratios below copy_distance_frac)?
+    Each group is judged against what the data itself shows: the reference designs' near rate
+    p against that group (reference_near_rate: each reference against the other references, or
+    against the baseline's samples) is what an honest generator's samples show.  The set is held
+    for review (REVIEW sample_copies) when its near share against a group exceeds p by more than
+    copy_max_share plus copy_share_z standard errors of the two proportions, or when a sample
+    is an exact copy of a row no reference design duplicates.  `credited` masks the samples the
+    MMD is computed on: near-copies within the allowed share but beyond the count p predicts
+    (p m + copy_share_z standard deviations, per group; the nearest ones first) are left out,
+    so they buy nothing.  An INFO record
+    gives the nearest ratio either way."""
     import numpy as np
     m, frac = samples.shape[0], SPEC["copy_distance_frac"]
-    exact = sum(hashlib.sha256(row.tobytes()).digest() in base["known_rows"] for row in samples)
-    ratios = copy_ratios(samples, base["known"], base["spacing"])
-    near = int(np.sum(ratios < frac))
+    n_ref = len(base["reference"])
+    rows = [hashlib.sha256(row.tobytes()).digest() for row in samples]
+    ratios, near_any, held_by = np.full(m, np.inf), np.zeros(m, dtype=bool), []
+    excess = np.zeros(m, dtype=bool)
+    exact_total = 0
+    for key, label in _COPY_GROUPS:
+        group = base[key]
+        gset = {hashlib.sha256(r.tobytes()).digest() for r in group}
+        exact = sum(h in gset for h in rows)
+        r = copy_ratios(samples, group, base["spacing"])
+        ratios = np.minimum(ratios, r)
+        near_any |= r < frac
+        near = int(np.sum(r < frac))
+        p, p_exact = base["near_rate"][key]
+        # beyond the count the data's own rate predicts (plus copy_share_z of its noise), the
+        # nearest near-copies are excess; with p = 0 every near-copy is
+        expect = p * m + SPEC["copy_share_z"] * math.sqrt(p * (1.0 - p) * m * (1.0 + m / n_ref))
+        n_excess = max(0, near - int(math.floor(expect + 0.5)))
+        excess[np.argsort(r, kind="stable")[:n_excess]] = True
+        pt = (p * n_ref + 0.5) / (n_ref + 1.0)     # the rate's uncertainty, also at 0 of n
+        allowed = p + SPEC["copy_max_share"] + SPEC["copy_share_z"] * math.sqrt(
+            pt * (1.0 - pt) * (1.0 / m + 1.0 / n_ref))
+        exact_total += exact
+        if (exact > 0 and p_exact == 0.0) or near / m > allowed:
+            held_by.append(f"{near} of {m} nearer than {frac:g} of the reference spacing to the "
+                           f"{label} ({exact} exact; the reference designs' own rate against "
+                           f"them is {p:.3g}, at most {allowed:.1%} allowed)")
+    near = int(near_any.sum())
     spaced = {k: v for k, v in base["spacing"].items() if v}
     checks = []
     if not spaced:
@@ -1556,18 +1684,28 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                             f"nearest sample at {float(ratios.min()):.3g} of the reference spacing "
                             f"(median {float(np.median(ratios)):.3g}; spacing "
                             + ", ".join(f"{k} {v:.4g}" for k, v in spaced.items())
-                            + f"); near-copy below {frac:g}: {near} of {m}",
+                            + f"); near-copy below {frac:g}: {near} of {m}; the reference "
+                              "designs' own near rate "
+                            + ", ".join(f"{base['near_rate'][k][0]:.3g} ({lab})"
+                                        for k, lab in _COPY_GROUPS),
                             float(ratios.min()), frac))
-    held = exact > 0 or near > SPEC["copy_max_share"] * m
+    held = bool(held_by)
+    credited = np.ones(m, dtype=bool)
     if held:
-        n = max(exact, near)
+        n = max(exact_total, near)
         checks.append(Check(f"trial.{tid}.sample_copies", Status.REVIEW,
                             f"{n} of {m} samples are copies of the reference designs or of the "
-                            f"baseline's samples ({exact} exact, {near} nearer than {frac:g} of the "
-                            f"reference spacing, at most {SPEC['copy_max_share']:.0%} allowed): the "
-                            "MMD would measure copied data, not the agent's model; model_quality is "
-                            "not credited until a reviewer clears it", n, 0))
-    return held, checks
+                            f"baseline's samples ({'; '.join(held_by)}): the MMD would measure "
+                            "copied data, not the agent's model; model_quality is not credited "
+                            "until a reviewer clears it", n, 0))
+    elif excess.any() and not excess.all():
+        credited = ~excess
+        k = int(excess.sum())
+        checks.append(Check(f"trial.{tid}.sample_copies_excluded", Status.INFO,
+                            f"{k} of {m} samples are near-copies beyond what the reference designs' "
+                            f"own rate predicts (nearer than {frac:g} of the reference spacing to a "
+                            "known design, within the allowed share): left out of the MMD", k, 0))
+    return held, credited, checks
 
 
 def mmd(x, y, sigma: float) -> float:
@@ -1645,7 +1783,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
         base = run.baseline(problem, algorithm, seed)
         if arts.get("samples") is None:
             raise Unscorable("no usable MMD: the evaluation produced no samples "
-                             "(artefacts.samples is null)")
+                             "(artefacts.samples is null)", artefact=True)
         cid = f"trial.{tid}.samples"
         try:
             samples = read_h5_array(safe_member(tdir, SPEC["arrays_file"], cid), "samples", cid, ndim=3)
@@ -1654,10 +1792,10 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
                                   f"(n, {cfg['design_shape'][0]}, {cfg['design_shape'][1]})")
         except Reject as exc:
             checks.append(exc.check)
-            raise Unscorable(f"no usable MMD: {exc.check.message}")
-        held, more = sample_copy_checks(samples, base, tid)
+            raise Unscorable(f"no usable MMD: {exc.check.message}", artefact=True)
+        held, credited, more = sample_copy_checks(samples, base, tid)
         checks += more
-        agent = mmd(samples, base["reference"], base["sigma"])
+        agent = mmd(samples[credited], base["reference"], base["sigma"])
         terms["agent_mmd"], terms["baseline_mmd"], terms["sigma"] = agent, base["mmd"], base["sigma"]
         terms["model_quality"] = model_quality(base["mmd"], agent)
         if held:        # copied samples: not credited until reviewed; the value kept for the reviewer
@@ -1670,6 +1808,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
     except Unscorable as exc:
         terms["model_quality"] = None
         terms["model_quality_unscorable_reason"] = str(exc)
+        terms["model_quality_unscorable_artefact"] = exc.artefact
         terms["overall"] = None
         return terms, checks
     terms["overall"] = weighted(cfg["weights"], terms)
@@ -1765,11 +1904,12 @@ class RunRefs:
             checks.append(Check(f"baseline.{problem}.{algorithm}.seed{seed}", Status.INFO,
                                 f"recorded baseline_mmd {rec:.6g} differs from the recomputed "
                                 f"{value:.6g}; the recomputed one is used", rec, value))
-        import numpy as np
-        known = {hashlib.sha256(row.tobytes()).digest() for a in (ref, bsm) for row in a}
-        return {"mmd": value, "sigma": sigma, "reference": ref, "known_rows": known,
-                "known": np.concatenate([ref, bsm]), "spacing": reference_spacing(ref),
-                "checks": checks}
+        spacing = reference_spacing(ref)
+        return {"mmd": value, "sigma": sigma, "reference": ref, "baseline_samples": bsm,
+                "spacing": spacing, "checks": checks,
+                "near_rate": {"reference": reference_near_rate(ref, ref, spacing, same=True),
+                              "baseline_samples": reference_near_rate(ref, bsm, spacing,
+                                                                      same=False)}}
 
 
 TERM_NAMES = ("overall", "design_quality", "iou", "pixel_accuracy", "objective_match",
@@ -1959,6 +2099,7 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     trial.terms, trial.score = terms, terms.get("overall")
     if trial.score is None:
         trial.status = "unscorable"
+        trial.artefact_none = terms.get("model_quality_unscorable_artefact") is True
         if terms.get("model_quality_unscorable_reason"):
             trial.reasons.append(terms["model_quality_unscorable_reason"])
         checks.append(Check(f"trial.{tid}.unscorable", Status.REVIEW,
@@ -1989,7 +2130,8 @@ def aggregate(trials: list) -> list:
     out = []
     for (p, s), ts in sorted(cells.items()):
         nones = [t for t in ts if t.score is None]
-        cell = {"problem": p, "style": s, "n": len(ts), "n_none": len(nones)}
+        cell = {"problem": p, "style": s, "n": len(ts), "n_none": len(nones),
+                "n_artefact_none": sum(t.artefact_none for t in nones)}
         if not nones:
             cell.update(status="scored", mean=sum(t.score for t in ts) / len(ts), reasons=[])
         else:
@@ -2009,9 +2151,11 @@ def cell_checks(cells: list) -> list:
         if c["status"] == "scored":
             out.append(Check(cid, Status.INFO, f"mean {c['mean']:.4f} over n={c['n']}", c, None))
         else:
+            zero = (f"; {c['n_artefact_none']} None from the agent's own artefact: the cell counts "
+                    "0.0 in the SCORE" if c.get("n_artefact_none") else "")
             out.append(Check(cid, Status.REVIEW,
-                             f"{c['status'].upper()} n={c['n']} ({c['n_none']} None, not averaged): "
-                             + "; ".join(c["reasons"]), c, None))
+                             f"{c['status'].upper()} n={c['n']} ({c['n_none']} None, not averaged"
+                             f"{zero}): " + "; ".join(c["reasons"]), c, None))
     return out
 
 
@@ -2089,9 +2233,10 @@ def grade(run_dir: str, problems: set, styles: set) -> Report:
 # =============================================================================
 def verdict(checks: list, *, strict: bool) -> tuple:
     """(result, score) from records alone.  Score = mean over the scorable cells' means and a
-    0.0 for every INVALID cell and every malformed trial with no cell (run.unplaced_trials): a
-    malformed record never raises the SCORE (issue 16).  UNSCORABLE/UNSUPPORTED cells (harness
-    gaps, the seed's None) stay out of it."""
+    0.0 for every INVALID cell, every UNSCORABLE cell holding a None the agent's own artefact
+    caused (unusable samples), and every malformed trial with no cell (run.unplaced_trials): a
+    malformed record or artefact never raises the SCORE (issue 16).  UNSCORABLE/UNSUPPORTED
+    cells of harness gaps only (the seed's None: no baseline, no ground truth) stay out of it."""
     cells = [c.measured for c in checks if c.id.startswith("cell.") and isinstance(c.measured, dict)]
     means = [c["mean"] for c in cells if c.get("status") == "scored"]
     inconclusive = any(c.status in (Status.FAIL, Status.REVIEW) for c in checks)
@@ -2099,7 +2244,9 @@ def verdict(checks: list, *, strict: bool) -> tuple:
         return "FAIL", 0.0
     if not means:
         return "UNGRADED", None
-    means += [0.0] * sum(c.get("status") == "invalid" for c in cells)
+    means += [0.0] * sum(c.get("status") == "invalid" or
+                         (c.get("status") == "unscorable" and bool(c.get("n_artefact_none")))
+                         for c in cells)
     means += [0.0] * sum(int(c.measured) for c in checks if c.id == "run.unplaced_trials")
     exact = sum(means) / len(means)
     score = round(exact, 4)

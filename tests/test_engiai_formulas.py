@@ -214,7 +214,7 @@ def test_rag_accuracy_only_when_the_rag_tool_was_called():
 
 
 def test_rag_two_parameter_mode():
-    calls = [C("search_documents", success=True, results=[{"content": "rmin 2"}]),
+    calls = [C("search_documents", success=True, results=[{"content": "volfrac 0.35, rmin 2"}]),
              C("optimize_design", {"volfrac": 0.36, "rmin": 9.0})]
     terms = G.score_rag(rag_rec(expected_rmin=2.0), calls, "t")[0]
     assert terms["rag_accuracy"] == pytest.approx(0.40 * 1 + 0.40 * 0 + 0.20)

@@ -65,17 +65,23 @@ def test_near_copied_samples_are_held_and_not_credited(run, attack):
 
 
 def test_one_near_copy_among_many_honest_samples_is_within_the_allowed_share(run):
-    """copy_max_share: 1 near-copy in 40 samples (2.5%) is not held; 3 in 40 (7.5%) is."""
+    """copy_max_share and the references' own rate (second review): with the gold run's 4
+    references the rate 0 of 4 is uncertain, so 1 or 3 near-copies in 40 samples are not held,
+    but where the references show no near-copy every near-copy is left out of the MMD (an INFO
+    record): they buy nothing.  25 in 40 is held."""
     refs, bsm = refs_and_baseline(run)
     honest = np.stack([B.beam(webs=(10 + s, 30 + s, 50 + s, 70 + s, 90 - s)) for s in (1, 3, 5)])
     many = np.concatenate([honest] * 13 + [honest[:1]]).astype(np.float64)     # 40 samples
-    for n_copies, held in ((1, False), (3, True)):
+    for n_copies, held in ((1, False), (3, False), (25, True)):
         s = many.copy()
-        s[:n_copies] = refs[:n_copies] + 1e-6
+        s[:n_copies] = refs[np.arange(n_copies) % len(refs)] + 1e-6
         write_samples(run, s)
         checks, trials, _ = grade(run)
         assert bool(by_id(checks, "trial.code.sample_copies")) is held
         assert (trials["code"].terms["model_quality"] == 0.0) is held
+        if not held:
+            (info,) = by_id(checks, "trial.code.sample_copies_excluded")
+            assert info.measured == n_copies
 
 
 def test_near_copy_subprocess_default_and_strict(run, tmp_path):
