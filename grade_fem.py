@@ -1516,16 +1516,19 @@ def execution_checks(run: Execution, arrs: dict, phases: dict, outcomes: dict, k
     return out
 
 
-def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tuple:
-    """(checks, phases, outcomes, keys)."""
+def grade(submission: str, *, budget: float, strict: bool, no_exec: bool,
+          figures_data: dict | None = None) -> tuple:
+    """(checks, phases, outcomes, keys); `figures_data` (PLOTS) receives the arrays --plot draws."""
     t_start = time.monotonic()
     checks, phases, outcomes, keys = [], {}, {}, {}
+    figures_data = {} if figures_data is None else figures_data     # PLOTS: -> report.figures_data
     checks += check_files(submission)
     present = {c.id.split(".", 1)[1]: c.status is Status.PASS for c in checks}
     static = check_source(submission) if present[SPEC["solver_file"]] else []
     static_ok = present[SPEC["solver_file"]] and not any(c.status is Status.FAIL for c in static)
     run = Execution(submission, budget) if static_ok and not no_exec else None
     arrs: dict = {}
+    figures_data.update(arrays=arrs, outcomes=outcomes)     # PLOTS: filled below
     if present[SPEC["npz_file"]]:
         try:
             raw = load_npz_file(os.path.join(submission, SPEC["npz_file"]), "schema.npz",
@@ -1799,6 +1802,251 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
 
 
 # =============================================================================
+# PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
+# matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
+# without pyplot (no global state, nothing shown).  Every plot_* function RETURNS its Figure,
+# so tests check what is drawn; write_figures saves them and lists them as INFO records
+# (`figure.<name>`, measured = the PNG's path) at the end of the report and in --json.
+# =============================================================================
+PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
+               "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
+               "UNGRADED": "#9e9e9e"}
+
+
+def plot_usage_error(out_dir: str):
+    """Why `--plot DIR` cannot be honoured (checked before any grading), or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+    if matplotlib is None:
+        return ("--plot needs matplotlib, which is not installed: pip install '.[plots]' "
+                "(or: pip install matplotlib)")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        return f"--plot {out_dir}: cannot create the directory ({exc.strerror or exc})"
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        return f"--plot {out_dir}: not a writable directory"
+    return None
+
+
+def new_figure(width: float, height: float):
+    """A Figure on the Agg canvas (no pyplot), laid out with constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def reciprocal(x):
+    """1/x for a secondary axis (h <-> n), quiet at 0."""
+    import numpy as np
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x, float)
+
+
+def plain_text(text) -> str:
+    """Untrusted text (a submission's name, a reason) shown literally: no mathtext."""
+    return str(text).replace("$", r"\$")[:80]
+
+
+def verdict_title(fig, what: str, submission: str, result: str, score) -> None:
+    """Every figure's title: the submission, what the figure shows, and the verdict."""
+    name = os.path.basename(os.path.normpath(str(submission))) or str(submission)
+    tail = f"RESULT: {result}" + ("" if score is None else f"   SCORE: {score}")
+    fig.suptitle(f"{plain_text(name)}: {what}\n{tail}", fontsize=11)
+
+
+def write_figures(out_dir: str, figures: list) -> list:
+    """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
+    record per figure; a figure that cannot be drawn says so and never changes the grade."""
+    out = []
+    for name, caption, build in figures:
+        path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
+        try:
+            build().savefig(path)
+        except Exception as exc:    # a drawing failure must not turn into a grading failure
+            out.append(Check(f"figure.{name}", Status.INFO,
+                             f"not drawn: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        out.append(Check(f"figure.{name}", Status.INFO, f"{path}: {caption}", path))
+    return out
+
+
+def plot_leaderboard(rows: list, *, grader: str = GRADER_NAME, score_label: str = "SCORE"):
+    """Several submissions graded in one call: one horizontal bar per submission, best first,
+    coloured by RESULT; an UNGRADED row (score None) is a hatched stub at 0 marked UNGRADED.
+    rows: [{"submission": str, "score": float | None, "result": str, ...}]."""
+    ranked = sorted(rows, key=lambda r: (r.get("score") is None, -(r.get("score") or 0.0)))
+    fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
+    ax = fig.add_subplot()
+    names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
+    seen = set()
+    for i, r in enumerate(ranked):
+        score, result = r.get("score"), str(r.get("result") or ("UNGRADED" if r.get("score") is None
+                                                                  else "graded"))
+        color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
+        ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
+                hatch=None if score is not None else "//", edgecolor=color,
+                label=None if result in seen else result)
+        seen.add(result)
+        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ranked)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, 1.12)
+    ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
+    ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
+    ax.set_ylabel("submission")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
+    return fig
+
+
+# ---- FEM figures ---------------------------------------------------------------------------
+def fem_plot_data(figures_data: dict) -> dict:
+    """What the figures draw, from what grade() kept: the submitted arrays (validated by
+    check_schema) and the regeneration run, decoded by the same guarded functions."""
+    import numpy as np
+    arrs = figures_data.get("arrays") or {}
+    ns = list(SPEC["meshes"])
+    data = {"n": ns, "submitted": None, "regenerated": None, "artifact": None,
+            "artifact_regenerated": None}
+    if "n_values" in arrs:
+        data["submitted"] = (np.asarray(arrs["nodal_errors"], float),
+                             np.asarray(arrs["dense_errors"], float))
+        if all(a in arrs for a in ARTIFACT_ARRAYS):
+            data["artifact"] = {a: np.asarray(arrs[a], float) for a in ARTIFACT_ARRAYS}
+    outcome = (figures_data.get("outcomes") or {}).get("regen")
+    fields: dict = {}
+    if outcome is not None:
+        check_regenerated(outcome, collect_regeneration(outcome), fields)   # guarded: records only
+    if len(fields) == len(ns):
+        errs = study_errors(fields)
+        data["regenerated"] = (np.array([errs[n][0] for n in ns]), np.array([errs[n][1] for n in ns]))
+        data["artifact_regenerated"] = fields[SPEC["artifact_n"]][1]
+    return data
+
+
+def plot_fem_convergence(data: dict, *, submission: str, result: str, score):
+    """Nodal and dense max-norm errors against h on log-log axes, submitted (filled, solid)
+    and regenerated (open, dashed); the Tier 1 band around the gold values, a slope-4 guide,
+    the fitted clean-regime slope, the round-off regime shaded."""
+    import numpy as np
+    fig = new_figure(8.5, 6.4)
+    ax = fig.add_subplot()
+    ns = np.asarray(data["n"], float)
+    h = 1.0 / ns
+    clean = ns <= SPEC["artifact_n"]
+    gold_n = np.array(list(SPEC["tier1_gold"]), float)
+    gold = np.array(list(SPEC["tier1_gold"].values()))
+    ax.axvspan(h.min() / 1.4, math.sqrt(h[clean].min() * h[~clean].max()), color="0.85", lw=0,
+               label=f"round-off regime n ≥ {int(ns[~clean].min())}\n(Tier 2: e*(2048) > 10 e*(256))")
+    band = SPEC["tier1_band"]
+    for i, (gn, g) in enumerate(zip(gold_n, gold)):
+        ax.fill_between([1.0 / gn / 1.25, 1.25 / gn], g * (1 - band), g * (1 + band),
+                        fc=PLOT_COLORS["reference"], alpha=0.45, ec=PLOT_COLORS["reference"], lw=1.2,
+                        label=f"Tier 1 band: gold e*(n) ± {band:.0%}" if i == 0 else None)
+    h_guide = h[clean]
+    ax.loglog(h_guide, 0.2 * gold[0] * (h_guide / h_guide.max()) ** 4, color="black", ls=":",
+              lw=1.2, label="slope-4 guide ∝ h⁴")
+    notes = []
+    for source, style in (("submitted", dict(ls="-", ms=6, filled=True)),
+                          ("regenerated", dict(ls="--", ms=11, filled=False))):
+        errs = data.get(source)
+        if errs is None:
+            notes.append(f"{source}: none" + (" (not executed or not reproduced)"
+                                              if source == "regenerated" else ""))
+            continue
+        for kind, e, marker, color in (("dense e*", errs[1], "o", PLOT_COLORS["submitted"]),
+                                       ("nodal e", errs[0], "s", "#9467bd")):
+            ok = np.isfinite(e) & (e > 0)
+            ax.loglog(h[ok], e[ok], marker=marker, ls=style["ls"], ms=style["ms"], color=color,
+                      mfc=color if style["filled"] else "none", mew=1.4, lw=1.4 if style["filled"] else 1.0,
+                      label=f"{kind}, {source}")
+        ok = clean & np.isfinite(errs[1]) & (errs[1] > 0)
+        if ok.sum() >= 2:
+            notes.append(f"dense slope, {source}: {lsq_order(ns[ok], errs[1][ok]):.3f}")
+    notes.insert(0, f"least-squares fit over the clean regime n = {int(ns[clean].min())}..{int(ns[clean].max())}:")
+    ax.text(0.62, 0.97, "\n".join(notes), transform=ax.transAxes, ha="center", va="top", fontsize=9,
+            bbox=dict(boxstyle="round", fc="white", ec="0.6"))
+    ax.set_xlabel("mesh size h = 1/n  (beam lengths; the beam is [0, 1], dimensionless)")
+    ax.set_ylabel("max-norm error of u  (dimensionless)")
+    top = ax.secondary_xaxis("top", functions=(reciprocal, reciprocal))
+    top.set_xlabel("n (elements)")
+    ax.set_xlim(h.min() / 1.4, h.max() * 1.4)
+    ax.grid(True, which="major", color="0.9", lw=0.6)
+    ax.legend(loc="lower left", fontsize=8, framealpha=0.95)
+    verdict_title(fig, "nodal and dense errors against h", submission, result, score)
+    return fig
+
+
+def plot_fem_artifact(data: dict, *, submission: str, result: str, score):
+    """The n = 256 artifact: pointwise error uh - u against x (submitted, and regenerated
+    when the solver ran), the Tier 3 limit; below, |submitted - regenerated| against the
+    artifact provenance thresholds."""
+    import numpy as np
+    fig = new_figure(9.0, 6.4)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    art, regen = data.get("artifact"), data.get("artifact_regenerated")
+    lim = SPEC["artifact_max_error"]
+    if art is None:
+        top.text(0.5, 0.5, "artifact arrays absent or invalid (Tier 3 missing)", ha="center",
+                 va="center", transform=top.transAxes, fontsize=11, color=PLOT_COLORS["FAIL"])
+        top.set_yscale("log")
+    else:
+        x = art["x_dense"]
+        curves = [("submitted: |uh_dense − u| (recomputed)", art["uh_dense"], "-", PLOT_COLORS["submitted"])]
+        if regen is not None:
+            curves.append(("regenerated: |solve(256) − u|", regen, "--", PLOT_COLORS["regenerated"]))
+        peak = 0.0
+        for label, uh, ls, color in curves:
+            err = np.abs(uh - exact_u(x))
+            peak = max(peak, float(np.nanmax(err)))
+            top.semilogy(x, np.maximum(err, 1e-18), ls=ls, color=color, lw=0.9 if ls == "-" else 0.7,
+                         alpha=1.0 if ls == "-" else 0.8,
+                         label=f"{label}, max {np.nanmax(err):.3e}")
+        top.set_ylim(max(1e-18, min(peak, lim) / 1e5), max(peak, lim) * 8)
+    top.axhline(lim, color=PLOT_COLORS["FAIL"], ls=":", lw=1.2, label=f"Tier 3 limit: max |uh − u| < {lim:g}")
+    top.set_ylabel("pointwise error |uh − u|\n(dimensionless)")
+    top.legend(loc="lower right", fontsize=8, framealpha=0.95)
+    top.grid(True, color="0.9", lw=0.6)
+    if art is not None and regen is not None:
+        dev = np.abs(art["uh_dense"] - regen)
+        floor = 1e-18
+        bottom.semilogy(x, np.maximum(dev, floor), color="#8c564b", lw=1.0,
+                        label="|submitted − regenerated|" + (" (0 drawn at 1e-18)" if (dev == 0).any() else ""))
+        bottom.axhline(SPEC["artifact_tier3_atol"], color=PLOT_COLORS["PARTIAL"], ls="--", lw=1.0,
+                       label=f"above {SPEC['artifact_tier3_atol']:g}: Tier 3 fails (0.5)")
+        bottom.axhline(SPEC["artifact_fail_atol"], color=PLOT_COLORS["FAIL"], ls="--", lw=1.0,
+                       label=f"above {SPEC['artifact_fail_atol']:g}: FAIL (0.0)")
+        bottom.set_ylim(floor / 3, max(1e-7, float(dev.max()) * 10))
+        bottom.legend(loc="upper right", fontsize=8)
+    else:
+        bottom.text(0.5, 0.5, "no regenerated field to compare with\n(solver not executed or not "
+                    "reproduced)", ha="center", va="center", transform=bottom.transAxes, fontsize=10)
+    bottom.set_ylabel("|uh_submitted − uh_regenerated|\n(dimensionless)")
+    bottom.set_xlabel("x  (beam coordinate, dimensionless)")
+    bottom.grid(True, color="0.9", lw=0.6)
+    verdict_title(fig, f"the n = {SPEC['artifact_n']} artifact, pointwise", submission, result, score)
+    return fig
+
+
+def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
+                figures_data: dict) -> list:
+    """--plot DIR: every FEM figure, as INFO records listing the PNGs."""
+    data = fem_plot_data(figures_data)
+    kw = dict(submission=submission, result=result, score=score)
+    return write_figures(out_dir, [
+        ("fem_convergence", "nodal and dense errors vs h (log-log), submitted and regenerated, "
+         "Tier 1 band, slope-4 guide, round-off regime", lambda: plot_fem_convergence(data, **kw)),
+        ("fem_artifact", f"n = {SPEC['artifact_n']} artifact: pointwise error vs x",
+         lambda: plot_fem_artifact(data, **kw))])
+
+
+# =============================================================================
 # PRINTING AND CLI
 # =============================================================================
 def format_check(c: Check) -> str:
@@ -1874,6 +2122,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
     p.add_argument("--quiet", action="store_true",
                    help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]')")
     return p
 
 
@@ -1890,9 +2140,14 @@ def main(argv=None) -> int:
     if not os.path.isdir(args.submission):
         print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
         return EXIT_UNGRADED
+    if args.plot and plot_usage_error(args.plot):
+        print(f"{GRADER_NAME}: {plot_usage_error(args.plot)}", file=sys.stderr)
+        return EXIT_UNGRADED
+    figures_data: dict = {}
     try:
         checks, phases, outcomes, keys = grade(args.submission, budget=args.budget,
-                                               strict=args.strict, no_exec=args.no_exec)
+                                               strict=args.strict, no_exec=args.no_exec,
+                                               figures_data=figures_data)
     except Exception as exc:  # a grader bug: never reported as a score
         import traceback
         traceback.print_exc(file=sys.stderr)
@@ -1900,6 +2155,8 @@ def main(argv=None) -> int:
         print("RESULT: UNGRADED")
         return EXIT_GRADER
     result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
+    if args.plot:
+        checks += plot_report(args.plot, args.submission, result, score, checks, figures_data)
     print_submission_output(outcomes)
     print_report(checks, result, score, keys, quiet=args.quiet)
     if args.json:
