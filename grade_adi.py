@@ -1839,6 +1839,283 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
 
 
 # =============================================================================
+# PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
+# matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
+# without pyplot (no global state, nothing shown).  Every plot_* function RETURNS its Figure,
+# so tests check what is drawn; write_figures saves them and lists them as INFO records
+# (`figure.<name>`, measured = the PNG's path) at the end of the report and in --json.
+# =============================================================================
+PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
+               "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
+               "UNGRADED": "#9e9e9e"}
+
+
+def plot_usage_error(out_dir: str):
+    """Why `--plot DIR` cannot be honoured (checked before any grading), or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+    if matplotlib is None:
+        return ("--plot needs matplotlib, which is not installed: pip install '.[plots]' "
+                "(or: pip install matplotlib)")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        return f"--plot {out_dir}: cannot create the directory ({exc.strerror or exc})"
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        return f"--plot {out_dir}: not a writable directory"
+    return None
+
+
+def new_figure(width: float, height: float):
+    """A Figure on the Agg canvas (no pyplot), laid out with constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def reciprocal(x):
+    """1/x for a secondary axis (h <-> n), quiet at 0."""
+    import numpy as np
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x, float)
+
+
+def plain_text(text) -> str:
+    """Untrusted text (a submission's name, a reason) shown literally: no mathtext."""
+    return str(text).replace("$", r"\$")[:80]
+
+
+def verdict_title(fig, what: str, submission: str, result: str, score) -> None:
+    """Every figure's title: the submission, what the figure shows, and the verdict."""
+    name = os.path.basename(os.path.normpath(str(submission))) or str(submission)
+    tail = f"RESULT: {result}" + ("" if score is None else f"   SCORE: {score}")
+    fig.suptitle(f"{plain_text(name)}: {what}\n{tail}", fontsize=11)
+
+
+def write_figures(out_dir: str, figures: list) -> list:
+    """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
+    record per figure; a figure that cannot be drawn says so and never changes the grade."""
+    out = []
+    for name, caption, build in figures:
+        path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
+        try:
+            build().savefig(path)
+        except Exception as exc:    # a drawing failure must not turn into a grading failure
+            out.append(Check(f"figure.{name}", Status.INFO,
+                             f"not drawn: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        out.append(Check(f"figure.{name}", Status.INFO, f"{path}: {caption}", path))
+    return out
+
+
+def plot_leaderboard(rows: list, *, grader: str = GRADER_NAME, score_label: str = "SCORE"):
+    """Several submissions graded in one call: one horizontal bar per submission, best first,
+    coloured by RESULT; an UNGRADED row (score None) is a hatched stub at 0 marked UNGRADED.
+    rows: [{"submission": str, "score": float | None, "result": str, ...}]."""
+    ranked = sorted(rows, key=lambda r: (r.get("score") is None, -(r.get("score") or 0.0)))
+    fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
+    ax = fig.add_subplot()
+    names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
+    seen = set()
+    for i, r in enumerate(ranked):
+        score, result = r.get("score"), str(r.get("result") or ("UNGRADED" if r.get("score") is None
+                                                                  else "graded"))
+        color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
+        ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
+                hatch=None if score is not None else "//", edgecolor=color,
+                label=None if result in seen else result)
+        seen.add(result)
+        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ranked)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, 1.12)
+    ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
+    ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
+    ax.set_ylabel("submission")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
+    return fig
+
+
+# ---- ADI figures ---------------------------------------------------------------------------
+def plot_adi_convergence(data: dict, *, submission: str, result: str, score):
+    """Max-norm error against h on log-log axes: submitted (filled, solid) and regenerated
+    (open), the least-squares order written on the plot, the 100x reduction line, a slope-2 guide."""
+    import numpy as np
+    fig = new_figure(8.5, 6.0)
+    ax = fig.add_subplot()
+    h = np.array([h_value(p) for p in range(SPEC["n_meshes"])])
+    sub_e = data.get("submitted")
+    regen = data.get("regenerated")
+    notes = []
+    if sub_e is not None:
+        e = np.asarray(sub_e, float)
+        ok = np.isfinite(e) & (e > 0)
+        ax.loglog(h[ok], e[ok], "o-", color=PLOT_COLORS["submitted"], ms=6, lw=1.4,
+                  label="submitted max_norm_errors")
+        if ok.all():
+            fit = fitted_order(h, e)
+            lo, hi = SPEC["tier2_fit_band"]
+            notes.append(f"least-squares order, submitted: {fit:.3f}  (Tier 2 band [{lo}, {hi}])")
+            red = SPEC["tier2_min_reduction"]
+            ax.axhline(e[0] / red, color=PLOT_COLORS["limit"], ls="--", lw=1.0,
+                       label=f"{red:g}× reduction: e(0.1)/{red:g} (Tier 2 needs e(0.00625) below)")
+            ax.loglog(h, 0.5 * e[0] * (h / h[0]) ** 2, color="black", ls=":", lw=1.2,
+                      label="slope-2 guide ∝ h²")
+    else:
+        notes.append("submitted errors: none usable")
+    if regen is not None and any(v is not None for v in regen):
+        idx = [p for p, v in enumerate(regen) if v is not None and math.isfinite(v) and v > 0]
+        rv = np.array([regen[p] for p in idx])
+        ax.loglog(h[idx], rv, "o", ms=12, mfc="none", mew=1.4, color=PLOT_COLORS["regenerated"],
+                  label="regenerated by the grader")
+        if len(idx) == SPEC["n_meshes"]:
+            notes.append(f"least-squares order, regenerated: {fitted_order(h, rv):.3f}")
+    else:
+        notes.append("regenerated: none (not executed)")
+    ax.text(0.03, 0.97, "\n".join(notes), transform=ax.transAxes, ha="left", va="top", fontsize=9,
+            bbox=dict(boxstyle="round", fc="white", ec="0.6"))
+    ax.set_xlabel("mesh size h = k  (unit-square lengths, dimensionless)")
+    ax.set_ylabel("max-norm error at T = 1  (dimensionless)")
+    ax.set_xlim(h.min() / 1.4, h.max() * 1.4)
+    ax.grid(True, which="major", color="0.9", lw=0.6)
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.95)
+    verdict_title(fig, "benchmark errors against h", submission, result, score)
+    return fig
+
+
+def plot_adi_hidden(data: dict, *, submission: str, result: str, score):
+    """The hidden instance: left, |U - reference| at h = 0.1, 0.05 with the 3e-2 limit and the
+    required 2x drop; right, the submission's fields beside the grader's reference on y = 1/2."""
+    import numpy as np
+    fig = new_figure(11.0, 5.0)
+    left, right = fig.subplots(1, 2, width_ratios=(1, 1.3))
+    hidden, ref = data.get("hidden") or {}, data.get("hidden_reference")
+    hs = list(SPEC["hidden_h"])
+    errs = [hidden.get(h, (None, None))[1] for h in hs]
+    ok = [i for i, v in enumerate(errs) if v is not None and math.isfinite(v) and v > 0]
+    left.axhline(SPEC["hidden_tol"], color=PLOT_COLORS["FAIL"], ls="--", lw=1.2,
+                 label=f"limit {SPEC['hidden_tol']:g} (per mesh)")
+    if ok:
+        left.loglog([hs[i] for i in ok], [errs[i] for i in ok], "o-", color=PLOT_COLORS["submitted"],
+                    ms=7, label="submission: max |U − reference|")
+        if 0 in ok:
+            drop = SPEC["hidden_min_drop"]
+            left.loglog(hs, [errs[0], errs[0] / drop], color="black", ls=":", lw=1.2,
+                        label=f"required drop: {drop:g}× from h = {hs[0]:g} to {hs[1]:g}")
+    else:
+        left.text(0.5, 0.5, "no hidden-instance run\n(not executed or failed)", ha="center",
+                  va="center", transform=left.transAxes)
+        left.set_yscale("log")
+        left.set_xscale("log")
+    left.set_xlim(min(hs) / 1.25, max(hs) * 1.25)
+    left.set_xticks(hs, [f"{h:g}" for h in hs])
+    left.xaxis.set_minor_formatter("")
+    left.set_xlabel("mesh size h  (dimensionless)")
+    left.set_ylabel("max |U − grader's reference| at T  (dimensionless)")
+    left.set_title("errors on the hidden instance", fontsize=10)
+    left.grid(True, which="major", color="0.9", lw=0.6)
+    left.legend(loc="lower right", fontsize=8)
+    if ref is not None:
+        m = ref.shape[0] - 1
+        xr = np.linspace(0.0, 1.0, m + 1)
+        right.plot(xr, ref[:, m // 2], color=PLOT_COLORS["reference"], lw=2.2, alpha=0.8,
+                   label=f"grader's MCS reference (Richardson, h = 1/{SPEC['ref_m'][0]}, 1/{SPEC['ref_m'][1]})")
+    for (h, style) in zip(hs, ("s--", "o-")):
+        U = hidden.get(h, (None, None))[0]
+        if U is not None and U.shape[0] % 2 == 1:
+            mh = U.shape[0] - 1
+            right.plot(np.linspace(0.0, 1.0, mh + 1), U[:, mh // 2], style, color=PLOT_COLORS["submitted"],
+                       ms=4, lw=1.0, alpha=0.6 if h == hs[0] else 1.0, label=f"submission, h = {h:g}")
+    right.set_xlabel("x  (on the line y = 1/2, dimensionless)")
+    right.set_ylabel("u(x, 1/2, T)  (dimensionless)")
+    right.set_title("fields beside the grader's reference", fontsize=10)
+    right.grid(True, color="0.9", lw=0.6)
+    if right.get_legend_handles_labels()[0]:
+        right.legend(loc="lower center", fontsize=8)
+    else:
+        right.text(0.5, 0.5, "no reference computed (not executed)", ha="center", va="center",
+                   transform=right.transAxes)
+    verdict_title(fig, "the hidden instance", submission, result, score)
+    return fig
+
+
+def plot_adi_error_surface(data: dict, *, submission: str, result: str, score):
+    """Heat map of the finest-mesh error U - U_exact: the submitted error_finest and, when the
+    solver ran, the regenerated finest field's error, on one symmetric colour scale."""
+    import numpy as np
+    panels = [(name, E) for name, E in (("submitted error_finest", data.get("error_finest")),
+                                        ("regenerated U − U_exact", data.get("error_regenerated")))
+              if E is not None]
+    fig = new_figure(5.4 * max(1, len(panels)) + 0.8, 5.2)
+    axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
+    if not panels:
+        axes[0].text(0.5, 0.5, "no finest-mesh error field (Tier 3 arrays unusable)", ha="center",
+                     va="center", transform=axes[0].transAxes)
+        axes[0].set_xlabel("x  (dimensionless)")
+        axes[0].set_ylabel("y  (dimensionless)")
+    else:
+        with np.errstate(invalid="ignore"):
+            vmax = max(float(np.nanmax(np.abs(E))) for _, E in panels) or 1.0
+        for ax, (name, E) in zip(axes, panels):
+            im = ax.imshow(np.asarray(E, float).T, origin="lower", extent=(0, 1, 0, 1), cmap="RdBu_r",
+                           vmin=-vmax, vmax=vmax, interpolation="nearest", label=name)
+            ax.set_title(f"{name}, max |·| = {np.nanmax(np.abs(E)):.3e}", fontsize=10)
+            ax.set_xlabel("x  (dimensionless)")
+            ax.set_ylabel("y  (dimensionless)")
+        fig.colorbar(im, ax=list(axes), label="U − U_exact at T = 1  (dimensionless)", shrink=0.9)
+    verdict_title(fig, f"finest-mesh error, h = {h_value(SPEC['n_meshes'] - 1):g} "
+                  f"({SPEC['finest_shape'][0]}×{SPEC['finest_shape'][1]})", submission, result, score)
+    return fig
+
+
+def adi_plot_data(figures_data: dict) -> dict:
+    """What the figures draw, from what grade() kept (the validated Submitted record, the
+    regenerated errors, the decoded jobs and the grader's hidden reference)."""
+    import numpy as np
+    sub = figures_data.get("submitted")
+    jobs = figures_data.get("jobs") or {}
+    ref = figures_data.get("hidden_reference")
+    data = {"submitted": None if sub is None or sub.e is None else sub.e,
+            "regenerated": figures_data.get("regenerated"), "hidden_reference": ref,
+            "error_finest": None if sub is None or sub.tier3 is None else sub.tier3["error_finest"],
+            "error_regenerated": None, "hidden": {}}
+    fine = jobs.get(f"bench:{SPEC['n_meshes'] - 1}")
+    if fine and fine.get("status") == "ok" and fine["U"].shape == SPEC["finest_shape"]:
+        with np.errstate(all="ignore"):
+            data["error_regenerated"] = fine["U"] - _PROBLEMS["benchmark_exact"](fine["X"], fine["Y"],
+                                                                                SPEC["final_time"])
+    for h in SPEC["hidden_h"]:
+        r = jobs.get(f"hidden:{h:g}")
+        if r and r.get("status") == "ok" and ref is not None:
+            stride = SPEC["ref_m"][0] // mesh_m(h)
+            with np.errstate(all="ignore"):
+                err = float(np.max(np.abs(r["U"] - ref[::stride, ::stride]))) \
+                    if r["U"].shape == ref[::stride, ::stride].shape else None
+            data["hidden"][h] = (r["U"], err)
+    return data
+
+
+def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
+                figures_data: dict) -> list:
+    """--plot DIR: every ADI figure, as INFO records listing the PNGs."""
+    data = adi_plot_data(figures_data)
+    kw = dict(submission=submission, result=result, score=score)
+    return write_figures(out_dir, [
+        ("adi_convergence", "errors vs h (log-log), fitted order, 100x reduction line",
+         lambda: plot_adi_convergence(data, **kw)),
+        ("adi_hidden", "hidden-instance errors and fields beside the grader's reference",
+         lambda: plot_adi_hidden(data, **kw)),
+        ("adi_error_surface", "finest-mesh error surface (heat map)",
+         lambda: plot_adi_error_surface(data, **kw))])
+
+
+# =============================================================================
 # PRINTING AND CLI
 # =============================================================================
 def format_check(c: Check) -> str:
@@ -1913,15 +2190,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
     p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
     p.add_argument("--quiet", action="store_true", help="print only the summary and verdict")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]')")
     return p
 
 
-def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tuple:
-    """(checks, phases, outcomes, keys): every record of the seed's checks."""
+def grade(submission: str, *, budget: float, strict: bool, no_exec: bool,
+          figures_data: dict | None = None) -> tuple:
+    """(checks, phases, outcomes, keys): every record of the seed's checks; `figures_data`
+    (PLOTS) receives the arrays --plot draws."""
     phases, outcomes, keys = {}, {}, {}
+    figures_data = {} if figures_data is None else figures_data     # PLOTS: -> report.figures_data
     t0 = time.monotonic()
     checks = []
     sub = Submitted()
+    figures_data["submitted"] = sub                                 # PLOTS: filled below
     solver_path = os.path.join(submission, SPEC["solver_file"])
     missing = [f for f in (SPEC["solver_file"], SPEC["results_file"], SPEC["arrays_file"])
                if not os.path.isfile(os.path.join(submission, f))]
@@ -2017,6 +2300,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
     checks += determinism_check(jobs)
     checks += structure_checks(jobs, violations, ready)
     checks += field_check(sub, jobs)
+    figures_data.update(regenerated=regen, jobs=jobs, hidden_reference=ref_box["ref"])   # PLOTS
     keys["errors_regenerated"] = ", ".join("—" if v is None else f"{v:.4e}" for v in regen)
     hid = [c.measured for c in checks if c.id.startswith("hidden.error")]
     keys["hidden_errors"] = ", ".join(f"{v:.3e}" if isinstance(v, float) else "—" for v in hid)
@@ -2064,9 +2348,14 @@ def main(argv=None) -> int:
     if not os.path.isdir(args.submission):
         print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
         return EXIT_UNGRADED
+    if args.plot and plot_usage_error(args.plot):
+        print(f"{GRADER_NAME}: {plot_usage_error(args.plot)}", file=sys.stderr)
+        return EXIT_UNGRADED
+    figures_data: dict = {}
     try:
         checks, phases, outcomes, keys = grade(args.submission, budget=args.budget,
-                                               strict=args.strict, no_exec=args.no_exec)
+                                               strict=args.strict, no_exec=args.no_exec,
+                                               figures_data=figures_data)
     except Exception as exc:  # a grader bug: never reported as a score
         import traceback
         traceback.print_exc(file=sys.stderr)
@@ -2074,6 +2363,8 @@ def main(argv=None) -> int:
         print("RESULT: UNGRADED")
         return EXIT_GRADER
     result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
+    if args.plot:
+        checks += plot_report(args.plot, args.submission, result, score, checks, figures_data)
     print_submission_output(outcomes)
     shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)]
     print_report(shown, result, score, keys, counted=checks)
