@@ -1607,6 +1607,207 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
 
 
 # =============================================================================
+# PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
+# matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
+# without pyplot (no global state, nothing shown).  Every plot_* function RETURNS its Figure,
+# so tests check what is drawn; write_figures saves them and lists them as INFO records
+# (`figure.<name>`, measured = the PNG's path) at the end of the report and in --json.
+# =============================================================================
+PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
+               "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
+               "UNGRADED": "#9e9e9e"}
+
+
+def plot_usage_error(out_dir: str):
+    """Why `--plot DIR` cannot be honoured (checked before any grading), or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+    if matplotlib is None:
+        return ("--plot needs matplotlib, which is not installed: pip install '.[plots]' "
+                "(or: pip install matplotlib)")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        return f"--plot {out_dir}: cannot create the directory ({exc.strerror or exc})"
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        return f"--plot {out_dir}: not a writable directory"
+    return None
+
+
+def new_figure(width: float, height: float):
+    """A Figure on the Agg canvas (no pyplot), laid out with constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def reciprocal(x):
+    """1/x for a secondary axis (h <-> n), quiet at 0."""
+    import numpy as np
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x, float)
+
+
+def plain_text(text) -> str:
+    """Untrusted text (a submission's name, a reason) shown literally: no mathtext."""
+    return str(text).replace("$", r"\$")[:80]
+
+
+def verdict_title(fig, what: str, submission: str, result: str, score) -> None:
+    """Every figure's title: the submission, what the figure shows, and the verdict."""
+    name = os.path.basename(os.path.normpath(str(submission))) or str(submission)
+    tail = f"RESULT: {result}" + ("" if score is None else f"   SCORE: {score}")
+    fig.suptitle(f"{plain_text(name)}: {what}\n{tail}", fontsize=11)
+
+
+def write_figures(out_dir: str, figures: list) -> list:
+    """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
+    record per figure; a figure that cannot be drawn says so and never changes the grade."""
+    out = []
+    for name, caption, build in figures:
+        path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
+        try:
+            build().savefig(path)
+        except Exception as exc:    # a drawing failure must not turn into a grading failure
+            out.append(Check(f"figure.{name}", Status.INFO,
+                             f"not drawn: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        out.append(Check(f"figure.{name}", Status.INFO, f"{path}: {caption}", path))
+    return out
+
+
+def plot_leaderboard(rows: list, *, grader: str = GRADER_NAME, score_label: str = "SCORE"):
+    """Several submissions graded in one call: one horizontal bar per submission, best first,
+    coloured by RESULT; an UNGRADED row (score None) is a hatched stub at 0 marked UNGRADED.
+    rows: [{"submission": str, "score": float | None, "result": str, ...}]."""
+    ranked = sorted(rows, key=lambda r: (r.get("score") is None, -(r.get("score") or 0.0)))
+    fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
+    ax = fig.add_subplot()
+    names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
+    seen = set()
+    for i, r in enumerate(ranked):
+        score, result = r.get("score"), str(r.get("result") or ("UNGRADED" if r.get("score") is None
+                                                                  else "graded"))
+        color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
+        ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
+                hatch=None if score is not None else "//", edgecolor=color,
+                label=None if result in seen else result)
+        seen.add(result)
+        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ranked)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, 1.12)
+    ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
+    ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
+    ax.set_ylabel("submission")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
+    return fig
+
+
+# ---- modchallenge figures ------------------------------------------------------------------
+def _tier_label(tier: tuple) -> str:
+    tid, lo, hi = tier[0], tier[1], tier[2]
+    return f"{tid}\n(×, no mod)" if tid == 0 else f"{tid}\n{lo}–{hi} b"
+
+
+def plot_mod_accuracy(seeds: list, *, submission: str, result: str, score):
+    """Accuracy per tier as bars (the mean over seeds; tier 0 hatched: an unscored diagnostic),
+    one dot per seed when several seeds were graded, the 0.90 ranking line; incomplete tiers
+    marked.  seeds: [(label, [TierResult, ...])]."""
+    import numpy as np
+    fig = new_figure(9.5, 5.2)
+    ax = fig.add_subplot()
+    ids = [t[0] for t in TIERS]
+    graded = [(label, {t.tier_id: t for t in tiers}) for label, tiers in seeds if tiers]
+    thr = SPEC["rank_threshold"]
+    ax.axhline(thr, color=PLOT_COLORS["FAIL"], ls="--", lw=1.2,
+               label=f"ranking threshold {thr:.2f} (highest_tier_above_90)")
+    if graded:
+        acc = np.array([[g[1][k].accuracy if k in g[1] else 0.0 for k in ids] for g in graded])
+        mean = acc.mean(axis=0)
+        ax.bar(ids[1:], mean[1:], color=PLOT_COLORS["submitted"], width=0.7, edgecolor="black", lw=0.5,
+               label="accuracy" + (f", mean of {len(graded)} seeds" if len(graded) > 1 else ""))
+        ax.bar(ids[:1], mean[:1], color="0.85", hatch="//", width=0.7, edgecolor="black", lw=0.5,
+               label="tier 0: unscored diagnostic")
+        for k, m, top in zip(ids, mean, acc.max(axis=0)):
+            ax.text(k, top + 0.025, f"{m:.2f}", ha="center", va="bottom", fontsize=8)
+        if len(graded) > 1:
+            rng = np.random.default_rng(0)
+            for i, (label, _) in enumerate(graded):
+                ax.plot(np.array(ids) + rng.uniform(-0.18, 0.18, len(ids)), acc[i], "o", ms=4,
+                        color="black", alpha=0.7, label="one dot per seed" if i == 0 else None)
+        incomplete = sorted({k for _, g in graded for k in ids if k in g and not g[k].completed}
+                            | {k for _, g in graded for k in ids if k not in g})
+        for j, k in enumerate(incomplete):
+            ax.plot(k, 0.04, "x", color=PLOT_COLORS["FAIL"], ms=9, mew=2,
+                    label="tier not finished (scores 0)" if j == 0 else None)
+    else:
+        ax.text(0.5, 0.5, "no tier graded (a gate failed before inference, or --no-exec)",
+                ha="center", va="center", transform=ax.transAxes, fontsize=11)
+    ax.set_xticks(ids, [_tier_label(t) for t in TIERS], fontsize=8)
+    ax.set_xlabel("tier (bits of p); tier 0 is the unscored multiplication diagnostic")
+    ax.set_ylabel("accuracy (fraction of the tier's problems exactly right)")
+    ax.set_ylim(0.0, 1.1)
+    ax.set_xlim(-0.6, ids[-1] + 0.6)
+    ax.grid(True, axis="y", color="0.9", lw=0.6)
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.95)
+    verdict_title(fig, "accuracy per tier" + (f" over {len(graded)} seeds" if len(graded) > 1 else ""),
+                  submission, result, score)
+    return fig
+
+
+def plot_mod_wall(seeds: list, budget: float, *, submission: str, result: str, score):
+    """Cumulative inference wall time at the end of each tier, one line per seed, against
+    the budget; a tier that did not finish has no point."""
+    fig = new_figure(9.5, 5.0)
+    ax = fig.add_subplot()
+    ids = [t[0] for t in TIERS]
+    ax.axhline(budget, color=PLOT_COLORS["FAIL"], ls="--", lw=1.2, label=f"budget {budget:g} s")
+    drawn, low = 0, budget
+    for label, tiers in seeds:
+        pts = [(t.tier_id, t.wall) for t in tiers if t.completed and t.wall is not None]
+        if not pts:
+            continue
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=5, lw=1.3,
+                label=f"seed {plain_text(label)[:16]}")
+        drawn += 1
+        low = min([low] + [p[1] for p in pts if p[1] > 0])
+    if not drawn:
+        ax.text(0.5, 0.5, "no tier finished (not executed, or a gate failed)", ha="center",
+                va="center", transform=ax.transAxes, fontsize=11)
+    ax.set_yscale("log")
+    ax.set_ylim(max(low, 1e-3) / 3, budget * 3)
+    ax.set_xticks(ids, [_tier_label(t) for t in TIERS], fontsize=8)
+    ax.set_xlim(-0.6, ids[-1] + 0.6)
+    ax.set_xlabel("tier (bits of p), in the order inference runs")
+    ax.set_ylabel("cumulative inference wall time (s)")
+    ax.grid(True, color="0.9", lw=0.6)
+    ax.legend(loc="upper left", fontsize=8, framealpha=0.95)
+    verdict_title(fig, "cumulative wall time per tier", submission, result, score)
+    return fig
+
+
+def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
+                figures_data: dict) -> list:
+    """--plot DIR: every modchallenge figure, as INFO records listing the PNGs."""
+    seeds = figures_data.get("seeds") or []
+    budget = float(figures_data.get("budget") or SPEC["budget_s"])
+    kw = dict(submission=submission, result=result, score=score)
+    return write_figures(out_dir, [
+        ("mod_accuracy", "accuracy per tier, the 0.90 line" + (", one dot per seed" if len(seeds) > 1
+                                                                else ""),
+         lambda: plot_mod_accuracy(seeds, **kw)),
+        ("mod_wall", "cumulative wall time per tier against the budget",
+         lambda: plot_mod_wall(seeds, budget, **kw))])
+
+
+# =============================================================================
 # PRINTING AND CLI
 # =============================================================================
 def format_check(c: Check) -> str:
@@ -1713,6 +1914,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not run submitted code: gates 1-4 only, RESULT: UNGRADED, exit 2")
     p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
     p.add_argument("--quiet", action="store_true", help="print only the summary and verdict")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]')")
     return p
 
 
@@ -1737,9 +1940,12 @@ def parse_seeds(args) -> list:
 
 
 def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
-          skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None) -> tuple:
-    """(checks, phases, outcomes, keys)."""
+          skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None,
+          figures_data: dict | None = None) -> tuple:
+    """(checks, phases, outcomes, keys); `figures_data` (PLOTS) receives what --plot draws."""
     phases, outcomes, keys = {}, {}, {}
+    figures_data = {} if figures_data is None else figures_data     # PLOTS: -> report.figures_data
+    figures_data.update(budget=budget, seeds=[])                    # PLOTS
     t = time.monotonic()
     checks = check_manifest(submission)
     manifest = checks[0].measured if checks[0].status is Status.PASS else None
@@ -1765,6 +1971,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         for name, oc in r["outcomes"].items():
             outcomes[f"seed {i + 1} {name}" if many else name] = oc
         results.append(r)
+        figures_data["seeds"].append((seed_label(seed), r["tiers"]))     # PLOTS
     keys["seed"] = f"(test set {test_dir})" if test_dir else ",".join(seed_label(r["seed"]) for r in results)
     keys["total"] = sum(len(v) for v in results[0].get("test_set", {}).values()) or total
     graded = [r for r in results if r["tiers"]]
@@ -1824,11 +2031,15 @@ def main(argv=None) -> int:
     if args.budget <= 0 or args.load_timeout <= 0:
         print(f"{GRADER_NAME}: --budget and --load-timeout must be positive", file=sys.stderr)
         return EXIT_UNGRADED
+    if args.plot and plot_usage_error(args.plot):
+        print(f"{GRADER_NAME}: {plot_usage_error(args.plot)}", file=sys.stderr)
+        return EXIT_UNGRADED
+    figures_data: dict = {}
     try:
         checks, phases, outcomes, keys = grade(
             args.submission, seeds=seeds, total=args.total, budget=args.budget,
             load_timeout=args.load_timeout, skip_static=args.skip_static_check, no_exec=args.no_exec,
-            jobs=max(1, args.jobs), test_dir=args.test_set)
+            jobs=max(1, args.jobs), test_dir=args.test_set, figures_data=figures_data)
     except Exception as exc:  # a grader bug: never reported as a score
         import traceback
         traceback.print_exc(file=sys.stderr)
@@ -1836,6 +2047,8 @@ def main(argv=None) -> int:
         print("RESULT: UNGRADED")
         return EXIT_GRADER
     result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
+    if args.plot:
+        checks += plot_report(args.plot, args.submission, result, score, checks, figures_data)
     print_submission_output(outcomes)
     print_report(checks, result, score, keys, quiet=args.quiet)
     if args.json:
