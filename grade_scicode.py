@@ -1603,6 +1603,177 @@ def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bo
 
 
 # =============================================================================
+# PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
+# matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
+# without pyplot (no global state, nothing shown).  Every plot_* function RETURNS its Figure,
+# so tests check what is drawn; write_figures saves them and lists them as INFO records
+# (`figure.<name>`, measured = the PNG's path) at the end of the report and in --json.
+# =============================================================================
+PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
+               "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
+               "UNGRADED": "#9e9e9e"}
+
+
+def plot_usage_error(out_dir: str):
+    """Why `--plot DIR` cannot be honoured (checked before any grading), or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+    if matplotlib is None:
+        return ("--plot needs matplotlib, which is not installed: pip install '.[plots]' "
+                "(or: pip install matplotlib)")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        return f"--plot {out_dir}: cannot create the directory ({exc.strerror or exc})"
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        return f"--plot {out_dir}: not a writable directory"
+    return None
+
+
+def new_figure(width: float, height: float):
+    """A Figure on the Agg canvas (no pyplot), laid out with constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def reciprocal(x):
+    """1/x for a secondary axis (h <-> n), quiet at 0."""
+    import numpy as np
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x, float)
+
+
+def plain_text(text) -> str:
+    """Untrusted text (a submission's name, a reason) shown literally: no mathtext."""
+    return str(text).replace("$", r"\$")[:80]
+
+
+def verdict_title(fig, what: str, submission: str, result: str, score) -> None:
+    """Every figure's title: the submission, what the figure shows, and the verdict."""
+    name = os.path.basename(os.path.normpath(str(submission))) or str(submission)
+    tail = f"RESULT: {result}" + ("" if score is None else f"   SCORE: {score}")
+    fig.suptitle(f"{plain_text(name)}: {what}\n{tail}", fontsize=11)
+
+
+def write_figures(out_dir: str, figures: list) -> list:
+    """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
+    record per figure; a figure that cannot be drawn says so and never changes the grade."""
+    out = []
+    for name, caption, build in figures:
+        path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
+        try:
+            build().savefig(path)
+        except Exception as exc:    # a drawing failure must not turn into a grading failure
+            out.append(Check(f"figure.{name}", Status.INFO,
+                             f"not drawn: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        out.append(Check(f"figure.{name}", Status.INFO, f"{path}: {caption}", path))
+    return out
+
+
+def plot_leaderboard(rows: list, *, grader: str = GRADER_NAME, score_label: str = "SCORE"):
+    """Several submissions graded in one call: one horizontal bar per submission, best first,
+    coloured by RESULT; an UNGRADED row (score None) is a hatched stub at 0 marked UNGRADED.
+    rows: [{"submission": str, "score": float | None, "result": str, ...}]."""
+    ranked = sorted(rows, key=lambda r: (r.get("score") is None, -(r.get("score") or 0.0)))
+    fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
+    ax = fig.add_subplot()
+    names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
+    seen = set()
+    for i, r in enumerate(ranked):
+        score, result = r.get("score"), str(r.get("result") or ("UNGRADED" if r.get("score") is None
+                                                                  else "graded"))
+        color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
+        ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
+                hatch=None if score is not None else "//", edgecolor=color,
+                label=None if result in seen else result)
+        seen.add(result)
+        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ranked)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, 1.12)
+    ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
+    ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
+    ax.set_ylabel("submission")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
+    return fig
+
+
+# ---- SciCode figures -----------------------------------------------------------------------
+STEP_STATES = (("passed", "#2e7d32"), ("failed (model)", "#c62828"),
+               ("failed (harness)", "#ef8f00"), ("not run", "#bdbdbd"))
+
+
+def step_states(steps: list, checks: list) -> dict:
+    """{step: state} for the in-scope steps [(problem, index, step)], from the records alone:
+    a PASS step record is passed, a FAIL one is failed (harness) when the census classified
+    it a harness fault, else failed (model); a step with no record did not run."""
+    rec = {c.id[5:]: c for c in checks if c.id.startswith("step.")}
+    out = {}
+    for _, _, sid in steps:
+        c = rec.get(sid)
+        out[sid] = ("not run" if c is None else "passed" if c.status is Status.PASS
+                    else "failed (harness)" if "[harness:" in c.message else "failed (model)")
+    return out
+
+
+def plot_scicode_grid(steps: list, states: dict, *, submission: str, result: str, score):
+    """The problems x steps grid: one cell per in-scope step, coloured passed / failed (model)
+    / failed (harness) / not run; positions with no in-scope step (no-test steps) blank."""
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+    problems = sorted({p for p, _, _ in steps}, key=lambda p: _step_key(p + ".0"))
+    width = max([i for _, i, _ in steps], default=0) + 1
+    grid = np.full((max(1, len(problems)), width), np.nan)
+    code = {name: k for k, (name, _) in enumerate(STEP_STATES)}
+    for p, i, sid in steps:
+        grid[problems.index(p), i] = code[states.get(sid, "not run")]
+    fig = new_figure(max(6.5, 0.45 * width + 4.5), 2.2 + 0.24 * max(1, len(problems)))
+    ax = fig.add_subplot()
+    ax.imshow(np.ma.masked_invalid(grid), cmap=ListedColormap([c for _, c in STEP_STATES]),
+              vmin=-0.5, vmax=len(STEP_STATES) - 0.5, aspect="auto", interpolation="nearest")
+    ax.set_xticks(np.arange(width), [str(i + 1) for i in range(width)], fontsize=8)
+    ax.set_yticks(np.arange(len(problems)), [plain_text(p) for p in problems],
+                  fontsize=7 if len(problems) > 30 else 9)
+    ax.set_xticks(np.arange(width + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(len(problems) + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", lw=1.0)
+    ax.tick_params(which="minor", length=0)
+    if len(steps) <= 300:
+        for p, i, sid in steps:
+            ax.text(i, problems.index(p), plain_text(sid), ha="center", va="center", fontsize=7,
+                    color="white" if states.get(sid) != "not run" else "black")
+    counts = {name: sum(v == name for v in states.values()) for name, _ in STEP_STATES}
+    ax.legend(handles=[Patch(fc=c, label=f"{name}: {counts[name]}") for name, c in STEP_STATES]
+              + [Patch(fc="white", ec="0.6", label="no in-scope step (no-test step or none)")],
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
+    ax.set_xlabel("step within the problem (1-based)")
+    ax.set_ylabel("problem id")
+    if not steps:
+        ax.text(0.5, 0.5, "no in-scope step", ha="center", va="center", transform=ax.transAxes)
+    verdict_title(fig, f"{counts['passed']}/{len(steps)} steps passed", submission, result, score)
+    return fig
+
+
+def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
+                figures_data: dict) -> list:
+    """--plot DIR: the problems x steps grid, as an INFO record listing the PNG."""
+    steps = figures_data.get("steps") or []
+    states = step_states(steps, checks)
+    return write_figures(out_dir, [
+        ("scicode_steps", "problems x steps grid: passed / failed (model) / failed (harness) / not run",
+         lambda: plot_scicode_grid(steps, states, submission=submission, result=result, score=score))])
+
+
+# =============================================================================
 # PRINTING AND CLI
 # =============================================================================
 def format_check(c: Check) -> str:
@@ -1722,6 +1893,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="also write the records as JSON to PATH")
     p.add_argument("--out", metavar="DIR", help="official-style outputs (scicode.json, scicode.txt, logs/)")
     p.add_argument("--quiet", action="store_true", help="print only failures, the summary and verdict")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]')")
     return p
 
 
@@ -1744,9 +1917,10 @@ def check_h5(path: str) -> list:
                   f"official test_data.h5 {official[:12]} (a locally built targets file?)", digest, official)]
 
 
-def grade(args) -> tuple:
-    """(checks, phases, results, keys)."""
+def grade(args, figures_data: dict | None = None) -> tuple:
+    """(checks, phases, results, keys); `figures_data` (PLOTS) receives what --plot draws."""
     t0 = time.monotonic()
+    figures_data = {} if figures_data is None else figures_data     # PLOTS: -> report.figures_data
     checks, phases = [], {}
     problems, pchecks = load_problems(args.problems)
     checks += pchecks
@@ -1760,6 +1934,7 @@ def grade(args) -> tuple:
     if not selected:
         return checks, phases, {}, {}
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
+    figures_data["steps"] = [(p.pid, s.index, s.step) for p, s in in_scope]     # PLOTS
     n_probs = len({p.pid for p, _ in in_scope})
     official = SPEC["official_counts"][args.split]
     checks.append(Check("input.scope", Status.INFO,
@@ -1854,8 +2029,12 @@ def main(argv=None) -> int:
     if args.special_steps and not os.path.isdir(args.special_steps):
         print(f"{GRADER_NAME}: --special-steps {args.special_steps} is not a folder", file=sys.stderr)
         return EXIT_UNGRADED
+    if args.plot and plot_usage_error(args.plot):
+        print(f"{GRADER_NAME}: {plot_usage_error(args.plot)}", file=sys.stderr)
+        return EXIT_UNGRADED
+    figures_data: dict = {}
     try:
-        checks, phases, results, keys = grade(args)
+        checks, phases, results, keys = grade(args, figures_data)
     except UsageError as exc:
         print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED
@@ -1866,6 +2045,8 @@ def main(argv=None) -> int:
         print("RESULT: UNGRADED")
         return EXIT_GRADER
     result, score = verdict(checks, strict=args.strict, no_exec=args.no_exec)
+    if args.plot:
+        checks += plot_report(args.plot, args.submission, result, score, checks, figures_data)
     print_submission_output({f"step {s}": r for s, r in results.items() if not r.passed})
     shown = [c for c in checks if not args.quiet or c.status in (Status.FAIL, Status.REVIEW)
              or c.id.startswith("census.")]
