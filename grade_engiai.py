@@ -1940,8 +1940,8 @@ def main(argv=None) -> int:
         if target and (os.path.realpath(target) == run or
                        os.path.realpath(target).startswith(run + os.sep)):
             parser.error(f"{opt} must not be inside RUN_DIR (the run is never modified)")
-    if args.plot and plot_usage_error(args.plot):
-        print(f"{GRADER_NAME}: {plot_usage_error(args.plot)}", file=sys.stderr)
+    if args.plot and (why := plot_usage_error(args.plot)):
+        print(f"{GRADER_NAME}: {why}", file=sys.stderr)
         return EXIT_UNGRADED
     figures_data: dict = {}
     try:

@@ -2140,8 +2140,8 @@ def main(argv=None) -> int:
     if not os.path.isdir(args.submission):
         print(f"{GRADER_NAME}: {args.submission} is not a directory", file=sys.stderr)
         return EXIT_UNGRADED
-    if args.plot and plot_usage_error(args.plot):
-        print(f"{GRADER_NAME}: {plot_usage_error(args.plot)}", file=sys.stderr)
+    if args.plot and (why := plot_usage_error(args.plot)):
+        print(f"{GRADER_NAME}: {why}", file=sys.stderr)
         return EXIT_UNGRADED
     figures_data: dict = {}
     try:

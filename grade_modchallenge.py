@@ -2031,8 +2031,8 @@ def main(argv=None) -> int:
     if args.budget <= 0 or args.load_timeout <= 0:
         print(f"{GRADER_NAME}: --budget and --load-timeout must be positive", file=sys.stderr)
         return EXIT_UNGRADED
-    if args.plot and plot_usage_error(args.plot):
-        print(f"{GRADER_NAME}: {plot_usage_error(args.plot)}", file=sys.stderr)
+    if args.plot and (why := plot_usage_error(args.plot)):
+        print(f"{GRADER_NAME}: {why}", file=sys.stderr)
         return EXIT_UNGRADED
     figures_data: dict = {}
     try:

@@ -2029,8 +2029,8 @@ def main(argv=None) -> int:
     if args.special_steps and not os.path.isdir(args.special_steps):
         print(f"{GRADER_NAME}: --special-steps {args.special_steps} is not a folder", file=sys.stderr)
         return EXIT_UNGRADED
-    if args.plot and plot_usage_error(args.plot):
-        print(f"{GRADER_NAME}: {plot_usage_error(args.plot)}", file=sys.stderr)
+    if args.plot and (why := plot_usage_error(args.plot)):
+        print(f"{GRADER_NAME}: {why}", file=sys.stderr)
         return EXIT_UNGRADED
     figures_data: dict = {}
     try:
