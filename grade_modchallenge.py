@@ -1680,18 +1680,24 @@ def write_figures(out_dir: str, figures: list) -> list:
     return out
 
 
-def plot_leaderboard(rows: list, *, grader: str = GRADER_NAME, score_label: str = "SCORE"):
+def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str = "SCORE",
+                     grader: str = GRADER_NAME):
     """Several submissions graded in one call: one horizontal bar per submission, best first,
-    coloured by RESULT; an UNGRADED row (score None) is a hatched stub at 0 marked UNGRADED.
-    rows: [{"submission": str, "score": float | None, "result": str, ...}]."""
-    ranked = sorted(rows, key=lambda r: (r.get("score") is None, -(r.get("score") or 0.0)))
+    coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
+    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
+    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    def value(r):
+        v = r.get(score_key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+            else None
+    ranked = sorted(rows, key=lambda r: (value(r) is None, -(value(r) or 0.0)))
     fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
     ax = fig.add_subplot()
     names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
     seen = set()
     for i, r in enumerate(ranked):
-        score, result = r.get("score"), str(r.get("result") or ("UNGRADED" if r.get("score") is None
-                                                                  else "graded"))
+        score = value(r)
+        result = str(r.get("result") or ("UNGRADED" if score is None else "graded"))
         color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
         ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
                 hatch=None if score is not None else "//", edgecolor=color,
@@ -1701,13 +1707,26 @@ def plot_leaderboard(rows: list, *, grader: str = GRADER_NAME, score_label: str 
                 va="center", fontsize=9)
     ax.set_yticks(range(len(ranked)), names)
     ax.invert_yaxis()
-    ax.set_xlim(0.0, 1.12)
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
     ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
     ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
     ax.set_ylabel("submission")
     ax.legend(loc="lower right", fontsize=8)
     fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
     return fig
+
+
+def plot_subdir(out_dir: str, submission: str, index: int) -> str:
+    """With several submissions, each one's figures go to DIR/<k>-<name> (names may repeat)."""
+    name = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_"
+                   for ch in os.path.basename(os.path.normpath(str(submission))))[:60]
+    return os.path.join(out_dir, f"{index + 1:02d}-{name or 'submission'}")
+
+
+def write_leaderboard_figure(out_dir: str, rows: list, **kw) -> list:
+    """DIR/leaderboard.png for several submissions (kw: plot_leaderboard's); its INFO record."""
+    return write_figures(out_dir, [("leaderboard", f"scores of {len(rows)} submissions",
+                                    lambda: plot_leaderboard(rows, **kw))])
 
 
 # ---- modchallenge figures ------------------------------------------------------------------

@@ -87,6 +87,22 @@ def test_leaderboard_figure():
     assert "UNGRADED" in texts(fig) and "4 submission(s)" in fig._suptitle.get_text()
     assert ax.get_xlabel().startswith("SCORE") and ax.get_ylabel() == "submission"
     fig.savefig(__import__("io").BytesIO())       # the escaped name renders
+    # the reports leaderboard's rows: another score column, extra keys ignored
+    rows = [{"rank": 1, "submission": "m1", "result": "PARTIAL", "highest_tier_above_90": 3,
+             "overall_accuracy": 0.4}, {"rank": 2, "submission": "m2", "result": "FAIL",
+                                        "highest_tier_above_90": -1, "overall_accuracy": 0.0}]
+    ax = g.plot_leaderboard(rows, score_key="overall_accuracy", score_label="overall_accuracy").axes[0]
+    assert [round(p.get_width(), 3) for p in ax.patches] == [0.4, 0.0]
+    assert ax.get_xlabel().startswith("overall_accuracy")
+
+
+def test_several_submissions_helpers(tmp_path):
+    pytest.importorskip("matplotlib")
+    from test_plots_support import grader
+    g = grader("scicode")
+    assert g.plot_subdir("/figs", "/runs/a b/", 0) == "/figs/01-a_b"
+    recs = g.write_leaderboard_figure(str(tmp_path), [{"submission": "x", "score": 0.5, "result": "PARTIAL"}])
+    assert [c.id for c in recs] == ["figure.leaderboard"] and (tmp_path / "leaderboard.png").is_file()
 
 
 def test_drawing_failure_is_recorded_not_raised(tmp_path):
