@@ -1668,6 +1668,10 @@ def write_figures(out_dir: str, figures: list) -> list:
     """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
     record per figure; a figure that cannot be drawn says so and never changes the grade."""
     out = []
+    try:
+        os.makedirs(out_dir, exist_ok=True)     # a per-submission subfolder is made here
+    except OSError:
+        pass                                    # each figure then records why it is missing
     for name, caption, build in figures:
         path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
         try:

@@ -103,6 +103,8 @@ def test_several_submissions_helpers(tmp_path):
     assert g.plot_subdir("/figs", "/runs/a b/", 0) == "/figs/01-a_b"
     recs = g.write_leaderboard_figure(str(tmp_path), [{"submission": "x", "score": 0.5, "result": "PARTIAL"}])
     assert [c.id for c in recs] == ["figure.leaderboard"] and (tmp_path / "leaderboard.png").is_file()
+    sub = tmp_path / g.plot_subdir(".", "/runs/x", 1)       # a child's subfolder is made on demand
+    assert g.write_figures(str(sub), [("f", "c", lambda: g.new_figure(1, 1))])[0].measured == str(sub / "f.png")
 
 
 def test_drawing_failure_is_recorded_not_raised(tmp_path):
