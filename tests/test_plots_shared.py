@@ -17,7 +17,7 @@ ARGS = {
     "modchallenge": [REFERENCE / "modchallenge" / "submissions" / "zero_baseline", "--public"],
     "engiai": [REFERENCE / "engiai" / "sample_run"],
     "scicode": [SAMPLES / "folder", "--problems", SAMPLES / "problems_synthetic_test.jsonl",
-                "--h5", SAMPLES / "absent.h5"],
+                "--h5", SAMPLES / "problems_synthetic_dev.jsonl"],   # exists; never read
 }
 # run a grader's main() with `import matplotlib` failing, as on a machine without the extra
 NO_MPL = ("import runpy, sys; sys.modules['matplotlib'] = None; sys.argv = sys.argv[1:]; "
