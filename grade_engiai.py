@@ -1765,7 +1765,7 @@ def plot_engiai_cells(cells: list, *, submission: str, result: str, score):
     from matplotlib.patches import Patch, Rectangle
     problems = [p for p in list_problems() if any(c["problem"] == p for c in cells)]
     styles = [s for s in list_styles() if any(c["style"] == s for c in cells)]
-    fig = new_figure(max(7.0, 1.25 * len(styles) + 4.0), 2.4 + 0.55 * max(1, len(problems)))
+    fig = new_figure(max(7.0, 0.95 * len(styles) + 4.0), 2.6 + 0.5 * max(1, len(problems)))
     ax = fig.add_subplot()
     grid = np.full((max(1, len(problems)), max(1, len(styles))), np.nan)
     for c in cells:
@@ -1790,8 +1790,8 @@ def plot_engiai_cells(cells: list, *, submission: str, result: str, score):
     ax.set_ylabel("problem")
     fig.colorbar(im, ax=ax, label="cell mean of the trial scores (0-1)", shrink=0.9)
     ax.legend(handles=[Patch(fc="0.85", ec="0.4", hatch="xx", label="None cell: never averaged"
-                             " (reason [k] below)")], loc="upper left", bbox_to_anchor=(0.0, 1.12),
-              fontsize=8, frameon=False)
+                             " (reason [k] below)"), Patch(fc="white", ec="0.6", label="no trial")],
+              loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, fontsize=8, frameon=False)
     if notes:
         import textwrap
         fig.supxlabel("\n".join(textwrap.fill(n.replace("$", r"\$")[:600], 160) for n in notes),
