@@ -64,6 +64,7 @@ SPEC = {
     "stl_weld_rel_tol": 1e-5,          # not in seed: STL vertices closer than this fraction of the
                                        # mesh scale are one vertex (float noise; TRIAL_FORMAT.md)
     "stl_geometry_rel_tol": 1e-5,      # not in seed: exported volume/centroid vs the design's cells
+    "stl_footprint_max_tests": 1 << 24,  # not in seed: (face, row) pairs the footprint witness scans
     "multi_export_count": 2,           # seed: "two exports from one optimization"
     "rag_default_tol": 0.05,           # public RAG scorer default tolerance, within <=
     "rag_modes": {                     # public RAG scorer: sub-weights by tested parameters
@@ -85,6 +86,17 @@ SPEC = {
     "max_stl_bytes": 64 << 20,
     "max_script_bytes": 1 << 20,
     "max_tool_calls": 10000,
+    # not in seed: copies by distance (TRIAL_FORMAT.md decision 19).  The reference spacing is
+    # the copy_scale_percentile-th percentile of the reference designs' nearest-neighbour
+    # distances (each to its nearest distinct other; raw values and binarised separately); a
+    # sample (or design) nearer than copy_distance_frac of that spacing to a known design is a
+    # near-copy; a sample set is held for review when its near-copies exceed copy_max_share of
+    # its samples (an exact copy always counts)
+    "copy_scale_percentile": 5.0,
+    "copy_distance_frac": 0.25,
+    "copy_max_share": 0.05,
+    "copy_max_ground_truths": 4096,    # design copy check: more ground truths of a problem than
+                                       # this -> only the run's own examples are compared
 }
 
 # ---- REGISTRY: the one table every CLI choice list and every weight comes from ----
@@ -269,8 +281,32 @@ def read_json_file(path: str, check_id: str, max_bytes: int):
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8")
         return json.loads(text, parse_constant=lambda c: float(c))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:
         raise Reject(check_id, f"{os.path.basename(path)} is not valid JSON: {str(exc)[:120]}")
+    except (RecursionError, MemoryError) as exc:
+        raise Reject(check_id, f"{os.path.basename(path)} cannot be parsed ({type(exc).__name__}: "
+                               "nested too deeply or too large)")
+
+
+def parse_python(source, filename: str, check_id: str):
+    """ast.parse that never escapes: a syntax error, or a source nested too deeply or too large
+    for the parser (RecursionError, MemoryError), becomes a Reject (a clean FAIL record)."""
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise Reject(check_id, f"{filename}: syntax error at line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise Reject(check_id, f"{filename}: cannot be parsed ({type(exc).__name__}: nested too "
+                     "deeply or too large)")
+
+
+def short(value, n: int = 40, *, as_repr: bool = False) -> str:
+    """str(value)[:n] (repr with as_repr) of an untrusted value that never raises: a value
+    nested too deeply for repr, or too large, prints as a placeholder."""
+    try:
+        return (repr(value) if as_repr else str(value))[:n]
+    except (RecursionError, MemoryError, ValueError):
+        return f"<{type(value).__name__} nested too deeply>"
 
 
 def get_path(obj, keys: tuple, check_id: str, where: str = "trial.json"):
@@ -294,7 +330,7 @@ def get_number(obj, keys: tuple, check_id: str, *, integer: bool = False,
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Reject(check_id, f"{where}: {dotted} must be a number, got {type(value).__name__}")
     if as_number(value) is None:
-        raise Reject(check_id, f"{where}: {dotted} is not finite ({str(value)[:40]})")
+        raise Reject(check_id, f"{where}: {dotted} is not finite ({short(value)})")
     if integer and value != int(value):
         raise Reject(check_id, f"{where}: {dotted} must be an integer, got {value!r}")
     return int(value) if integer else float(value)
@@ -513,7 +549,7 @@ def safe_member(trial_dir: str, name, check_id: str) -> str:
     """A plain file name inside the trial folder (no separators, no '..', no symlink)."""
     if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or \
             "\\" in name or "\x00" in name:
-        raise Reject(check_id, f"artefact name {name!r} is not a plain file name in the trial folder")
+        raise Reject(check_id, f"artefact name {short(name, 60, as_repr=True)} is not a plain file name in the trial folder")
     path = os.path.join(trial_dir, name)
     if os.path.islink(path):
         raise Reject(check_id, f"artefact {name} is a symlink (refused)")
@@ -598,9 +634,11 @@ def optimal_count_check(rec: dict, optimal: tuple, tid: str) -> list:
     claimed = rec.get("optimal_call_count")
     if claimed is None or as_number(claimed) == len(optimal):
         return []
+    shown = short(claimed, as_repr=True)
     return [Check(f"trial.{tid}.optimal_calls", Status.INFO,
-                  f"trial records optimal_call_count={claimed!r}; the registry's is {len(optimal)} "
-                  f"({' > '.join(optimal)}), which is used", claimed, len(optimal))]
+                  f"trial records optimal_call_count={shown}; the registry's is {len(optimal)} "
+                  f"({' > '.join(optimal)}), which is used",
+                  as_number(claimed) if as_number(claimed) is not None else shown, len(optimal))]
 
 
 # =============================================================================
@@ -710,10 +748,15 @@ def weld_vertices(v, tol: float) -> tuple:
 
 
 def watertight_report(tris) -> dict:
-    """Every edge shared by exactly two triangles with opposite orientation.  Vertices are
-    welded on equal coordinates and, against float noise, within stl_weld_rel_tol of the mesh
-    scale (max of the bounding-box diagonal and the largest |coordinate|); a triangle with two
-    welded corners is degenerate.  Returns counts of the defects and ok."""
+    """The STL as a closed solid: every edge shared by exactly two triangles with opposite
+    orientation, no degenerate triangle (two corners welded, or a corner within the weld
+    tolerance of the line through the other two: zero area), no face used twice (a doubled face,
+    or a triangle and its reverse: a two-sided sheet), and a positive enclosed volume (outward
+    orientation; an inside-out mesh has negative volume).  Vertices are welded on equal
+    coordinates and, against float noise, within stl_weld_rel_tol of the mesh scale (max of the
+    bounding-box diagonal and the largest |coordinate|).  `closed` is the topology verdict,
+    `ok` adds the volume; whether the solid is the design's (the volume/centroid witness) is
+    decided by stl_witness, which needs the design."""
     import numpy as np
     n = tris.shape[0]
     v = tris.reshape(-1, 3)
@@ -723,7 +766,15 @@ def watertight_report(tris) -> dict:
     inv, welded = weld_vertices(v, tol)
     f = inv.reshape(n, 3)
     nv = int(inv.max()) + 1
-    degenerate = int(np.sum((f[:, 0] == f[:, 1]) | (f[:, 1] == f[:, 2]) | (f[:, 0] == f[:, 2])))
+    # degenerate: two corners welded, or the triangle's height over its longest edge <= tol
+    cross = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+    longest = np.max(np.linalg.norm(tris - np.roll(tris, 1, axis=1), axis=2), axis=1)
+    height = np.linalg.norm(cross, axis=1) / np.where(longest > 0, longest, 1.0)
+    degenerate = int(np.sum((f[:, 0] == f[:, 1]) | (f[:, 1] == f[:, 2]) | (f[:, 0] == f[:, 2]) |
+                            (height <= tol)))
+    # doubled faces: the same three vertices in more than one triangle, whatever the order
+    _, fcount = np.unique(np.sort(f, axis=1), axis=0, return_counts=True)
+    doubled = int(fcount[fcount > 1].sum())
     a = np.concatenate([f[:, 0], f[:, 1], f[:, 2]])
     b = np.concatenate([f[:, 1], f[:, 2], f[:, 0]])
     _, ucount = np.unique(np.minimum(a, b) * nv + np.maximum(a, b), return_counts=True)
@@ -732,29 +783,51 @@ def watertight_report(tris) -> dict:
     nonmanifold = int(np.sum(ucount > 2))
     # with every undirected edge used twice, a repeated directed edge means same orientation
     misoriented = int(np.sum(dcount > 1))
-    ok = degenerate == 0 and boundary == 0 and nonmanifold == 0 and misoriented == 0
-    # enclosed volume and its centroid (tetrahedra from the origin; meaningful when ok)
+    closed = degenerate == 0 and boundary == 0 and nonmanifold == 0 and misoriented == 0 and \
+        doubled == 0
+    # enclosed volume and its centroid (tetrahedra from the origin; meaningful when closed)
     six_vol = np.einsum("ij,ij->i", tris[:, 0], np.cross(tris[:, 1], tris[:, 2]))
     volume = float(six_vol.sum()) / 6.0
     centroid = ([float(c) for c in (six_vol @ tris.sum(axis=1)) / (24.0 * volume)]
                 if volume != 0.0 else None)
-    return {"ok": ok, "triangles": n, "edges": int(ucount.size), "boundary_edges": boundary,
+    # a closed surface encloses positive volume when outward-oriented; a solid whose mean
+    # thickness (2 V / area) is within the weld tolerance is no solid (a sheet, a flattened box)
+    vol_floor = 0.5 * float(np.linalg.norm(cross, axis=1).sum()) * tol
+    inside_out = closed and volume < -vol_floor
+    zero_volume = closed and abs(volume) <= vol_floor
+    return {"ok": closed and volume > vol_floor, "closed": closed, "triangles": n,
+            "edges": int(ucount.size), "boundary_edges": boundary,
             "nonmanifold_edges": nonmanifold, "misoriented_edges": misoriented,
-            "degenerate_triangles": degenerate, "welded_within_tol": welded, "weld_tol": tol,
+            "degenerate_triangles": degenerate, "doubled_faces": doubled,
+            "inside_out": bool(inside_out), "zero_volume": bool(zero_volume),
+            "welded_within_tol": welded, "weld_tol": tol,
             "z_extent": float(tris[..., 2].max() - tris[..., 2].min()),
-            "volume": volume, "centroid": centroid, "scale": scale}
+            "bbox": [[float(x) for x in lo], [float(x) for x in hi]],
+            "volume": volume, "centroid": centroid, "scale": scale, "witness": None}
 
 
 def describe_watertight(rep: dict) -> str:
+    noise = (f"; {rep['welded_within_tol']} near-coincident vertices welded within "
+             f"{rep['weld_tol']:.3g}" if rep["welded_within_tol"] else "")
     if rep["ok"]:
-        noise = (f"; {rep['welded_within_tol']} near-coincident vertices welded within "
-                 f"{rep['weld_tol']:.3g}" if rep["welded_within_tol"] else "")
-        return (f"watertight ({rep['triangles']} triangles, {rep['edges']} edges, each shared "
-                f"by 2{noise})")
-    bits = [f"{rep[k]} {k.replace('_', ' ')}" for k in
-            ("boundary_edges", "nonmanifold_edges", "misoriented_edges", "degenerate_triangles")
-            if rep[k]]
-    return "not watertight: " + ", ".join(bits)
+        head = (f"closed solid ({rep['triangles']} triangles, {rep['edges']} edges, each shared "
+                f"by 2, volume {rep['volume']:.6g}{noise})")
+    elif rep["closed"]:
+        what = "inside-out (negative enclosed volume)" if rep["inside_out"] else \
+            "encloses no volume"
+        return (f"not watertight: edge-closed but {what}: volume {rep['volume']:.6g} "
+                f"({rep['triangles']} triangles; volume/centroid witness not computed)")
+    else:
+        bits = [f"{rep[k]} {k.replace('_', ' ')}" for k in
+                ("boundary_edges", "nonmanifold_edges", "misoriented_edges", "degenerate_triangles",
+                 "doubled_faces") if rep[k]]
+        return ("not watertight: " + ", ".join(bits) +
+                " (volume/centroid witness not computed: not a closed surface)")
+    w = rep.get("witness")
+    if w is None:
+        return head
+    return (f"watertight: {head}; {w['why']}" if w["ok"] else
+            f"not watertight: {head}, but {w['why']}")
 
 
 # =============================================================================
@@ -771,11 +844,11 @@ def validate_stl_params(actual: dict, expected: dict) -> tuple:
         e, a = expected.get(exp_key), actual.get(act_key)
         if kind == "bool":
             if not isinstance(e, bool) or not isinstance(a, bool) or a != e:
-                bad.append(f"{exp_key}: got {a!r}, expected {e!r}")
+                bad.append(f"{exp_key}: got {short(a, as_repr=True)}, expected {short(e, as_repr=True)}")
         else:
             ea, aa = as_number(e), as_number(a)
             if ea is None or aa is None or not abs(aa - ea) < SPEC["stl_param_tol"]:
-                bad.append(f"{exp_key}: got {a!r}, expected {e!r}")
+                bad.append(f"{exp_key}: got {short(a, as_repr=True)}, expected {short(e, as_repr=True)}")
     return not bad, bad
 
 
@@ -788,7 +861,8 @@ def expected_params(style: str, expected, gt: dict) -> list:
         exports = p.get("exports")
         if not isinstance(exports, list) or len(exports) != SPEC["multi_export_count"] or \
                 not all(isinstance(e, dict) for e in exports):
-            raise Unscorable("workflow-multi-export: stl_expected_params.exports must list two objects")
+            raise Unscorable(f"workflow-multi-export: stl_expected_params.exports must list "
+                             f"{SPEC['multi_export_count']} objects")
         return exports
     if style == "workflow-conditional":
         try:
@@ -835,7 +909,7 @@ def task_completion(style: str, calls: list, expected, gt: dict, stl_reports: di
         if not isinstance(path, str) or path not in stl_reports:
             checks.append(Check(f"trial.{tid}.export", Status.FAIL,
                                 f"convert_design_to_stl reports success but its file "
-                                f"{str(c['result'].get('stl_path'))[:60]!r} is not a readable "
+                                f"{short(c['result'].get('stl_path'), 60)!r} is not a readable "
                                 "STL in the trial folder: export not counted"))
             continue
         exports.append(export_params(c, stl_reports))
@@ -862,16 +936,166 @@ def task_completion(style: str, calls: list, expected, gt: dict, stl_reports: di
     return (0.0 if bad else 1.0), checks + [Check(f"trial.{tid}.task", Status.INFO, msg)]
 
 
-def export_geometry_checks(calls: list, design, stl_reports: dict, tid: str) -> list:
-    """The exported solid against the final design and the parameters the export reports:
-    a closed STL of the design's cells above `threshold` (cell (i, j) at x = j*s, y = i*s, rows
-    reversed when mirrored, height z_extent) has volume N*s^2*h and the cells' centroid in x, y.
-    A mismatch is REVIEW (the export may not be of this design, or the tool result misreports
-    scale_xy/threshold/mirrored); the export is still counted."""
+_FOOT_OFFSET = (0.5 + 0.1180339887, 0.5 - 0.0729490169)   # inside the cell, off every grid diagonal
+
+
+def cap_faces(tris, rep: dict) -> dict:
+    """{"top": (k, 3, 2), "bottom": (k, 3, 2)}: the x/y corners of the faces lying in the plane
+    z = z_max facing up, and in z = z_min facing down (within the weld tolerance)."""
     import numpy as np
-    out = []
+    z = tris[..., 2]
+    nz = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])[:, 2]
+    tol = rep["weld_tol"]
+    top = np.all(z >= z.max() - tol, axis=1) & (nz > 0)
+    bottom = np.all(z <= z.min() + tol, axis=1) & (nz < 0)
+    return {"top": tris[top][..., :2].copy(), "bottom": tris[bottom][..., :2].copy()}
+
+
+def footprint(faces, shape: tuple, s: float):
+    """(cells covered, hits outside the grid) of x/y triangles at scale s: cell (r, c) is covered
+    when its sample point ((c + 0.618..) s, (r + 0.427..) s) lies in some face (edges included;
+    the point sits off every grid line and cell diagonal).  Scanline: per face and sample row,
+    the face's x interval on that row covers a run of cells.  None when the faces span more
+    than stl_footprint_max_tests (face, row) pairs."""
+    import numpy as np
+    rows, cols = shape
+    diff = np.zeros((rows, cols + 1), dtype=np.int64)
+    if len(faces) == 0:
+        return diff[:, :cols] > 0, 0
+    u = faces / s
+    ox, oy = _FOOT_OFFSET
+    r0 = np.ceil(u[..., 1].min(axis=1) - oy).astype(np.int64)
+    r1 = np.floor(u[..., 1].max(axis=1) - oy).astype(np.int64)
+    cnt = np.maximum(0, r1 - r0 + 1)
+    total = int(cnt.sum())
+    if total > SPEC["stl_footprint_max_tests"]:
+        return None
+    outside, eps, chunk = 0, 1e-9, 1 << 20
+    bounds = np.searchsorted(np.cumsum(cnt), np.arange(0, total + chunk, chunk), side="right")
+    bounds[0] = 0
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if lo >= hi:
+            continue
+        c = cnt[lo:hi]
+        tri = np.repeat(np.arange(lo, hi), c)
+        row = r0[tri] + np.arange(int(c.sum())) - np.repeat(np.cumsum(c) - c, c)
+        y = row + oy
+        xl = np.full(y.shape, np.inf)
+        xr = np.full(y.shape, -np.inf)
+        for i, j in ((0, 1), (1, 2), (2, 0)):
+            p, q = u[tri, i], u[tri, j]
+            dy = q[:, 1] - p[:, 1]
+            hit = ((p[:, 1] - y) * (q[:, 1] - y) <= 0) & (dy != 0)
+            x = p[:, 0] + (y - p[:, 1]) * (q[:, 0] - p[:, 0]) / np.where(dy != 0, dy, 1.0)
+            xl = np.where(hit, np.minimum(xl, x), xl)
+            xr = np.where(hit, np.maximum(xr, x), xr)
+        c0 = np.ceil(xl - eps - ox)
+        c1 = np.floor(xr + eps - ox)
+        run = np.isfinite(c0) & (c1 >= c0)
+        row, c0, c1 = row[run], c0[run].astype(np.int64), c1[run].astype(np.int64)
+        inside_row = (row >= 0) & (row < rows)
+        outside += int(np.sum(~inside_row) + np.sum(np.maximum(0, -c0[inside_row])) +
+                       np.sum(np.maximum(0, c1[inside_row] - (cols - 1))))
+        row, c0, c1 = row[inside_row], np.clip(c0[inside_row], 0, cols), np.clip(c1[inside_row], -1, cols - 1)
+        keep = c1 >= c0
+        np.add.at(diff, (row[keep], c0[keep]), 1)
+        np.add.at(diff, (row[keep], c1[keep] + 1), -1)
+    return np.cumsum(diff, axis=1)[:, :cols] > 0, outside
+
+
+def solid_fit(rep: dict, design, s: float, thr: float, mirrored: bool, strict: bool,
+              caps=None):
+    """None when the design has no cell above thr; else whether the closed STL is the solid of
+    the design's cells above thr (`>` when strict, else `>=`) at scale_xy s: cell (i, j) at
+    x = j*s, y = i*s (rows reversed when mirrored), height z_extent; its volume N*s^2*h, x/y
+    centroid and x/y bounding box must agree within stl_geometry_rel_tol (volume relative, the
+    others relative to the mesh scale)."""
+    import numpy as np
+    mask = design > thr if strict else design >= thr
+    cnt = int(mask.sum())
+    if cnt == 0:
+        return None
+    rows, cols = np.nonzero(mask)
+    n_rows = mask.shape[0]
+    if mirrored:
+        cy, ylo, yhi = n_rows - rows.mean() - 0.5, n_rows - 1 - rows.max(), n_rows - rows.min()
+    else:
+        cy, ylo, yhi = rows.mean() + 0.5, rows.min(), rows.max() + 1
+    cx, xlo, xhi = cols.mean() + 0.5, cols.min(), cols.max() + 1
+    tol, at = SPEC["stl_geometry_rel_tol"], SPEC["stl_geometry_rel_tol"] * rep["scale"]
+    want_v = cnt * s * s * rep["z_extent"]
+    (bx0, by0, _), (bx1, by1, _) = rep["bbox"]
+    if not (abs(rep["volume"] - want_v) <= tol * want_v and
+            abs(rep["centroid"][0] - s * cx) <= at and abs(rep["centroid"][1] - s * cy) <= at and
+            max(abs(bx0 - s * xlo), abs(bx1 - s * xhi), abs(by0 - s * ylo),
+                abs(by1 - s * yhi)) <= at):
+        return False
+    # the footprint itself: the up-facing faces at the top and the down-facing faces at the
+    # bottom each cover exactly the design's cells (a coarse solid with the right volume,
+    # centroid and bounding box does not)
+    want = mask[::-1] if mirrored else mask
+    for faces in (caps or {}).values():
+        got = footprint(faces, mask.shape, s)
+        if got is None or got[1] or not np.array_equal(got[0], want):
+            return False
+    return True
+
+
+def stl_witness(rep: dict, design, exports: list, caps=None) -> dict:
+    """Is a closed STL the solid of the trial's design?  {ok, why}.  The parameters tried: each
+    successful convert_design_to_stl naming the file reports scale_xy, threshold and mirrored;
+    beside the reported values the grader also tries scale_xy = the footprint's x extent over
+    the design's column span, threshold = binarize_at and the other mirroring (the solid can be
+    the design's while the tool result misreports a parameter; export_geometry_checks reports
+    that as REVIEW); a missing or unusable reported value is simply not tried.  With no export call (the harness's
+    design.stl of full/natural) every parameter is derived."""
     if design is None:
-        return out
+        return {"ok": False, "why": "there is no valid design to witness it against (volume and "
+                                    "centroid of the design's cells): not credited"}
+    sets, assumed = [], not exports
+    for res in exports or [{}]:
+        s, thr, mir = as_number(res.get("scale_xy")), as_number(res.get("threshold")), res.get("mirrored")
+        assumed = assumed or s is None or thr is None or not isinstance(mir, bool)
+        mirrors = (mir, not mir) if isinstance(mir, bool) else (False, True)
+        for t in dict.fromkeys(x for x in (thr, SPEC["binarize_at"]) if x is not None):
+            sets.append((s if s is not None and s > 0 else None, t, mirrors))
+    import numpy as np
+    tried, any_cells = 0, False
+    for s_rep, thr, mirrors in sets:
+        for strict in (True, False):
+            mask = design > thr if strict else design >= thr
+            if not mask.any():
+                continue
+            any_cells = True
+            cols = np.nonzero(mask.any(axis=0))[0]
+            (bx0, _, _), (bx1, _, _) = rep["bbox"]
+            s_geo = (bx1 - bx0) / (cols.max() - cols.min() + 1)
+            for s in {x for x in (s_rep, s_geo) if x is not None and x > 0}:
+                for mir in mirrors:
+                    tried += 1
+                    if solid_fit(rep, design, s, thr, mir, strict, caps):
+                        return {"ok": True, "why": (
+                            f"its volume, x/y centroid and footprint are those of the design's "
+                            f"{int(mask.sum())} cells {'>' if strict else '>='} {thr:g} at scale_xy "
+                            f"{s:g}, mirrored {mir}"
+                            + (" (not every parameter reported by an export call: threshold "
+                               f"{SPEC['binarize_at']:g}, scale from the footprint and both "
+                               "mirrorings tried where missing)" if assumed else ""))}
+    if not any_cells:
+        return {"ok": False, "why": "the design has no cell above the export threshold: its solid "
+                                    "would be empty"}
+    return {"ok": False, "why": (
+        f"its volume {rep['volume']:.6g}, centroid, bounding box or footprint do not match the "
+        f"design's cells at any of the {tried} parameter set(s) tried (a closed solid, but not the "
+        "design's)")}
+
+
+def export_geometry_checks(calls: list, design, stl_reports: dict, tid: str, caps=None) -> list:
+    """The exported solid against the final design and the parameters the export reports
+    (solid_fit).  A mismatch is REVIEW (the export may not be of this design, or the tool
+    result misreports scale_xy/threshold/mirrored); the export is still counted for task
+    completion.  An export that cannot be checked gets an INFO record saying why."""
+    out = []
     for c in calls:
         res = c["result"]
         name = res.get("stl_path")
@@ -880,29 +1104,29 @@ def export_geometry_checks(calls: list, design, stl_reports: dict, tid: str) -> 
             continue
         rep = stl_reports[name]
         s, thr, mir = as_number(res.get("scale_xy")), as_number(res.get("threshold")), res.get("mirrored")
-        if not rep["ok"] or rep["centroid"] is None or s is None or s <= 0 or thr is None or \
-                not isinstance(mir, bool):
+        why = ("there is no valid design" if design is None else
+               "it is not a closed solid of positive volume" if not rep["ok"] else
+               "the tool result lacks a positive scale_xy, a numeric threshold or a boolean "
+               "mirrored" if s is None or s <= 0 or thr is None or not isinstance(mir, bool) else None)
+        if why is not None:
+            out.append(Check(f"trial.{tid}.export_geometry", Status.INFO,
+                             f"{name}: reported export parameters not checked against the design: "
+                             f"{why}"))
             continue
-        h, tol = rep["z_extent"], SPEC["stl_geometry_rel_tol"]
-        fits = []
-        for mask in (design > thr, design >= thr):
-            cnt = int(mask.sum())
-            if cnt == 0:
-                continue
-            rows, cols = np.nonzero(mask)
-            cy = (mask.shape[0] - rows.mean() - 0.5) if mir else (rows.mean() + 0.5)
-            cx = cols.mean() + 0.5
-            want_v = cnt * s * s * h
-            fits.append(abs(abs(rep["volume"]) - want_v) <= tol * want_v and
-                        abs(rep["centroid"][0] - s * cx) <= tol * rep["scale"] and
-                        abs(rep["centroid"][1] - s * cy) <= tol * rep["scale"])
-        if fits and not any(fits):
+        fits = [f for f in (solid_fit(rep, design, s, thr, mir, strict, (caps or {}).get(name))
+                            for strict in (True, False))
+                if f is not None]
+        if not fits:
+            out.append(Check(f"trial.{tid}.export_geometry", Status.INFO,
+                             f"{name}: reported export parameters not checked: the design has no "
+                             f"cell above threshold {thr:g}"))
+        elif not any(fits):
             out.append(Check(f"trial.{tid}.export_geometry", Status.REVIEW,
-                             f"{name}: volume {abs(rep['volume']):.6g}, centroid "
-                             f"({rep['centroid'][0]:.6g}, {rep['centroid'][1]:.6g}) do not match the "
-                             f"final design's cells above threshold {thr:g} at scale_xy {s:g}, "
-                             f"mirrored {mir} (the export may be of another design, or the tool "
-                             "result misreports its parameters)"))
+                             f"{name}: volume {rep['volume']:.6g}, centroid "
+                             f"({rep['centroid'][0]:.6g}, {rep['centroid'][1]:.6g}) and footprint do "
+                             f"not match the final design's cells above threshold {thr:g} at "
+                             f"scale_xy {s:g}, mirrored {mir} (the export may be of another design, "
+                             "or the tool result misreports its parameters)"))
     return out
 
 
@@ -956,7 +1180,7 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
             checks.append(Check(exc.check.id, Status.FAIL, exc.check.message + ": design terms 0",
                                 exc.check.measured, exc.check.limit))
     # exported STL files: each read from disk, watertightness from its own geometry
-    stl_reports = {}
+    stl_reports, caps = {}, {}
     stl_names = arts.get("stl", [])
     if not isinstance(stl_names, list):
         checks.append(Check(f"trial.{tid}.stl", Status.FAIL, "artefacts.stl must be a list"))
@@ -964,14 +1188,24 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
     for name in stl_names:
         cid = f"trial.{tid}.stl"
         try:
-            rep = watertight_report(read_stl(safe_member(tdir, name, cid), cid))
+            tris = read_stl(safe_member(tdir, name, cid), cid)
+            rep = watertight_report(tris)
         except Reject as exc:
             checks.append(exc.check)
             continue
         stl_reports[name] = rep
-        checks.append(Check(cid, Status.INFO, f"{name}: {describe_watertight(rep)}", rep))
+        caps[name] = cap_faces(tris, rep) if rep["ok"] else None
+    # watertight = a closed solid of positive volume that is the design's (the witness)
+    for name, rep in stl_reports.items():
+        if rep["ok"]:
+            rep["witness"] = stl_witness(rep, design, [
+                c["result"] for c in calls if c["name"] == "convert_design_to_stl" and succeeded(c)
+                and c["result"].get("stl_path") == name], caps.get(name))
+        checks.append(Check(f"trial.{tid}.stl", Status.INFO, f"{name}: {describe_watertight(rep)}",
+                            rep))
     watertight = (float(np.mean([isinstance(n, str) and n in stl_reports and stl_reports[n]["ok"]
-                                 for n in stl_names])) if stl_names else 0.0)
+                                 and stl_reports[n]["witness"]["ok"] for n in stl_names]))
+                  if stl_names else 0.0)
     if not stl_names:
         checks.append(Check(f"trial.{tid}.stl", Status.INFO, "no STL exported: watertightness 0"))
     sims = [c for c in calls if c["name"] == "simulate_design" and succeeded(c)]
@@ -992,9 +1226,104 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
     checks += optimal_count_check(rec, optimal, tid)
     tc, tc_checks = task_completion(style, calls, rec.get("expected"), gt, stl_reports, tid)
     terms["task_completion"] = tc
-    checks += tc_checks + export_geometry_checks(calls, design, stl_reports, tid)
+    checks += tc_checks + export_geometry_checks(calls, design, stl_reports, tid, caps)
     terms["overall"] = weighted(cfg["weights"], terms)
+    if design is not None:     # for the run's cross-trial copy check (design_copy_checks)
+        run.designs[tid] = {"problem": problem, "example": ex, "design": design,
+                            "optimized": any(c["name"] == "optimize_design" and succeeded(c)
+                                             for c in calls)}
     return terms, checks
+
+
+def design_copy_checks(trials: list, run: "RunRefs", checks: list) -> list:
+    """Designs that are near-copies where no prompt style allows one (TRIAL_FORMAT.md decision
+    19): no style hands the agent a ground-truth design, and every style's design must come
+    from the agent's own optimize_design.  A scored design trial is held for review when its
+    design (raw values or binarised) lies nearer than copy_distance_frac of the spacing between
+    the two ground truths involved to
+      - the ground truth of another example of its problem (a copy from the dataset);
+      - the design of a trial of another example (a copied trial design; of the two, the one
+        that fits its own ground truth worse is the copy, both on a tie);
+      - its own example's ground truth while the trace has no successful optimize_design (the
+        design did not come from the agent's optimization; spacing: its ground truth's nearest
+        other ground truth, or its distance to the empty design when it is the only one).
+    design_quality is then not credited (0, the value kept as design_quality_if_cleared) and
+    the trial's score record in `checks` is replaced by the reduced one.  Returns the REVIEW
+    records."""
+    import numpy as np
+    from scipy.spatial.distance import cdist
+    frac = SPEC["copy_distance_frac"]
+    scored = {t.trial_id: t for t in trials if t.status == "scored"}
+    reasons = {}
+    by_problem = {}
+    for tid, e in run.designs.items():
+        if tid in scored:
+            by_problem.setdefault(e["problem"], []).append((tid, e))
+    out = []
+    for problem, entries in sorted(by_problem.items()):
+        gts, every = run.all_ground_truths(problem, {e["example"] for _, e in entries})
+        if not every:
+            out.append(Check(f"run.design_copies.{problem}", Status.INFO,
+                             f"more than {SPEC['copy_max_ground_truths']} ground truths of {problem}: "
+                             "designs compared with the run's own examples' only"))
+        exs = sorted(gts)
+        gi = {ex: i for i, ex in enumerate(exs)}
+        if any(e["example"] not in gi for _, e in entries):
+            continue                  # cannot happen for a scored trial; nothing to compare with
+        dsp = copy_spaces(np.stack([e["design"] for _, e in entries]))
+        gsp = copy_spaces(np.stack([gts[ex] for ex in exs]))
+        dd = {k: cdist(dsp[k], dsp[k]) for k in dsp}        # design - design
+        dg = {k: cdist(dsp[k], gsp[k]) for k in dsp}        # design - ground truth
+        gg = {k: cdist(gsp[k], gsp[k]) for k in gsp}        # ground truth - ground truth
+        g0 = {k: np.linalg.norm(gsp[k], axis=1) for k in gsp}   # ground truth - empty design
+
+        def near(dist, spacing):
+            return any(spacing[k] > 0 and dist[k] < frac * spacing[k] for k in dist)
+        for a, (tid, e) in enumerate(entries):
+            own = gi[e["example"]]
+            for ex in exs:
+                j = gi[ex]
+                if j != own and near({k: dg[k][a, j] for k in dg}, {k: gg[k][own, j] for k in gg}):
+                    reasons.setdefault(tid, []).append(
+                        f"a near-copy of the ground truth of example {ex}")
+            if not e["optimized"]:
+                spacing = {}
+                for k in gg:
+                    others = gg[k][own][gg[k][own] > 0]
+                    spacing[k] = float(others.min()) if others.size else float(g0[k][own])
+                if near({k: dg[k][a, own] for k in dg}, spacing):
+                    reasons.setdefault(tid, []).append(
+                        "a near-copy of its example's ground truth, while the trace shows no "
+                        "successful optimize_design (no prompt style hands the agent the ground "
+                        "truth)")
+            for b in range(a + 1, len(entries)):
+                tb, eb = entries[b]
+                ob = gi[eb["example"]]
+                if ob == own or not near({k: dd[k][a, b] for k in dd},
+                                         {k: gg[k][own, ob] for k in gg}):
+                    continue
+                fa, fb = dg["raw"][a, own], dg["raw"][b, ob]
+                for x, y, ey in ((tid, tb, eb["example"]), (tb, tid, e["example"])):
+                    if (fa >= fb) if x == tid else (fb >= fa):
+                        reasons.setdefault(x, []).append(
+                            f"a near-copy of the design of trial {y} (example {ey}), and it fits "
+                            "its own ground truth no better than that one fits its own")
+    for tid in sorted(reasons):
+        t = scored[tid]
+        before = t.score
+        t.terms["design_quality_if_cleared"] = t.terms["design_quality"]
+        t.terms["design_quality"] = 0.0
+        t.terms["overall"] = t.score = weighted(PROBLEMS[t.problem]["weights"], t.terms)
+        for i, c in enumerate(checks):
+            if c.id == f"trial.{tid}.score":
+                checks[i] = Check(c.id, c.status, f"{t.score:.4f} (design_quality not credited "
+                                  f"until reviewed; {before:.4f} if cleared)", t.score)
+        out.append(Check(f"trial.{tid}.design_copy", Status.REVIEW,
+                         f"the design is {'; '.join(reasons[tid][:3])} (nearer than {frac:g} of the "
+                         f"spacing between the ground truths involved): design_quality not credited "
+                         f"until a reviewer clears it (score {before:.4f} -> {t.score:.4f})",
+                         len(reasons[tid]), 0))
+    return out
 
 
 # =============================================================================
@@ -1005,9 +1334,10 @@ _RAG_ALIASES = {"volfrac": ("volfrac", "volume_fraction", "vol_frac", "volume"),
                 "rmin": ("rmin", "filter_radius", "r_min")}
 
 
-def rag_param(calls: list, param: str):
-    """First value of a parameter in optimize_design args (flat, then problem_config)."""
-    for c in calls:
+def rag_param(calls: list, param: str) -> tuple:
+    """(value, call index): the first value of a parameter in optimize_design args (flat, then
+    problem_config), the agent's answer for it; (None, None) when no call carries one."""
+    for i, c in enumerate(calls):
         if c["name"] != "optimize_design":
             continue
         for scope in (c["args"], c["args"].get("problem_config")):
@@ -1016,38 +1346,70 @@ def rag_param(calls: list, param: str):
             for alias in _RAG_ALIASES[param]:
                 v = as_number(scope.get(alias))
                 if v is not None:
-                    return v
+                    return v, i
+    return None, None
+
+
+def retrieval_failure(call: dict):
+    """None when a search_documents call is a successful retrieval, else why not.  Successful
+    (TRIAL_FORMAT.md): result.success is exactly JSON true, result.error is absent, null, false
+    or "", and result.results is a non-empty list of passages, each a non-empty string or an
+    object whose `content` or `text` is a non-empty string."""
+    res = call["result"]
+    if res.get("success") is not True:
+        return f"success is {short(res.get('success'), as_repr=True)}, not true"
+    if res.get("error") not in (None, False, ""):
+        return f"it reports an error ({short(res.get('error'), 60)!r})"
+    passages = res.get("results")
+    if not isinstance(passages, list) or not passages:
+        return "it returned no passages (results missing or empty)"
+
+    def text(p):
+        return p if isinstance(p, str) else (p.get("content") or p.get("text")) \
+            if isinstance(p, dict) else None
+    if not all(isinstance(text(p), str) and text(p).strip() for p in passages):
+        return "a returned passage is empty or not text"
     return None
 
 
 def score_rag(rec: dict, calls: list, tid: str) -> tuple:
-    """rag_accuracy: mode-weighted parameter accuracy, counted only when search_documents
-    was called, plus the weight for calling it (a lucky guess scores nothing)."""
+    """rag_accuracy: mode-weighted parameter accuracy plus the weight for using the RAG tool.
+    `rag_tool_called` needs a successful retrieval (retrieval_failure); a parameter's accuracy
+    counts only when a successful retrieval precedes the optimize_design call that gave the
+    answer: a failed or empty retrieval, or one after the answer, is a lucky guess (seed:
+    "a lucky guess scores nothing")."""
     cond = (rec.get("expected") or {}).get("conditions") if isinstance(rec.get("expected"), dict) else None
     if not isinstance(cond, dict) or as_number(cond.get("expected_volfrac")) is None:
         raise Unscorable("expected.conditions.expected_volfrac missing from the trial record")
     tested = tuple(p for p in ("forcedist", "rmin") if cond.get(f"expected_{p}") is not None)
     weights = SPEC["rag_modes"][tested]
-    called = any(c["name"] == "search_documents" for c in calls)
-    terms, detail = {"rag_tool_called": 1.0 if called else 0.0}, []
+    searches = [(i, retrieval_failure(c)) for i, c in enumerate(calls) if c["name"] == "search_documents"]
+    good = [i for i, why in searches if why is None]
+    terms, detail = {"rag_tool_called": 1.0 if good else 0.0}, []
+    rag = weights["rag_tool_called"] * terms["rag_tool_called"]
     for p in ("volfrac",) + tested:
         exp = as_number(cond.get(f"expected_{p}"))
         if exp is None:
             raise Unscorable(f"expected.conditions.expected_{p} is not a number")
         tol = as_number(cond.get(f"expected_{p}_tolerance"))
         tol = SPEC["rag_default_tol"] if tol is None else tol
-        got = rag_param(calls, p)
+        got, at = rag_param(calls, p)
         acc = 1.0 if got is not None and abs(got - exp) <= tol else 0.0
+        informed = at is not None and any(i < at for i in good)
         terms[f"{p}_accuracy"] = acc
-        detail.append(f"{p} {got!r} vs {exp:g}+-{tol:g}: {'ok' if acc else 'off'}")
-    rag = weights["rag_tool_called"] * terms["rag_tool_called"]
-    if called:
-        rag += sum(weights[p] * terms[f"{p}_accuracy"] for p in ("volfrac",) + tested)
+        rag += weights[p] * acc * informed
+        detail.append(f"{p} {got!r} vs {exp:g}+-{tol:g}: {'ok' if acc else 'off'}"
+                      + ("" if informed or not acc else " (not credited: no successful retrieval "
+                                                        "before the answer)"))
     terms["rag_accuracy"] = rag
     terms["overall"] = weighted(PROBLEMS[rec["problem"]]["weights"], terms)
-    msg = ("search_documents called; " if called else
-           "search_documents NOT called: parameter accuracy not credited; ") + "; ".join(detail)
-    return terms, [Check(f"trial.{tid}.rag", Status.INFO, msg)]
+    if not searches:
+        head = "search_documents NOT called: parameter accuracy not credited; "
+    else:
+        bad = [f"call {i + 1}: {why}" for i, why in searches if why is not None]
+        head = (f"{len(good)} successful retrieval(s) of {len(searches)} search_documents call(s)"
+                + (f" ({'; '.join(bad[:3])})" if bad else "") + "; ")
+    return terms, [Check(f"trial.{tid}.rag", Status.INFO, head + "; ".join(detail))]
 
 
 # =============================================================================
@@ -1067,14 +1429,14 @@ def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tup
     if want.get("algorithm", hpc_algorithm(style)) != hpc_algorithm(style) or \
             want.get("problem_id", cfg["base_problem"]) != cfg["base_problem"]:
         checks.append(Check(f"trial.{tid}.config", Status.FAIL,
-                            f"expected.training_config {want.get('algorithm')!r}/"
-                            f"{want.get('problem_id')!r} contradicts the registry "
+                            f"expected.training_config {short(want.get('algorithm'), as_repr=True)}/"
+                            f"{short(want.get('problem_id'), as_repr=True)} contradicts the registry "
                             f"({hpc_algorithm(style)}/{cfg['base_problem']}); the registry's is used"))
     want = dict(want, algorithm=hpc_algorithm(style), problem_id=cfg["base_problem"])
     names = [c["name"] for c in calls]
     evaluated = [c for c in calls if c["name"] == "evaluate_model" or
-                 (c["name"] == "execute_cli_command" and "engiopt." in str(c["args"].get("command", ""))
-                  and ".evaluate_" in str(c["args"].get("command", "")))]
+                 (c["name"] == "execute_cli_command" and isinstance(c["args"].get("command"), str)
+                  and "engiopt." in c["args"]["command"] and ".evaluate_" in c["args"]["command"])]
     done = {s: (s in names) for s in SPEC["hpc_steps"][:3]}
     done["evaluate_model"] = bool(evaluated)
     rate = sum(done.values()) / len(done)
@@ -1119,6 +1481,79 @@ def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tup
 # =============================================================================
 # HOW MODEL QUALITY IS GRADED: training-code generation (six terms, MMD, UNSCORABLE)
 # =============================================================================
+def copy_spaces(a):
+    """{space: (n, D) float64}: the arrays flattened, as raw values and binarised (> binarize_at);
+    copies are measured in both (a copy plus noise below the threshold is identical binarised,
+    a copy with a few flipped cells is close raw)."""
+    import numpy as np
+    flat = np.asarray(a, dtype=np.float64).reshape(len(a), -1)
+    return {"raw": flat, "binarised": binarize(flat).astype(np.float64)}
+
+
+def reference_spacing(refs) -> dict:
+    """{space: spacing or None}: the copy_scale_percentile-th percentile of the reference designs'
+    nearest-neighbour distances (each design to its nearest other, duplicates left out); None
+    when fewer than two distinct designs (no spacing to compare with)."""
+    import numpy as np
+    from scipy.spatial.distance import cdist
+    out = {}
+    for space, x in copy_spaces(refs).items():
+        d = cdist(x, x)
+        d[d == 0] = np.inf                      # itself and exact duplicates
+        nn = d.min(axis=1)
+        nn = nn[np.isfinite(nn)]
+        out[space] = float(np.percentile(nn, SPEC["copy_scale_percentile"])) if nn.size else None
+    return out
+
+
+def copy_ratios(samples, known, spacing: dict):
+    """Per sample: the smallest over spaces of (distance to the nearest known design) / (that
+    space's reference spacing); inf where no space has a spacing."""
+    import numpy as np
+    from scipy.spatial.distance import cdist
+    ratio = np.full(len(samples), np.inf)
+    ks = copy_spaces(known)
+    for space, x in copy_spaces(samples).items():
+        if spacing.get(space):
+            ratio = np.minimum(ratio, cdist(x, ks[space]).min(axis=1) / spacing[space])
+    return ratio
+
+
+def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
+    """(held, checks): are the samples copies of the reference designs or the baseline's samples,
+    exactly (bytes) or by distance (copy_ratios below copy_distance_frac)?  Held for review
+    (REVIEW sample_copies) when there is an exact copy or the near-copies exceed copy_max_share
+    of the samples; an INFO record gives the nearest ratio either way."""
+    import numpy as np
+    m, frac = samples.shape[0], SPEC["copy_distance_frac"]
+    exact = sum(hashlib.sha256(row.tobytes()).digest() in base["known_rows"] for row in samples)
+    ratios = copy_ratios(samples, base["known"], base["spacing"])
+    near = int(np.sum(ratios < frac))
+    spaced = {k: v for k, v in base["spacing"].items() if v}
+    checks = []
+    if not spaced:
+        checks.append(Check(f"trial.{tid}.sample_distance", Status.INFO,
+                            "the reference designs hold fewer than two distinct designs: no "
+                            "spacing, so only exact copies were checked"))
+    else:
+        checks.append(Check(f"trial.{tid}.sample_distance", Status.INFO,
+                            f"nearest sample at {float(ratios.min()):.3g} of the reference spacing "
+                            f"(median {float(np.median(ratios)):.3g}; spacing "
+                            + ", ".join(f"{k} {v:.4g}" for k, v in spaced.items())
+                            + f"); near-copy below {frac:g}: {near} of {m}",
+                            float(ratios.min()), frac))
+    held = exact > 0 or near > SPEC["copy_max_share"] * m
+    if held:
+        n = max(exact, near)
+        checks.append(Check(f"trial.{tid}.sample_copies", Status.REVIEW,
+                            f"{n} of {m} samples are copies of the reference designs or of the "
+                            f"baseline's samples ({exact} exact, {near} nearer than {frac:g} of the "
+                            f"reference spacing, at most {SPEC['copy_max_share']:.0%} allowed): the "
+                            "MMD would measure copied data, not the agent's model; model_quality is "
+                            "not credited until a reviewer clears it", n, 0))
+    return held, checks
+
+
 def mmd(x, y, sigma: float) -> float:
     """Biased Gaussian-kernel MMD on flattened samples: mean Kxx + mean Kyy - 2 mean Kxy,
     K = exp(-|a - b|^2 / (2 sigma^2)); clamped at 0 against round-off."""
@@ -1169,12 +1604,14 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
             with open(path, "rb") as fh:
                 src = fh.read()
             try:
-                ast.parse(src)
+                parse_python(src, arts["training_script"], cid)
                 syntax = 1.0
                 checks.append(Check(cid, Status.INFO, f"{arts['training_script']} parses"))
-            except (SyntaxError, ValueError) as exc:
-                checks.append(Check(cid, Status.INFO, f"{arts['training_script']} does not parse: "
-                                                      f"{str(exc)[:100]}: syntax 0"))
+            except Reject as exc:
+                # the agent's syntax error is its score (syntax 0, an INFO line); a script the
+                # parser cannot take (nested too deeply, too large) is a FAIL record
+                status = Status.INFO if isinstance(exc.__context__, SyntaxError) else Status.FAIL
+                checks.append(Check(cid, status, f"{exc.check.message[:160]}: syntax 0"))
         except Reject as exc:
             checks.append(Check(exc.check.id, Status.FAIL, exc.check.message + ": syntax 0"))
     terms["syntax"] = syntax
@@ -1183,7 +1620,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
     d = last_result(calls, "dryrun_training_script")
     terms["dryrun"] = 1.0 if d is not None and succeeded(d) else 0.0
     subs = [c for c in calls if c["name"] == "submit_slurm_job" and succeeded(c)
-            and str(c["result"].get("job_id", "")).strip()]
+            and short(c["result"].get("job_id", ""), 200).strip()]
     terms["slurm_accepted"] = 1.0 if subs else 0.0
     m = last_result(calls, "monitor_job_until_complete")
     terms["job_completion"] = 1.0 if m is not None and m["result"].get("state") == "COMPLETED" else 0.0
@@ -1202,16 +1639,14 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
         except Reject as exc:
             checks.append(exc.check)
             raise Unscorable(f"no usable MMD: {exc.check.message}")
-        copies = sum(hashlib.sha256(row.tobytes()).digest() in base["known_rows"]
-                     for row in samples)
-        if copies:
-            checks.append(Check(f"trial.{tid}.sample_copies", Status.REVIEW,
-                                f"{copies} of {samples.shape[0]} samples are exact copies of the "
-                                "reference designs or of the baseline's samples (the MMD would "
-                                "measure copied data, not the agent's model)", copies, 0))
+        held, more = sample_copy_checks(samples, base, tid)
+        checks += more
         agent = mmd(samples, base["reference"], base["sigma"])
         terms["agent_mmd"], terms["baseline_mmd"], terms["sigma"] = agent, base["mmd"], base["sigma"]
         terms["model_quality"] = model_quality(base["mmd"], agent)
+        if held:        # copied samples: not credited until reviewed; the value kept for the reviewer
+            terms["model_quality_if_cleared"] = terms["model_quality"]
+            terms["model_quality"] = 0.0
         checks.append(Check(f"trial.{tid}.mmd", Status.INFO,
                             f"agent MMD {agent:.6g} vs baseline {base['mmd']:.6g} (sigma {base['sigma']:g}, "
                             f"{samples.shape[0]} samples vs {base['reference'].shape[0]} reference)"))
@@ -1236,6 +1671,27 @@ class RunRefs:
         self.path = os.path.join(run_dir, SPEC["reference_file"])
         self._cache = {}
         self._reported = set()   # baseline notes are printed once, not once per trial
+        self.designs = {}        # trial id -> the scored design trial's design (copy checks)
+
+    def all_ground_truths(self, problem: str, wanted: set) -> tuple:
+        """({example: design} of the readable ground truths of a problem, all compared): every
+        one, or only the `wanted` examples when there are more than copy_max_ground_truths."""
+        import h5py
+        out = {}
+        try:
+            with _h5_open(self.path, "run.reference") as fh:
+                grp = _h5_get(fh, f"ground_truth/{problem}", "run.reference")
+                names = list(grp.keys()) if isinstance(grp, h5py.Group) else []
+        except Reject:
+            return out, False
+        exs = [int(n) for n in names if re.fullmatch(r"-?[0-9]{1,18}", n)]
+        every = len(exs) <= SPEC["copy_max_ground_truths"]
+        for ex in exs if every else sorted(wanted & set(exs)):
+            try:
+                out[ex] = self.ground_truth(problem, ex)[0]
+            except Unscorable:
+                continue
+        return out, every
 
     def ground_truth(self, problem: str, example: int) -> tuple:
         key = ("gt", problem, example)
@@ -1293,8 +1749,10 @@ class RunRefs:
             checks.append(Check(f"baseline.{problem}.{algorithm}.seed{seed}", Status.INFO,
                                 f"recorded baseline_mmd {rec:.6g} differs from the recomputed "
                                 f"{value:.6g}; the recomputed one is used", rec, value))
+        import numpy as np
         known = {hashlib.sha256(row.tobytes()).digest() for a in (ref, bsm) for row in a}
         return {"mmd": value, "sigma": sigma, "reference": ref, "known_rows": known,
+                "known": np.concatenate([ref, bsm]), "spacing": reference_spacing(ref),
                 "checks": checks}
 
 
@@ -1314,17 +1772,17 @@ def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
     out, diffs = {}, []
     for key in sorted(claimed):
         if key not in TERM_NAMES:
-            diffs.append(f"{str(key)[:30]}: not a term this grader computes")
+            diffs.append(f"{short(key, 30)}: not a term this grader computes")
             continue
         c, r = claimed[key], terms.get(key)
         cn = None if c is None else as_number(c)
         agree = (c is None and r is None) or (cn is not None and r is not None and
                                               abs(cn - r) <= SPEC["claim_tol"])
-        out[key] = {"claimed": c if (c is None or cn is not None) else str(c)[:40],
+        out[key] = {"claimed": c if (c is None or cn is not None) else short(c),
                     "recomputed": r, "agree": agree}
         if not agree:
             rs = "None" if r is None else f"{r:.4f}"
-            diffs.append(f"{key} claimed {str(c)[:20]}, recomputed {rs}")
+            diffs.append(f"{key} claimed {short(c, 20)}, recomputed {rs}")
     if not diffs:
         return out, [Check(f"trial.{tid}.claims", Status.INFO,
                            f"{len(out)} claimed score(s) agree with the recomputed ones")]
@@ -1359,6 +1817,52 @@ def duplicate_checks(trials: list) -> list:
     return out
 
 
+def cell_from_folder(name: str):
+    """(problem, style) that a trial folder named `<problem>-<prompt_style>[-<suffix>]` names
+    (TRIAL_FORMAT.md, "Layout"), or None.  Problem names hold no '-'; the longest style of that
+    problem that the rest starts with wins (t4-func-terse before t4-terse)."""
+    problem, sep, rest = name.partition("-")
+    if not sep or problem not in PROBLEMS:
+        return None
+    for style in sorted(PROBLEMS[problem]["styles"], key=len, reverse=True):
+        if rest == style or rest.startswith(style + "-"):
+            return problem, style
+    return None
+
+
+def invalid_trial(trial: Trial, check: Check, folder: str, problems: set, styles: set) -> tuple:
+    """(Trial, checks) for a trial whose record is malformed.  It keeps the cell its record
+    names; a record that names none (unreadable, not an object, unregistered problem or style)
+    takes the cell its folder name gives, as INVALID; with neither it has no cell and the run
+    reports it (unplaced_checks)."""
+    msg = check.message
+    if trial.problem is None:
+        cell = cell_from_folder(folder)
+        if cell is not None:
+            trial.problem, trial.style = cell
+            msg += f" (kept as INVALID in the cell {cell[0]}/{cell[1]} its folder name gives)"
+        else:
+            msg += (" (its folder name gives no registered <problem>-<prompt_style>: the trial "
+                    "has no cell)")
+    if trial.problem is not None and (trial.problem not in problems or trial.style not in styles):
+        trial.status = "filtered"
+        return trial, []
+    trial.reasons.append(msg)
+    return trial, [Check(check.id, Status.FAIL, msg, check.measured, check.limit)]
+
+
+def unplaced_checks(trials: list) -> list:
+    """A malformed trial whose record and folder name both fail to name a cell cannot be
+    averaged anywhere: the run reports it and cannot PASS."""
+    lost = [t.trial_id for t in trials if t.status == "invalid" and t.problem is None]
+    if not lost:
+        return []
+    return [Check("run.unplaced_trials", Status.FAIL,
+                  f"{len(lost)} malformed trial(s) with no cell (neither the record nor the folder "
+                  f"name gives a registered problem and style): {', '.join(lost[:10])}"
+                  + (" ..." if len(lost) > 10 else "") + "; the run cannot PASS", len(lost), 0)]
+
+
 def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     """(Trial, checks) for one trial folder.  Never raises for bad input."""
     tid = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(tdir.rstrip(os.sep)))[:100]
@@ -1373,18 +1877,20 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         if not isinstance(rec, dict):
             raise Reject(cid, "trial.json is not a JSON object")
         trial.record_sha256 = record_fingerprint(rec)
-        if rec.get("format") != SPEC["trial_format"]:
-            raise Reject(cid, f"format {str(rec.get('format'))[:40]!r}, expected {SPEC['trial_format']!r}")
         problem, style = rec.get("problem"), rec.get("prompt_style")
-        if not isinstance(problem, str) or problem not in PROBLEMS:
-            raise Reject(cid, f"problem {str(problem)[:40]!r} is not registered "
+        problem_ok = isinstance(problem, str) and problem in PROBLEMS
+        if problem_ok and isinstance(style, str) and style in PROBLEMS[problem]["styles"]:
+            # the cell is known from here on: a trial invalid past this point still counts in
+            # its cell (as None), so dropping a bad trial can never raise a cell's mean
+            trial.problem, trial.style = problem, style
+        if rec.get("format") != SPEC["trial_format"]:
+            raise Reject(cid, f"format {short(rec.get('format'))!r}, expected {SPEC['trial_format']!r}")
+        if not problem_ok:
+            raise Reject(cid, f"problem {short(problem)!r} is not registered "
                               f"(valid: {', '.join(list_problems())})")
-        if not isinstance(style, str) or style not in PROBLEMS[problem]["styles"]:
-            raise Reject(cid, f"prompt_style {str(style)[:40]!r} is not accepted by {problem} "
+        if trial.style is None:
+            raise Reject(cid, f"prompt_style {short(style)!r} is not accepted by {problem} "
                               f"(valid: {', '.join(PROBLEMS[problem]['styles'])})")
-        # the cell is known from here on: a trial invalid past this point still counts in
-        # its cell (as None), so dropping a bad trial can never raise a cell's mean
-        trial.problem, trial.style = problem, style
         if problem not in problems or style not in styles:
             trial.status = "filtered"
             return trial, []
@@ -1392,14 +1898,14 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
             raise Reject(cid, "trial.json: artefacts must be an object")
         if PROBLEMS[problem]["family"] == "training_code":
             if rec.get("algorithm", ALGORITHMS[0]) not in ALGORITHMS:
-                raise Reject(cid, f"algorithm {str(rec.get('algorithm'))[:40]!r} is not one of "
+                raise Reject(cid, f"algorithm {short(rec.get('algorithm'))!r} is not one of "
                                   f"{', '.join(ALGORITHMS)}")
             if isinstance(rec.get("seed"), bool) or not isinstance(rec.get("seed"), int):
                 raise Reject(cid, "seed missing or not an integer (it selects the baseline)")
         calls = parse_trace(rec, tid)
     except Reject as exc:
-        trial.reasons.append(exc.check.message)
-        return trial, [exc.check]
+        return invalid_trial(trial, exc.check, os.path.basename(tdir.rstrip(os.sep)), problems,
+                             styles)
     cfg = PROBLEMS[problem]
     checks.append(Check(cid, Status.PASS, f"{problem} / {style}, {len(calls)} tool call(s)"))
     checks += trace_checks(calls, problem, tid)
@@ -1429,6 +1935,10 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     except Reject as exc:
         trial.reasons.append(exc.check.message)
         return trial, checks + [exc.check]
+    except (RecursionError, MemoryError) as exc:   # a value nested too deeply for some walk
+        msg = f"trial.json cannot be graded ({type(exc).__name__}: a value nested too deeply or too large)"
+        trial.reasons.append(msg)
+        return trial, checks + [Check(cid, Status.FAIL, msg)]
     checks += more
     trial.terms, trial.score = terms, terms.get("overall")
     if trial.score is None:
@@ -1513,7 +2023,7 @@ def grade(run_dir: str, problems: set, styles: set, figures_data: dict | None = 
         figures_data.setdefault("trial_dirs", {})[trial.trial_id] = path      # PLOTS
         trials.append(trial)
         checks += more
-    checks += duplicate_checks(trials)
+    checks += duplicate_checks(trials) + unplaced_checks(trials) + design_copy_checks(trials, run, checks)
     filtered = sum(t.status == "filtered" for t in trials)
     if filtered:
         checks.append(Check("run.filter", Status.SKIP, f"{filtered} trial(s) outside --problem/--style"))
@@ -1529,14 +2039,19 @@ def grade(run_dir: str, problems: set, styles: set, figures_data: dict | None = 
 # VERDICT
 # =============================================================================
 def verdict(checks: list, *, strict: bool) -> tuple:
-    """(result, score) from records alone.  Score = mean of the scorable cells' means."""
-    means = [c.measured["mean"] for c in checks if c.id.startswith("cell.")
-             and isinstance(c.measured, dict) and c.measured.get("status") == "scored"]
+    """(result, score) from records alone.  Score = mean over the scorable cells' means and a
+    0.0 for every INVALID cell and every malformed trial with no cell (run.unplaced_trials): a
+    malformed record never raises the SCORE (issue 16).  UNSCORABLE/UNSUPPORTED cells (harness
+    gaps, the seed's None) stay out of it."""
+    cells = [c.measured for c in checks if c.id.startswith("cell.") and isinstance(c.measured, dict)]
+    means = [c["mean"] for c in cells if c.get("status") == "scored"]
     inconclusive = any(c.status in (Status.FAIL, Status.REVIEW) for c in checks)
     if strict and (inconclusive or not means):
         return "FAIL", 0.0
     if not means:
         return "UNGRADED", None
+    means += [0.0] * sum(c.get("status") == "invalid" for c in cells)
+    means += [0.0] * sum(int(c.measured) for c in checks if c.id == "run.unplaced_trials")
     exact = sum(means) / len(means)
     score = round(exact, 4)
     if score == 1.0 and exact < 1.0 - SPEC["full_score_tol"]:

@@ -205,15 +205,17 @@ def C(name, args=None, **res):
 
 def test_rag_accuracy_only_when_the_rag_tool_was_called():
     guess = [C("optimize_design", {"volfrac": 0.35})]
-    looked = [C("search_documents")] + guess
+    looked = [C("search_documents", success=True, results=["volfrac 0.35"])] + guess
     assert G.score_rag(rag_rec(), guess, "t")[0]["rag_accuracy"] == 0.0
     assert G.score_rag(rag_rec(), looked, "t")[0]["rag_accuracy"] == pytest.approx(1.0)
-    wrong = [C("search_documents"), C("optimize_design", {"problem_config": {"volume": 0.5}})]
+    wrong = [C("search_documents", success=True, results=["volfrac 0.35"]),
+             C("optimize_design", {"problem_config": {"volume": 0.5}})]
     assert G.score_rag(rag_rec(), wrong, "t")[0]["rag_accuracy"] == pytest.approx(0.40)
 
 
 def test_rag_two_parameter_mode():
-    calls = [C("search_documents"), C("optimize_design", {"volfrac": 0.36, "rmin": 9.0})]
+    calls = [C("search_documents", success=True, results=[{"content": "rmin 2"}]),
+             C("optimize_design", {"volfrac": 0.36, "rmin": 9.0})]
     terms = G.score_rag(rag_rec(expected_rmin=2.0), calls, "t")[0]
     assert terms["rag_accuracy"] == pytest.approx(0.40 * 1 + 0.40 * 0 + 0.20)
 

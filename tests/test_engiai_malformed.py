@@ -23,8 +23,10 @@ def by_id(checks, cid):
     return [c for c in checks if c.id == cid]
 
 
-def overall_without_design(watertight=1.0):
-    """Hand formula: no usable design -> IoU, pixel, objective, constraint, connectivity 0."""
+def overall_without_design(watertight=0.0):
+    """Hand formula: no usable design -> IoU, pixel, objective, constraint, connectivity 0, and
+    watertightness 0 (issue 16: an STL is credited only as the design's closed solid, and there
+    is no design to witness it against)."""
     return 0.65 * 0.11 * watertight + 0.20 * 1.0 + 0.15 * 1.0
 
 
@@ -158,12 +160,12 @@ def test_a_broken_trial_cannot_be_dropped_to_raise_its_cell_mean(run):
     assert [c.status for c in checks if c.id == "cell.beams2d/full"] == [G.Status.REVIEW]
     result, score = G.verdict(checks, strict=False)
     assert result == "PARTIAL"
-    # a record whose problem is unreadable has no cell: reported, out of the table
+    # a record whose problem is unreadable takes the cell its folder name gives (issue 16)
     edit_record(run, "beams2d-full-bad", lambda r: r.update(problem=None))
     _, trials, cells = grade(run)
     assert trials["beams2d-full-bad"].status == "invalid"
     (cell,) = [x for x in cells if (x["problem"], x["style"]) == ("beams2d", "full")]
-    assert cell["n"] == 1 and cell["status"] == "scored"
+    assert cell["n"] == 2 and cell["status"] == "invalid"
 
 
 # ---------------------------------------------------------------- records

@@ -360,7 +360,9 @@ def build(out):
         "problem": "rag_beams2d", "prompt_style": "rag-eval", "example_id": 0, "seed": 52,
         "expected": rag_cond,
         "tool_calls": [call("search_documents", {"query": "beams2d default volume fraction"},
-                            success=True),
+                            success=True, results=[{"source": "beams2d.md", "content":
+                                                    "beams2d: volume fraction volfrac = 0.35 by "
+                                                    "default"}]),
                        call("optimize_design", {"volfrac": 0.35}, success=True)],
         "artefacts": {}})
     trial("rag_beams2d-rag-eval-1", {
@@ -437,17 +439,24 @@ def build(out):
 
 def build_gold(out):
     """A small run in which every trial is perfect (the grader must give PASS, SCORE 1.0):
-    beams2d full and workflow-random, photonics2d workflow-multi-export, rag-eval, hpc-train-diff,
-    training code t6v2-verbose whose samples sit closer to the reference designs than the
-    baseline's (one pixel half-changed where the baseline flips it), without copying them."""
+    beams2d full and workflow-random, photonics2d workflow-multi-export, rag-eval (a successful
+    retrieval before the answer), hpc-train-diff, training code t6v2-verbose whose model
+    generates new designs of the test distribution (none near a copy of a test design) with a
+    lower MMD than the baseline's."""
     if os.path.isdir(out):
         shutil.rmtree(out)
     trials_dir = os.path.join(out, "trials")
     os.makedirs(trials_dir)
     b, ph = beam(), photonic()
-    refs = np.stack([beam(webs=(10 + s, 30 + s, 50 + s, 70 + s, 90 - s)) for s in range(4)])
-    bsm = refs.copy()
-    bsm[:, 25, 40] = 1 - bsm[:, 25, 40]
+    # the test set: beams at even web shifts; both models generate NEW beams (odd shifts, never
+    # a test design): the baseline's with 150 cells flipped, the agent's clean, so the agent's
+    # MMD is below the baseline's without any sample near a copy (nearest at ~0.7 of the
+    # reference spacing, the near-copy threshold is 0.25)
+    shifted = [beam(webs=(10 + s, 30 + s, 50 + s, 70 + s, 90 - s)) for s in range(8)]
+    refs = np.stack(shifted[0::2])
+    new = np.stack(shifted[1::2])
+    frng = np.random.default_rng(5)
+    bsm = np.stack([flip(m, 150, frng) for m in new])
     write_reference(out, {("beams2d", 0): (b, {"compliance": 80.0, "volfrac": float(b.mean())}),
                           ("photonics2d", 0): (ph, {"total_overlap": 0.8})},
                     {("training_code_beams2d", "cgan_cnn_2d", 5): (refs, bsm, 10.0)})
@@ -486,7 +495,8 @@ def build_gold(out):
     write_trial(trials_dir, "rag", {
         "problem": "rag_beams2d", "prompt_style": "rag-eval", "example_id": 0, "seed": 4,
         "expected": {"conditions": {"expected_volfrac": 0.3, "expected_rmin": 2.0}},
-        "tool_calls": [call("search_documents", {}, success=True),
+        "tool_calls": [call("search_documents", {"query": "beams2d volfrac rmin"}, success=True,
+                            results=["beams2d: volfrac 0.3, filter radius rmin 2.0"]),
                        call("optimize_design", {"volfrac": 0.3, "rmin": 2.0}, success=True)],
         "artefacts": {}})
     write_trial(trials_dir, "hpc", {
@@ -511,7 +521,7 @@ def build_gold(out):
         "problem": "training_code_beams2d", "prompt_style": "t6v2-verbose", "seed": 5,
         "tool_calls": chain,
         "artefacts": {"training_script": "train.py", "samples": "arrays.h5:samples"}},
-        {"samples": np.abs(refs - 0.5 * (bsm != refs))},
+        {"samples": new.astype(np.float64)},
         {"train.py": lambda p: open(p, "w").write("x = 1\n")})
 
 
