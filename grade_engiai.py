@@ -2274,8 +2274,8 @@ def plot_engiai_design(trial, design, gt, why: str, *, submission: str, result: 
 
 def plot_engiai_cells(cells: list, *, submission: str, result: str, score):
     """The problem x style table of cell means as a heat map; a None cell (INVALID, UNSCORABLE,
-    UNSUPPORTED: never averaged) is hatched grey, marked with its status and a numbered reason
-    listed under the map; a combination with no trial is blank."""
+    UNSUPPORTED: no mean) is hatched grey, marked with its status and a numbered reason listed
+    under the map; a combination with no trial is blank."""
     import numpy as np
     from matplotlib.patches import Patch, Rectangle
     problems = [p for p in list_problems() if any(c["problem"] == p for c in cells)]
@@ -2304,8 +2304,9 @@ def plot_engiai_cells(cells: list, *, submission: str, result: str, score):
     ax.set_xlabel("prompt style")
     ax.set_ylabel("problem")
     fig.colorbar(im, ax=ax, label="cell mean of the trial scores (0-1)", shrink=0.9)
-    ax.legend(handles=[Patch(fc="0.85", ec="0.4", hatch="xx", label="None cell: never averaged"
-                             " (reason [k] below)"), Patch(fc="white", ec="0.6", label="no trial")],
+    ax.legend(handles=[Patch(fc="0.85", ec="0.4", hatch="xx", label="None cell, reason [k] below "
+                             "(UNSCORABLE/UNSUPPORTED: left out of SCORE; INVALID: counts 0)"),
+                       Patch(fc="white", ec="0.6", label="no trial")],
               loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, fontsize=8, frameon=False)
     if notes:
         import textwrap
