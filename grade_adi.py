@@ -2772,6 +2772,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     checks, phases, outcomes, keys = report.checks, report.phases, report.outcomes, report.keys
     t0 = time.monotonic()
     sub = Submitted()
+    report.figures_data["submitted"] = sub                          # PLOTS: filled below
     solver_path = os.path.join(submission, SPEC["solver_file"])
     missing = [f for f in (SPEC["solver_file"], SPEC["results_file"], SPEC["arrays_file"])
                if not os.path.isfile(os.path.join(submission, f))]
@@ -2871,6 +2872,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     checks += determinism_check(jobs)
     checks += structure_checks(jobs, violations, ready)
     checks += field_check(sub, jobs)
+    report.figures_data.update(regenerated=regen, jobs=jobs, hidden_reference=ref_box["ref"])   # PLOTS
     keys["errors_regenerated"] = [None if v is None else float(v) for v in regen]
     hid = [c.measured for c in checks if c.id.startswith("hidden.error")]
     keys["hidden_errors"] = [float(v) if isinstance(v, float) else None for v in hid]
@@ -2898,6 +2900,306 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
     if tier3 and all(c.status is Status.PASS for c in tier3):
         return "PASS", 1.0
     return "PARTIAL", 0.5
+
+
+# =============================================================================
+# PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
+# matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
+# without pyplot (no global state, nothing shown).  Every plot_* function RETURNS its Figure,
+# so tests check what is drawn; write_figures saves them and lists them as INFO records
+# (`figure.<name>`, measured = the PNG's path) at the end of the report and in --json.
+# =============================================================================
+PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
+               "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
+               "UNGRADED": "#9e9e9e"}
+
+
+def plot_usage_error(out_dir: str):
+    """Why `--plot DIR` cannot be honoured (checked before any grading), or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+    if matplotlib is None:
+        return ("--plot needs matplotlib, which is not installed: pip install '.[plots]' "
+                "(or: pip install matplotlib)")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        return f"--plot {out_dir}: cannot create the directory ({exc.strerror or exc})"
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        return f"--plot {out_dir}: not a writable directory"
+    return None
+
+
+def new_figure(width: float, height: float):
+    """A Figure on the Agg canvas (no pyplot), laid out with constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def reciprocal(x):
+    """1/x for a secondary axis (h <-> n), quiet at 0."""
+    import numpy as np
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x, float)
+
+
+def plain_text(text) -> str:
+    """Untrusted text (a submission's name, a reason) shown literally: no mathtext."""
+    return str(text).replace("$", r"\$")[:80]
+
+
+def verdict_title(fig, what: str, submission: str, result: str, score) -> None:
+    """Every figure's title: the submission, what the figure shows, and the verdict."""
+    name = os.path.basename(os.path.normpath(str(submission))) or str(submission)
+    tail = f"RESULT: {result}" + ("" if score is None else f"   SCORE: {score}")
+    fig.suptitle(f"{plain_text(name)}: {what}\n{tail}", fontsize=11)
+
+
+def write_figures(out_dir: str, figures: list) -> list:
+    """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
+    record per figure; a figure that cannot be drawn says so and never changes the grade."""
+    out = []
+    try:
+        os.makedirs(out_dir, exist_ok=True)     # a per-submission subfolder is made here
+    except OSError:
+        pass                                    # each figure then records why it is missing
+    for name, caption, build in figures:
+        path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
+        try:
+            build().savefig(path)
+        except Exception as exc:    # a drawing failure must not turn into a grading failure
+            out.append(Check(f"figure.{name}", Status.INFO,
+                             f"not drawn: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        out.append(Check(f"figure.{name}", Status.INFO, f"{path}: {caption}", path))
+    return out
+
+
+def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str = "SCORE",
+                     grader: str = GRADER_NAME):
+    """Several submissions graded in one call: one horizontal bar per submission, best first,
+    coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
+    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
+    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    def value(r):
+        v = r.get(score_key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+            else None
+    ranked = sorted(rows, key=lambda r: (value(r) is None, -(value(r) or 0.0)))
+    fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
+    ax = fig.add_subplot()
+    names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
+    seen = set()
+    for i, r in enumerate(ranked):
+        score = value(r)
+        result = str(r.get("result") or ("UNGRADED" if score is None else "graded"))
+        color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
+        ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
+                hatch=None if score is not None else "//", edgecolor=color,
+                label=None if result in seen else result)
+        seen.add(result)
+        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ranked)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
+    ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
+    ax.set_ylabel("submission")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
+    return fig
+
+
+def plot_subdir(out_dir: str, submission: str, index: int) -> str:
+    """With several submissions, each one's figures go to DIR/<k>-<name> (names may repeat)."""
+    name = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_"
+                   for ch in os.path.basename(os.path.normpath(str(submission))))[:60]
+    return os.path.join(out_dir, f"{index + 1:02d}-{name or 'submission'}")
+
+
+def write_leaderboard_figure(out_dir: str, rows: list, **kw) -> list:
+    """DIR/leaderboard.png for several submissions (kw: plot_leaderboard's); its INFO record."""
+    return write_figures(out_dir, [("leaderboard", f"scores of {len(rows)} submissions",
+                                    lambda: plot_leaderboard(rows, **kw))])
+
+
+# ---- ADI figures ---------------------------------------------------------------------------
+def plot_adi_convergence(data: dict, *, submission: str, result: str, score):
+    """Max-norm error against h on log-log axes: submitted (filled, solid) and regenerated
+    (open), the least-squares order written on the plot, the 100x reduction line, a slope-2 guide."""
+    import numpy as np
+    fig = new_figure(8.5, 6.0)
+    ax = fig.add_subplot()
+    h = np.array([h_value(p) for p in range(SPEC["n_meshes"])])
+    sub_e = data.get("submitted")
+    regen = data.get("regenerated")
+    notes = []
+    if sub_e is not None:
+        e = np.asarray(sub_e, float)
+        ok = np.isfinite(e) & (e > 0)
+        ax.loglog(h[ok], e[ok], "o-", color=PLOT_COLORS["submitted"], ms=6, lw=1.4,
+                  label="submitted max_norm_errors")
+        if ok.all():
+            fit = fitted_order(h, e)
+            lo, hi = SPEC["tier2_fit_band"]
+            notes.append(f"least-squares order, submitted: {fit:.3f}  (Tier 2 band [{lo}, {hi}])")
+            red = SPEC["tier2_min_reduction"]
+            ax.axhline(e[0] / red, color=PLOT_COLORS["limit"], ls="--", lw=1.0,
+                       label=f"{red:g}× reduction: e(0.1)/{red:g} (Tier 2 needs e(0.00625) below)")
+            ax.loglog(h, 0.5 * e[0] * (h / h[0]) ** 2, color="black", ls=":", lw=1.2,
+                      label="slope-2 guide ∝ h²")
+    else:
+        notes.append("submitted errors: none usable")
+    if regen is not None and any(v is not None for v in regen):
+        idx = [p for p, v in enumerate(regen) if v is not None and math.isfinite(v) and v > 0]
+        rv = np.array([regen[p] for p in idx])
+        ax.loglog(h[idx], rv, "o", ms=12, mfc="none", mew=1.4, color=PLOT_COLORS["regenerated"],
+                  label="regenerated by the grader")
+        if len(idx) == SPEC["n_meshes"]:
+            notes.append(f"least-squares order, regenerated: {fitted_order(h, rv):.3f}")
+    else:
+        notes.append("regenerated: none (not executed)")
+    ax.text(0.03, 0.97, "\n".join(notes), transform=ax.transAxes, ha="left", va="top", fontsize=9,
+            bbox=dict(boxstyle="round", fc="white", ec="0.6"))
+    ax.set_xlabel("mesh size h = k  (unit-square lengths, dimensionless)")
+    ax.set_ylabel("max-norm error at T = 1  (dimensionless)")
+    ax.set_xlim(h.min() / 1.4, h.max() * 1.4)
+    ax.grid(True, which="major", color="0.9", lw=0.6)
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.95)
+    verdict_title(fig, "benchmark errors against h", submission, result, score)
+    return fig
+
+
+def plot_adi_hidden(data: dict, *, submission: str, result: str, score):
+    """The hidden instance: left, |U - reference| at h = 0.1, 0.05 with the 3e-2 limit and the
+    required 2x drop; right, the submission's fields beside the grader's reference on y = 1/2."""
+    import numpy as np
+    fig = new_figure(11.0, 5.0)
+    left, right = fig.subplots(1, 2, width_ratios=(1, 1.3))
+    hidden, ref = data.get("hidden") or {}, data.get("hidden_reference")
+    hs = list(SPEC["hidden_h"])
+    errs = [hidden.get(h, (None, None))[1] for h in hs]
+    ok = [i for i, v in enumerate(errs) if v is not None and math.isfinite(v) and v > 0]
+    left.axhline(SPEC["hidden_tol"], color=PLOT_COLORS["FAIL"], ls="--", lw=1.2,
+                 label=f"limit {SPEC['hidden_tol']:g} (per mesh)")
+    if ok:
+        left.loglog([hs[i] for i in ok], [errs[i] for i in ok], "o-", color=PLOT_COLORS["submitted"],
+                    ms=7, label="submission: max |U − reference|")
+        if 0 in ok:
+            drop = SPEC["hidden_min_drop"]
+            left.loglog(hs, [errs[0], errs[0] / drop], color="black", ls=":", lw=1.2,
+                        label=f"required drop: {drop:g}× from h = {hs[0]:g} to {hs[1]:g}")
+    else:
+        left.text(0.5, 0.5, "no hidden-instance run\n(not executed or failed)", ha="center",
+                  va="center", transform=left.transAxes)
+        left.set_yscale("log")
+        left.set_xscale("log")
+    left.set_xlim(min(hs) / 1.25, max(hs) * 1.25)
+    left.set_xticks(hs, [f"{h:g}" for h in hs])
+    left.xaxis.set_minor_formatter("")
+    left.set_xlabel("mesh size h  (dimensionless)")
+    left.set_ylabel("max |U − grader's reference| at T  (dimensionless)")
+    left.set_title("errors on the hidden instance", fontsize=10)
+    left.grid(True, which="major", color="0.9", lw=0.6)
+    left.legend(loc="lower right", fontsize=8)
+    if ref is not None:
+        m = ref.shape[0] - 1
+        xr = np.linspace(0.0, 1.0, m + 1)
+        right.plot(xr, ref[:, m // 2], color=PLOT_COLORS["reference"], lw=2.2, alpha=0.8,
+                   label=f"grader's MCS reference (Richardson, h = 1/{SPEC['ref_m'][0]}, 1/{SPEC['ref_m'][1]})")
+    for (h, style) in zip(hs, ("s--", "o-")):
+        U = hidden.get(h, (None, None))[0]
+        if U is not None and U.shape[0] % 2 == 1:
+            mh = U.shape[0] - 1
+            right.plot(np.linspace(0.0, 1.0, mh + 1), U[:, mh // 2], style, color=PLOT_COLORS["submitted"],
+                       ms=4, lw=1.0, alpha=0.6 if h == hs[0] else 1.0, label=f"submission, h = {h:g}")
+    right.set_xlabel("x  (on the line y = 1/2, dimensionless)")
+    right.set_ylabel("u(x, 1/2, T)  (dimensionless)")
+    right.set_title("fields beside the grader's reference", fontsize=10)
+    right.grid(True, color="0.9", lw=0.6)
+    if right.get_legend_handles_labels()[0]:
+        right.legend(loc="lower center", fontsize=8)
+    else:
+        right.text(0.5, 0.5, "no reference computed (not executed)", ha="center", va="center",
+                   transform=right.transAxes)
+    verdict_title(fig, "the hidden instance", submission, result, score)
+    return fig
+
+
+def plot_adi_error_surface(data: dict, *, submission: str, result: str, score):
+    """Heat map of the finest-mesh error U - U_exact: the submitted error_finest and, when the
+    solver ran, the regenerated finest field's error, on one symmetric colour scale."""
+    import numpy as np
+    panels = [(name, E) for name, E in (("submitted error_finest", data.get("error_finest")),
+                                        ("regenerated U − U_exact", data.get("error_regenerated")))
+              if E is not None]
+    fig = new_figure(5.4 * max(1, len(panels)) + 0.8, 5.2)
+    axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
+    if not panels:
+        axes[0].text(0.5, 0.5, "no finest-mesh error field (Tier 3 arrays unusable)", ha="center",
+                     va="center", transform=axes[0].transAxes)
+        axes[0].set_xlabel("x  (dimensionless)")
+        axes[0].set_ylabel("y  (dimensionless)")
+    else:
+        with np.errstate(invalid="ignore"):
+            vmax = max(float(np.nanmax(np.abs(E))) for _, E in panels) or 1.0
+        for ax, (name, E) in zip(axes, panels):
+            im = ax.imshow(np.asarray(E, float).T, origin="lower", extent=(0, 1, 0, 1), cmap="RdBu_r",
+                           vmin=-vmax, vmax=vmax, interpolation="nearest", label=name)
+            ax.set_title(f"{name}, max |·| = {np.nanmax(np.abs(E)):.3e}", fontsize=10)
+            ax.set_xlabel("x  (dimensionless)")
+            ax.set_ylabel("y  (dimensionless)")
+        fig.colorbar(im, ax=list(axes), label="U − U_exact at T = 1  (dimensionless)", shrink=0.9)
+    verdict_title(fig, f"finest-mesh error, h = {h_value(SPEC['n_meshes'] - 1):g} "
+                  f"({SPEC['finest_shape'][0]}×{SPEC['finest_shape'][1]})", submission, result, score)
+    return fig
+
+
+def adi_plot_data(figures_data: dict) -> dict:
+    """What the figures draw, from what grade() kept (the validated Submitted record, the
+    regenerated errors, the decoded jobs and the grader's hidden reference)."""
+    import numpy as np
+    sub = figures_data.get("submitted")
+    jobs = figures_data.get("jobs") or {}
+    ref = figures_data.get("hidden_reference")
+    data = {"submitted": None if sub is None or sub.e is None else sub.e,
+            "regenerated": figures_data.get("regenerated"), "hidden_reference": ref,
+            "error_finest": None if sub is None or sub.tier3 is None else sub.tier3["error_finest"],
+            "error_regenerated": None, "hidden": {}}
+    fine = jobs.get(f"bench:{SPEC['n_meshes'] - 1}")
+    if fine and fine.get("status") == "ok" and fine["U"].shape == SPEC["finest_shape"]:
+        with np.errstate(all="ignore"):
+            data["error_regenerated"] = fine["U"] - _PROBLEMS["benchmark_exact"](fine["X"], fine["Y"],
+                                                                                SPEC["final_time"])
+    for h in SPEC["hidden_h"]:
+        r = jobs.get(f"hidden:{h:g}")
+        if r and r.get("status") == "ok" and ref is not None:
+            stride = SPEC["ref_m"][0] // mesh_m(h)
+            with np.errstate(all="ignore"):
+                err = float(np.max(np.abs(r["U"] - ref[::stride, ::stride]))) \
+                    if r["U"].shape == ref[::stride, ::stride].shape else None
+            data["hidden"][h] = (r["U"], err)
+    return data
+
+
+def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
+                figures_data: dict) -> list:
+    """--plot DIR: every ADI figure, as INFO records listing the PNGs."""
+    data = adi_plot_data(figures_data)
+    kw = dict(submission=submission, result=result, score=score)
+    return write_figures(out_dir, [
+        ("adi_convergence", "errors vs h (log-log), fitted order, 100x reduction line",
+         lambda: plot_adi_convergence(data, **kw)),
+        ("adi_hidden", "hidden-instance errors and fields beside the grader's reference",
+         lambda: plot_adi_hidden(data, **kw)),
+        ("adi_error_surface", "finest-mesh error surface (heat map)",
+         lambda: plot_adi_error_surface(data, **kw))])
 
 
 # =============================================================================
@@ -3051,6 +3353,9 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     p.add_argument("--quiet", action="store_true",
                    help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
                         "progress (the summary still counts every record)")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
+                   "one subfolder each and DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -3096,6 +3401,8 @@ def common_usage_checks(args) -> None:
     for name, is_dir in OUTPUT_OPTIONS:
         if getattr(args, name, None):
             check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
+    if getattr(args, "plot", None) and (why := plot_usage_error(args.plot)):
+        raise UsageError(why)
 
 
 def progress(message: str) -> None:
@@ -3368,6 +3675,9 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        if getattr(args, "plot", None):
+            report.checks += plot_report(args.plot, submission, result, score, report.checks,
+                                         report.figures_data)
         finish_report(report, result, score, args)
     except UsageError as exc:
         progress_end()
@@ -3414,7 +3724,8 @@ def grade_many(args) -> tuple:
         req = os.path.join(base, f"{i}.request.json")
         out = os.path.join(base, f"{i}.report.json")
         child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
-                     report_child=None, jobs=child_jobs(args))
+                     report_child=None, jobs=child_jobs(args),
+                     plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
             json.dump(child, fh)
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
@@ -3537,6 +3848,11 @@ def _run_cli(argv) -> int:
         if len(docs) > 1 or args.merge:
             rows = leaderboard(docs)
             print_leaderboard(rows)
+            if getattr(args, "plot", None):
+                for c in write_leaderboard_figure(args.plot, [
+                        {"submission": d.get("submission"), "score": d.get("score"),
+                         "result": d.get("result")} for d in docs]):
+                    print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))
     except UsageError as exc:

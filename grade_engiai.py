@@ -2214,6 +2214,7 @@ def grade(run_dir: str, problems: set, styles: set) -> Report:
         t_trials = time.monotonic()
         for i, name in enumerate(names):
             trial, more = grade_trial(os.path.join(tdir, name), run, problems, styles)
+            report.figures_data.setdefault("trial_dirs", {})[trial.trial_id] = os.path.join(tdir, name)  # PLOTS
             trials.append(trial)
             checks += more
             if (i + 1) % 25 == 0 or i + 1 == len(names):
@@ -2223,6 +2224,7 @@ def grade(run_dir: str, problems: set, styles: set) -> Report:
         cells = aggregate(trials)
         checks += cell_checks(cells)
         report.figures_data["cells"] = cells
+        report.figures_data["run_refs"] = run                                # PLOTS
     report.keys.update(key_lines(trials, report.figures_data["cells"], checks))
     report.phases["grade"] = time.monotonic() - t0
     return report
@@ -2253,6 +2255,270 @@ def verdict(checks: list, *, strict: bool) -> tuple:
     if score == 1.0 and exact < 1.0 - SPEC["full_score_tol"]:
         score = 0.9999           # below full never prints (or exits) as full
     return ("PARTIAL" if inconclusive else "PASS"), score
+
+
+# =============================================================================
+# PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
+# matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
+# without pyplot (no global state, nothing shown).  Every plot_* function RETURNS its Figure,
+# so tests check what is drawn; write_figures saves them and lists them as INFO records
+# (`figure.<name>`, measured = the PNG's path) at the end of the report and in --json.
+# =============================================================================
+PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
+               "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
+               "UNGRADED": "#9e9e9e"}
+
+
+def plot_usage_error(out_dir: str):
+    """Why `--plot DIR` cannot be honoured (checked before any grading), or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+    if matplotlib is None:
+        return ("--plot needs matplotlib, which is not installed: pip install '.[plots]' "
+                "(or: pip install matplotlib)")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        return f"--plot {out_dir}: cannot create the directory ({exc.strerror or exc})"
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        return f"--plot {out_dir}: not a writable directory"
+    return None
+
+
+def new_figure(width: float, height: float):
+    """A Figure on the Agg canvas (no pyplot), laid out with constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def reciprocal(x):
+    """1/x for a secondary axis (h <-> n), quiet at 0."""
+    import numpy as np
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x, float)
+
+
+def plain_text(text) -> str:
+    """Untrusted text (a submission's name, a reason) shown literally: no mathtext."""
+    return str(text).replace("$", r"\$")[:80]
+
+
+def verdict_title(fig, what: str, submission: str, result: str, score) -> None:
+    """Every figure's title: the submission, what the figure shows, and the verdict."""
+    name = os.path.basename(os.path.normpath(str(submission))) or str(submission)
+    tail = f"RESULT: {result}" + ("" if score is None else f"   SCORE: {score}")
+    fig.suptitle(f"{plain_text(name)}: {what}\n{tail}", fontsize=11)
+
+
+def write_figures(out_dir: str, figures: list) -> list:
+    """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
+    record per figure; a figure that cannot be drawn says so and never changes the grade."""
+    out = []
+    try:
+        os.makedirs(out_dir, exist_ok=True)     # a per-submission subfolder is made here
+    except OSError:
+        pass                                    # each figure then records why it is missing
+    for name, caption, build in figures:
+        path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
+        try:
+            build().savefig(path)
+        except Exception as exc:    # a drawing failure must not turn into a grading failure
+            out.append(Check(f"figure.{name}", Status.INFO,
+                             f"not drawn: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        out.append(Check(f"figure.{name}", Status.INFO, f"{path}: {caption}", path))
+    return out
+
+
+def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str = "SCORE",
+                     grader: str = GRADER_NAME):
+    """Several submissions graded in one call: one horizontal bar per submission, best first,
+    coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
+    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
+    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    def value(r):
+        v = r.get(score_key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+            else None
+    ranked = sorted(rows, key=lambda r: (value(r) is None, -(value(r) or 0.0)))
+    fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
+    ax = fig.add_subplot()
+    names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
+    seen = set()
+    for i, r in enumerate(ranked):
+        score = value(r)
+        result = str(r.get("result") or ("UNGRADED" if score is None else "graded"))
+        color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
+        ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
+                hatch=None if score is not None else "//", edgecolor=color,
+                label=None if result in seen else result)
+        seen.add(result)
+        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ranked)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
+    ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
+    ax.set_ylabel("submission")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
+    return fig
+
+
+def plot_subdir(out_dir: str, submission: str, index: int) -> str:
+    """With several submissions, each one's figures go to DIR/<k>-<name> (names may repeat)."""
+    name = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_"
+                   for ch in os.path.basename(os.path.normpath(str(submission))))[:60]
+    return os.path.join(out_dir, f"{index + 1:02d}-{name or 'submission'}")
+
+
+def write_leaderboard_figure(out_dir: str, rows: list, **kw) -> list:
+    """DIR/leaderboard.png for several submissions (kw: plot_leaderboard's); its INFO record."""
+    return write_figures(out_dir, [("leaderboard", f"scores of {len(rows)} submissions",
+                                    lambda: plot_leaderboard(rows, **kw))])
+
+
+# ---- EngiAI figures ------------------------------------------------------------------------
+def design_pair(figures_data: dict, trial) -> tuple:
+    """(agent design or None, ground truth or None, why-not text) for a design trial, read
+    again through the same guarded readers score_design uses (never raises)."""
+    cfg = PROBLEMS[trial.problem]
+    tdir = (figures_data.get("trial_dirs") or {}).get(trial.trial_id)
+    run = figures_data.get("run_refs")
+    design = gt = None
+    why = []
+    try:
+        rec = read_json_file(os.path.join(tdir, SPEC["trial_file"]), "plot", SPEC["max_json_bytes"])
+        arts = rec.get("artefacts") if isinstance(rec.get("artefacts"), dict) else {}
+        if arts.get("design") is None:
+            why.append("no design produced")
+        else:
+            design = read_h5_array(safe_member(tdir, SPEC["arrays_file"], "plot"), "design", "plot",
+                                   shape=cfg["design_shape"])
+        ex = rec.get("example_id")
+        if run is not None and isinstance(ex, int) and not isinstance(ex, bool):
+            gt = run.ground_truth(trial.problem, ex)[0]
+    except (Reject, Unscorable, TypeError, AttributeError) as exc:
+        why.append(exc.check.message if isinstance(exc, Reject) else str(exc))
+    if gt is None and not why:
+        why.append("no ground truth")
+    return design, gt, "; ".join(why)
+
+
+def plot_engiai_design(trial, design, gt, why: str, *, submission: str, result: str, score):
+    """One design trial: the agent's design, the ground truth and their difference (binarised
+    at SPEC binarize_at) side by side; IoU and pixel accuracy (recomputed) in the caption."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+    fig = new_figure(13.0, 4.4)
+    axes = fig.subplots(1, 3)
+    shown = None
+    for ax, (name, arr) in zip(axes[:2], (("agent's design", design), ("ground truth", gt))):
+        ax.set_title(name, fontsize=10)
+        if arr is None:
+            ax.text(0.5, 0.5, plain_text(why or "absent"), ha="center", va="center",
+                    transform=ax.transAxes, fontsize=9, wrap=True)
+        else:
+            shown = ax.imshow(arr, cmap="gray_r", vmin=0.0, vmax=1.0, interpolation="nearest",
+                              aspect="equal")
+        ax.set_xlabel("x (pixels)")
+        ax.set_ylabel("y (pixels)")
+    if shown is not None:
+        fig.colorbar(shown, ax=list(axes[:2]), label="material density (0 void, 1 solid)", shrink=0.55)
+    ax = axes[2]
+    ax.set_title(f"difference (binarised at > {SPEC['binarize_at']:g})", fontsize=10)
+    ax.set_xlabel("x (pixels)")
+    ax.set_ylabel("y (pixels)")
+    if design is not None and gt is not None:
+        diff = binarize(design).astype(int) - binarize(gt).astype(int)
+        cmap = ListedColormap(["#2166ac", "#f7f7f7", "#b2182b"])
+        ax.imshow(diff, cmap=cmap, vmin=-1.5, vmax=1.5, interpolation="nearest", aspect="equal")
+        ax.legend(handles=[Patch(fc="#b2182b", label=f"agent only ({int((diff > 0).sum())} px)"),
+                           Patch(fc="#2166ac", label=f"ground truth only ({int((diff < 0).sum())} px)"),
+                           Patch(fc="#f7f7f7", ec="0.6", label="agree")],
+                  loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "nothing to compare", ha="center", va="center", transform=ax.transAxes)
+    t = trial.terms or {}
+    fmt = lambda v: "n/a" if v is None else f"{v:.4f}"    # noqa: E731
+    fig.supxlabel(f"IoU = {fmt(t.get('iou'))}    pixel accuracy = {fmt(t.get('pixel_accuracy'))}    "
+                  f"trial overall = {fmt(trial.score)}   (recomputed by the grader)", fontsize=10)
+    verdict_title(fig, f"trial {plain_text(trial.trial_id)} ({trial.problem} / {trial.style})",
+                  submission, result, score)
+    return fig
+
+
+def plot_engiai_cells(cells: list, *, submission: str, result: str, score):
+    """The problem x style table of cell means as a heat map; a None cell (INVALID, UNSCORABLE,
+    UNSUPPORTED: no mean) is hatched grey, marked with its status and a numbered reason listed
+    under the map; a combination with no trial is blank."""
+    import numpy as np
+    from matplotlib.patches import Patch, Rectangle
+    problems = [p for p in list_problems() if any(c["problem"] == p for c in cells)]
+    styles = [s for s in list_styles() if any(c["style"] == s for c in cells)]
+    fig = new_figure(max(7.0, 0.95 * len(styles) + 4.0), 2.6 + 0.5 * max(1, len(problems)))
+    ax = fig.add_subplot()
+    grid = np.full((max(1, len(problems)), max(1, len(styles))), np.nan)
+    for c in cells:
+        if c["mean"] is not None:
+            grid[problems.index(c["problem"]), styles.index(c["style"])] = c["mean"]
+    im = ax.imshow(grid, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
+    notes = []
+    for c in cells:
+        i, j = problems.index(c["problem"]), styles.index(c["style"])
+        if c["mean"] is not None:
+            ax.text(j, i, f"{c['mean']:.3f}\nn={c['n']}", ha="center", va="center", fontsize=8,
+                    color="white" if c["mean"] < 0.6 else "black")
+            continue
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fc="0.85", ec="0.4", hatch="xx", lw=0.5))
+        notes.append(f"[{len(notes) + 1}] {c['problem']} / {c['style']}: " + "; ".join(c["reasons"]))
+        ax.text(j, i, f"{c['status'].upper()}\n{c['n_none']}/{c['n']} None [{len(notes)}]",
+                ha="center", va="center", fontsize=7, color=PLOT_COLORS["FAIL"],
+                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
+    ax.set_xticks(range(len(styles)), [plain_text(s) for s in styles], rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(len(problems)), [plain_text(p) for p in problems], fontsize=8)
+    ax.set_xlabel("prompt style")
+    ax.set_ylabel("problem")
+    fig.colorbar(im, ax=ax, label="cell mean of the trial scores (0-1)", shrink=0.9)
+    ax.legend(handles=[Patch(fc="0.85", ec="0.4", hatch="xx", label="None cell, reason [k] below "
+                             "(UNSCORABLE/UNSUPPORTED: left out of SCORE; INVALID: counts 0)"),
+                       Patch(fc="white", ec="0.6", label="no trial")],
+              loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, fontsize=8, frameon=False)
+    if notes:
+        import textwrap
+        fig.supxlabel("\n".join(textwrap.fill(n.replace("$", r"\$")[:600], 160) for n in notes),
+                      fontsize=7, ha="left", x=0.02)
+    if not cells:
+        ax.text(0.5, 0.5, "no cell (no trial graded)", ha="center", va="center", transform=ax.transAxes)
+    verdict_title(fig, "cell means per problem and prompt style", submission, result, score)
+    return fig
+
+
+def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
+                figures_data: dict) -> list:
+    """--plot DIR: one figure per design trial and the cell heat map, as INFO records."""
+    figures = []
+    for t in figures_data.get("trials") or []:
+        if t.problem is None or PROBLEMS[t.problem]["family"] != "design_optimization" or \
+                t.status not in ("scored", "unscorable"):
+            continue
+        iou_v, pa = (t.terms or {}).get("iou"), (t.terms or {}).get("pixel_accuracy")
+        caption = (f"design trial {t.trial_id}: agent, ground truth, difference; IoU "
+                   f"{'n/a' if iou_v is None else f'{iou_v:.4f}'}, pixel accuracy "
+                   f"{'n/a' if pa is None else f'{pa:.4f}'}")
+        figures.append((f"engiai_design_{t.trial_id}", caption,
+                        lambda t=t: plot_engiai_design(t, *design_pair(figures_data, t),
+                                                       submission=submission, result=result, score=score)))
+    figures.append(("engiai_cells", "problem x style cell means (heat map), None cells with reasons",
+                    lambda: plot_engiai_cells(figures_data.get("cells") or [], submission=submission,
+                                              result=result, score=score)))
+    return write_figures(out_dir, figures)
 
 
 # =============================================================================
@@ -2368,7 +2634,8 @@ def usage_checks(args) -> None:
         if not os.path.isdir(sub):
             raise UsageError(f"{sub} is not a directory")
         run = os.path.realpath(sub)
-        for opt, target in (("--out", args.out), ("--json", args.json), ("--table", args.table)):
+        for opt, target in (("--out", args.out), ("--json", args.json), ("--table", args.table),
+                            ("--plot", getattr(args, "plot", None))):
             if target and (os.path.realpath(target) == run or
                            os.path.realpath(target).startswith(run + os.sep)):
                 raise UsageError(f"{opt} must not be inside RUN_DIR (the run is never modified)")
@@ -2456,6 +2723,9 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     p.add_argument("--quiet", action="store_true",
                    help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
                         "progress (the summary still counts every record)")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
+                   "one subfolder each and DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -2501,6 +2771,8 @@ def common_usage_checks(args) -> None:
     for name, is_dir in OUTPUT_OPTIONS:
         if getattr(args, name, None):
             check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
+    if getattr(args, "plot", None) and (why := plot_usage_error(args.plot)):
+        raise UsageError(why)
 
 
 def progress(message: str) -> None:
@@ -2773,6 +3045,9 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        if getattr(args, "plot", None):
+            report.checks += plot_report(args.plot, submission, result, score, report.checks,
+                                         report.figures_data)
         finish_report(report, result, score, args)
     except UsageError as exc:
         progress_end()
@@ -2819,7 +3094,8 @@ def grade_many(args) -> tuple:
         req = os.path.join(base, f"{i}.request.json")
         out = os.path.join(base, f"{i}.report.json")
         child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
-                     report_child=None, jobs=child_jobs(args))
+                     report_child=None, jobs=child_jobs(args),
+                     plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
             json.dump(child, fh)
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
@@ -2942,6 +3218,11 @@ def _run_cli(argv) -> int:
         if len(docs) > 1 or args.merge:
             rows = leaderboard(docs)
             print_leaderboard(rows)
+            if getattr(args, "plot", None):
+                for c in write_leaderboard_figure(args.plot, [
+                        {"submission": d.get("submission"), "score": d.get("score"),
+                         "result": d.get("result")} for d in docs]):
+                    print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))
     except UsageError as exc:

@@ -2670,6 +2670,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     if run is not None:
         progress("phases regen and audit started in isolated children")
     arrs: dict = {}
+    report.figures_data.update(arrays=arrs, outcomes=report.outcomes)     # PLOTS: filled below
     if present[SPEC["npz_file"]]:
         try:
             raw = load_npz_file(os.path.join(submission, SPEC["npz_file"]), "schema.npz",
@@ -2731,6 +2732,274 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
     if fails:
         return "PARTIAL", 0.5
     return "PASS", 1.0
+
+
+# =============================================================================
+# PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
+# matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
+# without pyplot (no global state, nothing shown).  Every plot_* function RETURNS its Figure,
+# so tests check what is drawn; write_figures saves them and lists them as INFO records
+# (`figure.<name>`, measured = the PNG's path) at the end of the report and in --json.
+# =============================================================================
+PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
+               "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
+               "UNGRADED": "#9e9e9e"}
+
+
+def plot_usage_error(out_dir: str):
+    """Why `--plot DIR` cannot be honoured (checked before any grading), or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+    if matplotlib is None:
+        return ("--plot needs matplotlib, which is not installed: pip install '.[plots]' "
+                "(or: pip install matplotlib)")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        return f"--plot {out_dir}: cannot create the directory ({exc.strerror or exc})"
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        return f"--plot {out_dir}: not a writable directory"
+    return None
+
+
+def new_figure(width: float, height: float):
+    """A Figure on the Agg canvas (no pyplot), laid out with constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def reciprocal(x):
+    """1/x for a secondary axis (h <-> n), quiet at 0."""
+    import numpy as np
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x, float)
+
+
+def plain_text(text) -> str:
+    """Untrusted text (a submission's name, a reason) shown literally: no mathtext."""
+    return str(text).replace("$", r"\$")[:80]
+
+
+def verdict_title(fig, what: str, submission: str, result: str, score) -> None:
+    """Every figure's title: the submission, what the figure shows, and the verdict."""
+    name = os.path.basename(os.path.normpath(str(submission))) or str(submission)
+    tail = f"RESULT: {result}" + ("" if score is None else f"   SCORE: {score}")
+    fig.suptitle(f"{plain_text(name)}: {what}\n{tail}", fontsize=11)
+
+
+def write_figures(out_dir: str, figures: list) -> list:
+    """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
+    record per figure; a figure that cannot be drawn says so and never changes the grade."""
+    out = []
+    try:
+        os.makedirs(out_dir, exist_ok=True)     # a per-submission subfolder is made here
+    except OSError:
+        pass                                    # each figure then records why it is missing
+    for name, caption, build in figures:
+        path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
+        try:
+            build().savefig(path)
+        except Exception as exc:    # a drawing failure must not turn into a grading failure
+            out.append(Check(f"figure.{name}", Status.INFO,
+                             f"not drawn: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        out.append(Check(f"figure.{name}", Status.INFO, f"{path}: {caption}", path))
+    return out
+
+
+def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str = "SCORE",
+                     grader: str = GRADER_NAME):
+    """Several submissions graded in one call: one horizontal bar per submission, best first,
+    coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
+    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
+    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    def value(r):
+        v = r.get(score_key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+            else None
+    ranked = sorted(rows, key=lambda r: (value(r) is None, -(value(r) or 0.0)))
+    fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
+    ax = fig.add_subplot()
+    names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
+    seen = set()
+    for i, r in enumerate(ranked):
+        score = value(r)
+        result = str(r.get("result") or ("UNGRADED" if score is None else "graded"))
+        color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
+        ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
+                hatch=None if score is not None else "//", edgecolor=color,
+                label=None if result in seen else result)
+        seen.add(result)
+        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ranked)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
+    ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
+    ax.set_ylabel("submission")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
+    return fig
+
+
+def plot_subdir(out_dir: str, submission: str, index: int) -> str:
+    """With several submissions, each one's figures go to DIR/<k>-<name> (names may repeat)."""
+    name = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_"
+                   for ch in os.path.basename(os.path.normpath(str(submission))))[:60]
+    return os.path.join(out_dir, f"{index + 1:02d}-{name or 'submission'}")
+
+
+def write_leaderboard_figure(out_dir: str, rows: list, **kw) -> list:
+    """DIR/leaderboard.png for several submissions (kw: plot_leaderboard's); its INFO record."""
+    return write_figures(out_dir, [("leaderboard", f"scores of {len(rows)} submissions",
+                                    lambda: plot_leaderboard(rows, **kw))])
+
+
+# ---- FEM figures ---------------------------------------------------------------------------
+def fem_plot_data(figures_data: dict) -> dict:
+    """What the figures draw, from what grade() kept: the submitted arrays (validated by
+    check_schema) and the regeneration run, decoded by the same guarded functions."""
+    import numpy as np
+    arrs = figures_data.get("arrays") or {}
+    ns = list(SPEC["meshes"])
+    data = {"n": ns, "submitted": None, "regenerated": None, "artifact": None,
+            "artifact_regenerated": None}
+    if "n_values" in arrs:
+        data["submitted"] = (np.asarray(arrs["nodal_errors"], float),
+                             np.asarray(arrs["dense_errors"], float))
+        if all(a in arrs for a in ARTIFACT_ARRAYS):
+            data["artifact"] = {a: np.asarray(arrs[a], float) for a in ARTIFACT_ARRAYS}
+    outcome = (figures_data.get("outcomes") or {}).get("regen")
+    fields: dict = {}
+    if outcome is not None:
+        check_regenerated(outcome, collect_regeneration(outcome), fields)   # guarded: records only
+    if len(fields) == len(ns):
+        errs = study_errors(fields)
+        data["regenerated"] = (np.array([errs[n][0] for n in ns]), np.array([errs[n][1] for n in ns]))
+        data["artifact_regenerated"] = fields[SPEC["artifact_n"]][1]
+    return data
+
+
+def plot_fem_convergence(data: dict, *, submission: str, result: str, score):
+    """Nodal and dense max-norm errors against h on log-log axes, submitted (filled, solid)
+    and regenerated (open, dashed); the Tier 1 band around the gold values, a slope-4 guide,
+    the fitted clean-regime slope, the round-off regime shaded."""
+    import numpy as np
+    fig = new_figure(8.5, 6.4)
+    ax = fig.add_subplot()
+    ns = np.asarray(data["n"], float)
+    h = 1.0 / ns
+    clean = ns <= SPEC["artifact_n"]
+    gold_n = np.array(list(SPEC["tier1_gold"]), float)
+    gold = np.array(list(SPEC["tier1_gold"].values()))
+    ax.axvspan(h.min() / 1.4, math.sqrt(h[clean].min() * h[~clean].max()), color="0.85", lw=0,
+               label=f"round-off regime n ≥ {int(ns[~clean].min())}\n(Tier 2: e*(2048) > 10 e*(256))")
+    band = SPEC["tier1_band"]
+    for i, (gn, g) in enumerate(zip(gold_n, gold)):
+        ax.fill_between([1.0 / gn / 1.25, 1.25 / gn], g * (1 - band), g * (1 + band),
+                        fc=PLOT_COLORS["reference"], alpha=0.45, ec=PLOT_COLORS["reference"], lw=1.2,
+                        label=f"Tier 1 band: gold e*(n) ± {band:.0%}" if i == 0 else None)
+    h_guide = h[clean]
+    ax.loglog(h_guide, 0.2 * gold[0] * (h_guide / h_guide.max()) ** 4, color="black", ls=":",
+              lw=1.2, label="slope-4 guide ∝ h⁴")
+    notes = []
+    for source, style in (("submitted", dict(ls="-", ms=6, filled=True)),
+                          ("regenerated", dict(ls="--", ms=11, filled=False))):
+        errs = data.get(source)
+        if errs is None:
+            notes.append(f"{source}: none" + (" (not executed or not reproduced)"
+                                              if source == "regenerated" else ""))
+            continue
+        for kind, e, marker, color in (("dense e*", errs[1], "o", PLOT_COLORS["submitted"]),
+                                       ("nodal e", errs[0], "s", "#9467bd")):
+            ok = np.isfinite(e) & (e > 0)
+            ax.loglog(h[ok], e[ok], marker=marker, ls=style["ls"], ms=style["ms"], color=color,
+                      mfc=color if style["filled"] else "none", mew=1.4, lw=1.4 if style["filled"] else 1.0,
+                      label=f"{kind}, {source}")
+        ok = clean & np.isfinite(errs[1]) & (errs[1] > 0)
+        if ok.sum() >= 2:
+            notes.append(f"dense slope, {source}: {lsq_order(ns[ok], errs[1][ok]):.3f}")
+    notes.insert(0, f"least-squares fit over the clean regime n = {int(ns[clean].min())}..{int(ns[clean].max())}:")
+    ax.text(0.62, 0.97, "\n".join(notes), transform=ax.transAxes, ha="center", va="top", fontsize=9,
+            bbox=dict(boxstyle="round", fc="white", ec="0.6"))
+    ax.set_xlabel("mesh size h = 1/n  (beam lengths; the beam is [0, 1], dimensionless)")
+    ax.set_ylabel("max-norm error of u  (dimensionless)")
+    top = ax.secondary_xaxis("top", functions=(reciprocal, reciprocal))
+    top.set_xlabel("n (elements)")
+    ax.set_xlim(h.min() / 1.4, h.max() * 1.4)
+    ax.grid(True, which="major", color="0.9", lw=0.6)
+    ax.legend(loc="lower left", fontsize=8, framealpha=0.95)
+    verdict_title(fig, "nodal and dense errors against h", submission, result, score)
+    return fig
+
+
+def plot_fem_artifact(data: dict, *, submission: str, result: str, score):
+    """The n = 256 artifact: pointwise error uh - u against x (submitted, and regenerated
+    when the solver ran), the Tier 3 limit; below, |submitted - regenerated| against the
+    artifact provenance thresholds."""
+    import numpy as np
+    fig = new_figure(9.0, 6.4)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    art, regen = data.get("artifact"), data.get("artifact_regenerated")
+    lim = SPEC["artifact_max_error"]
+    if art is None:
+        top.text(0.5, 0.5, "artifact arrays absent or invalid (Tier 3 missing)", ha="center",
+                 va="center", transform=top.transAxes, fontsize=11, color=PLOT_COLORS["FAIL"])
+        top.set_yscale("log")
+    else:
+        x = art["x_dense"]
+        curves = [("submitted: |uh_dense − u| (recomputed)", art["uh_dense"], "-", PLOT_COLORS["submitted"])]
+        if regen is not None:
+            curves.append(("regenerated: |solve(256) − u|", regen, "--", PLOT_COLORS["regenerated"]))
+        peak = 0.0
+        for label, uh, ls, color in curves:
+            err = np.abs(uh - exact_u(x))
+            peak = max(peak, float(np.nanmax(err)))
+            top.semilogy(x, np.maximum(err, 1e-18), ls=ls, color=color, lw=0.9 if ls == "-" else 0.7,
+                         alpha=1.0 if ls == "-" else 0.8,
+                         label=f"{label}, max {np.nanmax(err):.3e}")
+        top.set_ylim(max(1e-18, min(peak, lim) / 1e5), max(peak, lim) * 8)
+    top.axhline(lim, color=PLOT_COLORS["FAIL"], ls=":", lw=1.2, label=f"Tier 3 limit: max |uh − u| < {lim:g}")
+    top.set_ylabel("pointwise error |uh − u|\n(dimensionless)")
+    top.legend(loc="lower right", fontsize=8, framealpha=0.95)
+    top.grid(True, color="0.9", lw=0.6)
+    if art is not None and regen is not None:
+        dev = np.abs(art["uh_dense"] - regen)
+        floor = 1e-18
+        bottom.semilogy(x, np.maximum(dev, floor), color="#8c564b", lw=1.0,
+                        label="|submitted − regenerated|" + (" (0 drawn at 1e-18)" if (dev == 0).any() else ""))
+        bottom.axhline(SPEC["artifact_tier3_atol"], color=PLOT_COLORS["PARTIAL"], ls="--", lw=1.0,
+                       label=f"above {SPEC['artifact_tier3_atol']:g}: Tier 3 fails (0.5)")
+        bottom.axhline(SPEC["artifact_fail_atol"], color=PLOT_COLORS["FAIL"], ls="--", lw=1.0,
+                       label=f"above {SPEC['artifact_fail_atol']:g}: FAIL (0.0)")
+        bottom.set_ylim(floor / 3, max(1e-7, float(dev.max()) * 10))
+        bottom.legend(loc="upper right", fontsize=8)
+    else:
+        bottom.text(0.5, 0.5, "no regenerated field to compare with\n(solver not executed or not "
+                    "reproduced)", ha="center", va="center", transform=bottom.transAxes, fontsize=10)
+    bottom.set_ylabel("|uh_submitted − uh_regenerated|\n(dimensionless)")
+    bottom.set_xlabel("x  (beam coordinate, dimensionless)")
+    bottom.grid(True, color="0.9", lw=0.6)
+    verdict_title(fig, f"the n = {SPEC['artifact_n']} artifact, pointwise", submission, result, score)
+    return fig
+
+
+def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
+                figures_data: dict) -> list:
+    """--plot DIR: every FEM figure, as INFO records listing the PNGs."""
+    data = fem_plot_data(figures_data)
+    kw = dict(submission=submission, result=result, score=score)
+    return write_figures(out_dir, [
+        ("fem_convergence", "nodal and dense errors vs h (log-log), submitted and regenerated, "
+         "Tier 1 band, slope-4 guide, round-off regime", lambda: plot_fem_convergence(data, **kw)),
+        ("fem_artifact", f"n = {SPEC['artifact_n']} artifact: pointwise error vs x",
+         lambda: plot_fem_artifact(data, **kw))])
 
 
 # =============================================================================
@@ -2884,6 +3153,9 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     p.add_argument("--quiet", action="store_true",
                    help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
                         "progress (the summary still counts every record)")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
+                   "one subfolder each and DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -2929,6 +3201,8 @@ def common_usage_checks(args) -> None:
     for name, is_dir in OUTPUT_OPTIONS:
         if getattr(args, name, None):
             check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
+    if getattr(args, "plot", None) and (why := plot_usage_error(args.plot)):
+        raise UsageError(why)
 
 
 def progress(message: str) -> None:
@@ -3201,6 +3475,9 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        if getattr(args, "plot", None):
+            report.checks += plot_report(args.plot, submission, result, score, report.checks,
+                                         report.figures_data)
         finish_report(report, result, score, args)
     except UsageError as exc:
         progress_end()
@@ -3247,7 +3524,8 @@ def grade_many(args) -> tuple:
         req = os.path.join(base, f"{i}.request.json")
         out = os.path.join(base, f"{i}.report.json")
         child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
-                     report_child=None, jobs=child_jobs(args))
+                     report_child=None, jobs=child_jobs(args),
+                     plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
             json.dump(child, fh)
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
@@ -3370,6 +3648,11 @@ def _run_cli(argv) -> int:
         if len(docs) > 1 or args.merge:
             rows = leaderboard(docs)
             print_leaderboard(rows)
+            if getattr(args, "plot", None):
+                for c in write_leaderboard_figure(args.plot, [
+                        {"submission": d.get("submission"), "score": d.get("score"),
+                         "result": d.get("result")} for d in docs]):
+                    print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))
     except UsageError as exc:

@@ -2483,6 +2483,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
     given, and reused when the same seed, inputs and grader are graded again), then the keys."""
     report = Report(submission)
     checks, phases, keys = report.checks, report.phases, report.keys
+    report.figures_data.update(budget=budget, seeds=[])                    # PLOTS
     t = time.monotonic()
     checks += check_manifest(submission)
     manifest = checks[0].measured if checks[0].status is Status.PASS else None
@@ -2519,6 +2520,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         for name, oc in r["outcomes"].items():
             report.outcomes[f"seed {i + 1} {name}" if many else name] = oc
         results.append(r)
+        report.figures_data["seeds"].append((seed_label(seed), r["tiers"]))     # PLOTS
         progress_count("seeds", i + 1, len(seeds), t_seeds,
                        f"{seed_label(seed)[:16]}: overall {r.get('overall', 0.0):.4f}"
                        + (", resumed" if r.get("resumed") else ""))
@@ -2567,6 +2569,230 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
     if score >= 1.0 and not fails:
         return "PASS", 1.0
     return ("PARTIAL", score) if score > 0 else ("FAIL", 0.0)
+
+
+# =============================================================================
+# PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
+# matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
+# without pyplot (no global state, nothing shown).  Every plot_* function RETURNS its Figure,
+# so tests check what is drawn; write_figures saves them and lists them as INFO records
+# (`figure.<name>`, measured = the PNG's path) at the end of the report and in --json.
+# =============================================================================
+PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
+               "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
+               "UNGRADED": "#9e9e9e"}
+
+
+def plot_usage_error(out_dir: str):
+    """Why `--plot DIR` cannot be honoured (checked before any grading), or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+    if matplotlib is None:
+        return ("--plot needs matplotlib, which is not installed: pip install '.[plots]' "
+                "(or: pip install matplotlib)")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        return f"--plot {out_dir}: cannot create the directory ({exc.strerror or exc})"
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        return f"--plot {out_dir}: not a writable directory"
+    return None
+
+
+def new_figure(width: float, height: float):
+    """A Figure on the Agg canvas (no pyplot), laid out with constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def reciprocal(x):
+    """1/x for a secondary axis (h <-> n), quiet at 0."""
+    import numpy as np
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x, float)
+
+
+def plain_text(text) -> str:
+    """Untrusted text (a submission's name, a reason) shown literally: no mathtext."""
+    return str(text).replace("$", r"\$")[:80]
+
+
+def verdict_title(fig, what: str, submission: str, result: str, score) -> None:
+    """Every figure's title: the submission, what the figure shows, and the verdict."""
+    name = os.path.basename(os.path.normpath(str(submission))) or str(submission)
+    tail = f"RESULT: {result}" + ("" if score is None else f"   SCORE: {score}")
+    fig.suptitle(f"{plain_text(name)}: {what}\n{tail}", fontsize=11)
+
+
+def write_figures(out_dir: str, figures: list) -> list:
+    """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
+    record per figure; a figure that cannot be drawn says so and never changes the grade."""
+    out = []
+    try:
+        os.makedirs(out_dir, exist_ok=True)     # a per-submission subfolder is made here
+    except OSError:
+        pass                                    # each figure then records why it is missing
+    for name, caption, build in figures:
+        path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
+        try:
+            build().savefig(path)
+        except Exception as exc:    # a drawing failure must not turn into a grading failure
+            out.append(Check(f"figure.{name}", Status.INFO,
+                             f"not drawn: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        out.append(Check(f"figure.{name}", Status.INFO, f"{path}: {caption}", path))
+    return out
+
+
+def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str = "SCORE",
+                     grader: str = GRADER_NAME):
+    """Several submissions graded in one call: one horizontal bar per submission, best first,
+    coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
+    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
+    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    def value(r):
+        v = r.get(score_key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+            else None
+    ranked = sorted(rows, key=lambda r: (value(r) is None, -(value(r) or 0.0)))
+    fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
+    ax = fig.add_subplot()
+    names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
+    seen = set()
+    for i, r in enumerate(ranked):
+        score = value(r)
+        result = str(r.get("result") or ("UNGRADED" if score is None else "graded"))
+        color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
+        ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
+                hatch=None if score is not None else "//", edgecolor=color,
+                label=None if result in seen else result)
+        seen.add(result)
+        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ranked)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
+    ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
+    ax.set_ylabel("submission")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
+    return fig
+
+
+def plot_subdir(out_dir: str, submission: str, index: int) -> str:
+    """With several submissions, each one's figures go to DIR/<k>-<name> (names may repeat)."""
+    name = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_"
+                   for ch in os.path.basename(os.path.normpath(str(submission))))[:60]
+    return os.path.join(out_dir, f"{index + 1:02d}-{name or 'submission'}")
+
+
+def write_leaderboard_figure(out_dir: str, rows: list, **kw) -> list:
+    """DIR/leaderboard.png for several submissions (kw: plot_leaderboard's); its INFO record."""
+    return write_figures(out_dir, [("leaderboard", f"scores of {len(rows)} submissions",
+                                    lambda: plot_leaderboard(rows, **kw))])
+
+
+# ---- modchallenge figures ------------------------------------------------------------------
+def _tier_label(tier: tuple) -> str:
+    tid, lo, hi = tier[0], tier[1], tier[2]
+    return f"{tid}\n(×, no mod)" if tid == 0 else f"{tid}\n{lo}–{hi} b"
+
+
+def plot_mod_accuracy(seeds: list, *, submission: str, result: str, score):
+    """Accuracy per tier as bars (the mean over seeds; tier 0 hatched: an unscored diagnostic),
+    one dot per seed when several seeds were graded, the 0.90 ranking line; incomplete tiers
+    marked.  seeds: [(label, [TierResult, ...])]."""
+    import numpy as np
+    fig = new_figure(9.5, 5.2)
+    ax = fig.add_subplot()
+    ids = [t[0] for t in TIERS]
+    graded = [(label, {t.tier_id: t for t in tiers}) for label, tiers in seeds if tiers]
+    thr = SPEC["rank_threshold"]
+    ax.axhline(thr, color=PLOT_COLORS["FAIL"], ls="--", lw=1.2,
+               label=f"ranking threshold {thr:.2f} (highest_tier_above_90)")
+    if graded:
+        acc = np.array([[g[1][k].accuracy if k in g[1] else 0.0 for k in ids] for g in graded])
+        mean = acc.mean(axis=0)
+        ax.bar(ids[1:], mean[1:], color=PLOT_COLORS["submitted"], width=0.7, edgecolor="black", lw=0.5,
+               label="accuracy" + (f", mean of {len(graded)} seeds" if len(graded) > 1 else ""))
+        ax.bar(ids[:1], mean[:1], color="0.85", hatch="//", width=0.7, edgecolor="black", lw=0.5,
+               label="tier 0: unscored diagnostic")
+        for k, m, top in zip(ids, mean, acc.max(axis=0)):
+            ax.text(k, top + 0.025, f"{m:.2f}", ha="center", va="bottom", fontsize=8)
+        if len(graded) > 1:
+            rng = np.random.default_rng(0)
+            for i, (label, _) in enumerate(graded):
+                ax.plot(np.array(ids) + rng.uniform(-0.18, 0.18, len(ids)), acc[i], "o", ms=4,
+                        color="black", alpha=0.7, label="one dot per seed" if i == 0 else None)
+        incomplete = sorted({k for _, g in graded for k in ids if k in g and not g[k].completed}
+                            | {k for _, g in graded for k in ids if k not in g})
+        for j, k in enumerate(incomplete):
+            ax.plot(k, 0.04, "x", color=PLOT_COLORS["FAIL"], ms=9, mew=2,
+                    label="tier not finished (scores 0)" if j == 0 else None)
+    else:
+        ax.text(0.5, 0.5, "no tier graded (a gate failed before inference, or --no-exec)",
+                ha="center", va="center", transform=ax.transAxes, fontsize=11)
+    ax.set_xticks(ids, [_tier_label(t) for t in TIERS], fontsize=8)
+    ax.set_xlabel("tier (bits of p); tier 0 is the unscored multiplication diagnostic")
+    ax.set_ylabel("accuracy (fraction of the tier's problems exactly right)")
+    ax.set_ylim(0.0, 1.1)
+    ax.set_xlim(-0.6, ids[-1] + 0.6)
+    ax.grid(True, axis="y", color="0.9", lw=0.6)
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.95)
+    verdict_title(fig, "accuracy per tier" + (f" over {len(graded)} seeds" if len(graded) > 1 else ""),
+                  submission, result, score)
+    return fig
+
+
+def plot_mod_wall(seeds: list, budget: float, *, submission: str, result: str, score):
+    """Cumulative inference wall time at the end of each tier, one line per seed, against
+    the budget; a tier that did not finish has no point."""
+    fig = new_figure(9.5, 5.0)
+    ax = fig.add_subplot()
+    ids = [t[0] for t in TIERS]
+    ax.axhline(budget, color=PLOT_COLORS["FAIL"], ls="--", lw=1.2, label=f"budget {budget:g} s")
+    drawn, low = 0, budget
+    for label, tiers in seeds:
+        pts = [(t.tier_id, t.wall) for t in tiers if t.completed and t.wall is not None]
+        if not pts:
+            continue
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=5, lw=1.3,
+                label=f"seed {plain_text(label)[:16]}")
+        drawn += 1
+        low = min([low] + [p[1] for p in pts if p[1] > 0])
+    if not drawn:
+        ax.text(0.5, 0.5, "no tier finished (not executed, or a gate failed)", ha="center",
+                va="center", transform=ax.transAxes, fontsize=11)
+    ax.set_yscale("log")
+    ax.set_ylim(max(low, 1e-3) / 3, budget * 3)
+    ax.set_xticks(ids, [_tier_label(t) for t in TIERS], fontsize=8)
+    ax.set_xlim(-0.6, ids[-1] + 0.6)
+    ax.set_xlabel("tier (bits of p), in the order inference runs")
+    ax.set_ylabel("cumulative inference wall time (s)")
+    ax.grid(True, color="0.9", lw=0.6)
+    ax.legend(loc="upper left", fontsize=8, framealpha=0.95)
+    verdict_title(fig, "cumulative wall time per tier", submission, result, score)
+    return fig
+
+
+def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
+                figures_data: dict) -> list:
+    """--plot DIR: every modchallenge figure, as INFO records listing the PNGs."""
+    seeds = figures_data.get("seeds") or []
+    budget = float(figures_data.get("budget") or SPEC["budget_s"])
+    kw = dict(submission=submission, result=result, score=score)
+    return write_figures(out_dir, [
+        ("mod_accuracy", "accuracy per tier, the 0.90 line" + (", one dot per seed" if len(seeds) > 1
+                                                                else ""),
+         lambda: plot_mod_accuracy(seeds, **kw)),
+        ("mod_wall", "cumulative wall time per tier against the budget",
+         lambda: plot_mod_wall(seeds, budget, **kw))])
 
 
 # =============================================================================
@@ -2820,6 +3046,9 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     p.add_argument("--quiet", action="store_true",
                    help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
                         "progress (the summary still counts every record)")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
+                   "one subfolder each and DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -2865,6 +3094,8 @@ def common_usage_checks(args) -> None:
     for name, is_dir in OUTPUT_OPTIONS:
         if getattr(args, name, None):
             check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
+    if getattr(args, "plot", None) and (why := plot_usage_error(args.plot)):
+        raise UsageError(why)
 
 
 def progress(message: str) -> None:
@@ -3137,6 +3368,9 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        if getattr(args, "plot", None):
+            report.checks += plot_report(args.plot, submission, result, score, report.checks,
+                                         report.figures_data)
         finish_report(report, result, score, args)
     except UsageError as exc:
         progress_end()
@@ -3183,7 +3417,8 @@ def grade_many(args) -> tuple:
         req = os.path.join(base, f"{i}.request.json")
         out = os.path.join(base, f"{i}.report.json")
         child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
-                     report_child=None, jobs=child_jobs(args))
+                     report_child=None, jobs=child_jobs(args),
+                     plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
             json.dump(child, fh)
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
@@ -3306,6 +3541,11 @@ def _run_cli(argv) -> int:
         if len(docs) > 1 or args.merge:
             rows = leaderboard(docs)
             print_leaderboard(rows)
+            if getattr(args, "plot", None):
+                for c in write_leaderboard_figure(args.plot, [
+                        {"submission": d.get("submission"), "score": d.get("score"),
+                         "result": d.get("result")} for d in docs]):
+                    print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))
     except UsageError as exc:

@@ -1687,6 +1687,7 @@ def grade(args) -> Report:
     if not selected:
         return report
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
+    report.figures_data["steps"] = [(p.pid, s.index, s.step) for p, s in in_scope]     # PLOTS
     n_probs = len({p.pid for p, _ in in_scope})
     official = SPEC["official_counts"][args.split]
     checks.append(Check("input.scope", Status.INFO,
@@ -1798,6 +1799,200 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
     score = round(passed / len(steps), 4)
     result = "PASS" if passed == len(steps) else "PARTIAL" if passed else "FAIL"
     return result, score
+
+
+# =============================================================================
+# PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
+# matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
+# without pyplot (no global state, nothing shown).  Every plot_* function RETURNS its Figure,
+# so tests check what is drawn; write_figures saves them and lists them as INFO records
+# (`figure.<name>`, measured = the PNG's path) at the end of the report and in --json.
+# =============================================================================
+PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
+               "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
+               "UNGRADED": "#9e9e9e"}
+
+
+def plot_usage_error(out_dir: str):
+    """Why `--plot DIR` cannot be honoured (checked before any grading), or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        matplotlib = None
+    if matplotlib is None:
+        return ("--plot needs matplotlib, which is not installed: pip install '.[plots]' "
+                "(or: pip install matplotlib)")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        return f"--plot {out_dir}: cannot create the directory ({exc.strerror or exc})"
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        return f"--plot {out_dir}: not a writable directory"
+    return None
+
+
+def new_figure(width: float, height: float):
+    """A Figure on the Agg canvas (no pyplot), laid out with constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def reciprocal(x):
+    """1/x for a secondary axis (h <-> n), quiet at 0."""
+    import numpy as np
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.asarray(x, float)
+
+
+def plain_text(text) -> str:
+    """Untrusted text (a submission's name, a reason) shown literally: no mathtext."""
+    return str(text).replace("$", r"\$")[:80]
+
+
+def verdict_title(fig, what: str, submission: str, result: str, score) -> None:
+    """Every figure's title: the submission, what the figure shows, and the verdict."""
+    name = os.path.basename(os.path.normpath(str(submission))) or str(submission)
+    tail = f"RESULT: {result}" + ("" if score is None else f"   SCORE: {score}")
+    fig.suptitle(f"{plain_text(name)}: {what}\n{tail}", fontsize=11)
+
+
+def write_figures(out_dir: str, figures: list) -> list:
+    """figures: [(name, caption, build)], build() -> Figure, saved as DIR/<name>.png.  One INFO
+    record per figure; a figure that cannot be drawn says so and never changes the grade."""
+    out = []
+    try:
+        os.makedirs(out_dir, exist_ok=True)     # a per-submission subfolder is made here
+    except OSError:
+        pass                                    # each figure then records why it is missing
+    for name, caption, build in figures:
+        path = os.path.join(os.path.abspath(out_dir), f"{name}.png")
+        try:
+            build().savefig(path)
+        except Exception as exc:    # a drawing failure must not turn into a grading failure
+            out.append(Check(f"figure.{name}", Status.INFO,
+                             f"not drawn: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        out.append(Check(f"figure.{name}", Status.INFO, f"{path}: {caption}", path))
+    return out
+
+
+def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str = "SCORE",
+                     grader: str = GRADER_NAME):
+    """Several submissions graded in one call: one horizontal bar per submission, best first,
+    coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
+    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
+    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    def value(r):
+        v = r.get(score_key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+            else None
+    ranked = sorted(rows, key=lambda r: (value(r) is None, -(value(r) or 0.0)))
+    fig = new_figure(8.0, 1.6 + 0.38 * max(1, len(ranked)))
+    ax = fig.add_subplot()
+    names = [plain_text(os.path.basename(os.path.normpath(str(r.get("submission", "?"))))) for r in ranked]
+    seen = set()
+    for i, r in enumerate(ranked):
+        score = value(r)
+        result = str(r.get("result") or ("UNGRADED" if score is None else "graded"))
+        color = PLOT_COLORS.get(result, PLOT_COLORS["submitted"])
+        ax.barh(i, 0.0 if score is None else float(score), color=color, height=0.6,
+                hatch=None if score is not None else "//", edgecolor=color,
+                label=None if result in seen else result)
+        seen.add(result)
+        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+                va="center", fontsize=9)
+    ax.set_yticks(range(len(ranked)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
+    ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
+    ax.set_ylabel("submission")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{grader}: leaderboard of {len(ranked)} submission(s), best first", fontsize=11)
+    return fig
+
+
+def plot_subdir(out_dir: str, submission: str, index: int) -> str:
+    """With several submissions, each one's figures go to DIR/<k>-<name> (names may repeat)."""
+    name = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_"
+                   for ch in os.path.basename(os.path.normpath(str(submission))))[:60]
+    return os.path.join(out_dir, f"{index + 1:02d}-{name or 'submission'}")
+
+
+def write_leaderboard_figure(out_dir: str, rows: list, **kw) -> list:
+    """DIR/leaderboard.png for several submissions (kw: plot_leaderboard's); its INFO record."""
+    return write_figures(out_dir, [("leaderboard", f"scores of {len(rows)} submissions",
+                                    lambda: plot_leaderboard(rows, **kw))])
+
+
+# ---- SciCode figures -----------------------------------------------------------------------
+STEP_STATES = (("passed", "#2e7d32"), ("failed (model)", "#c62828"),
+               ("failed (harness)", "#ef8f00"), ("not run", "#bdbdbd"))
+
+
+def step_states(steps: list, checks: list) -> dict:
+    """{step: state} for the in-scope steps [(problem, index, step)], from the records alone:
+    a PASS step record is passed, a FAIL one is failed (harness) when the census classified
+    it a harness fault, else failed (model); a step with no record did not run."""
+    rec = {c.id[5:]: c for c in checks if c.id.startswith("step.")}
+    out = {}
+    for _, _, sid in steps:
+        c = rec.get(sid)
+        out[sid] = ("not run" if c is None else "passed" if c.status is Status.PASS
+                    else "failed (harness)" if "[harness:" in c.message else "failed (model)")
+    return out
+
+
+def plot_scicode_grid(steps: list, states: dict, *, submission: str, result: str, score):
+    """The problems x steps grid: one cell per in-scope step, coloured passed / failed (model)
+    / failed (harness) / not run; positions with no in-scope step (no-test steps) blank."""
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+    problems = sorted({p for p, _, _ in steps}, key=lambda p: _step_key(p + ".0"))
+    width = max([i for _, i, _ in steps], default=0) + 1
+    grid = np.full((max(1, len(problems)), width), np.nan)
+    code = {name: k for k, (name, _) in enumerate(STEP_STATES)}
+    for p, i, sid in steps:
+        grid[problems.index(p), i] = code[states.get(sid, "not run")]
+    fig = new_figure(max(6.5, 0.45 * width + 4.5), 2.2 + 0.24 * max(1, len(problems)))
+    ax = fig.add_subplot()
+    ax.imshow(np.ma.masked_invalid(grid), cmap=ListedColormap([c for _, c in STEP_STATES]),
+              vmin=-0.5, vmax=len(STEP_STATES) - 0.5, aspect="auto", interpolation="nearest")
+    ax.set_xticks(np.arange(width), [str(i + 1) for i in range(width)], fontsize=8)
+    ax.set_yticks(np.arange(len(problems)), [plain_text(p) for p in problems],
+                  fontsize=7 if len(problems) > 30 else 9)
+    ax.set_xticks(np.arange(width + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(len(problems) + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", lw=1.0)
+    ax.tick_params(which="minor", length=0)
+    if len(steps) <= 300:
+        for p, i, sid in steps:
+            ax.text(i, problems.index(p), plain_text(sid), ha="center", va="center", fontsize=7,
+                    color="white" if states.get(sid) != "not run" else "black")
+    counts = {name: sum(v == name for v in states.values()) for name, _ in STEP_STATES}
+    ax.legend(handles=[Patch(fc=c, label=f"{name}: {counts[name]}") for name, c in STEP_STATES]
+              + [Patch(fc="white", ec="0.6", label="no in-scope step (no-test step or none)")],
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
+    ax.set_xlabel("step within the problem (1-based)")
+    ax.set_ylabel("problem id")
+    if not steps:
+        ax.text(0.5, 0.5, "no in-scope step", ha="center", va="center", transform=ax.transAxes)
+    verdict_title(fig, f"{counts['passed']}/{len(steps)} steps passed", submission, result, score)
+    return fig
+
+
+def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
+                figures_data: dict) -> list:
+    """--plot DIR: the problems x steps grid, as an INFO record listing the PNG."""
+    steps = figures_data.get("steps") or []
+    states = step_states(steps, checks)
+    return write_figures(out_dir, [
+        ("scicode_steps", "problems x steps grid: passed / failed (model) / failed (harness) / not run",
+         lambda: plot_scicode_grid(steps, states, submission=submission, result=result, score=score))])
 
 
 # =============================================================================
@@ -2025,6 +2220,9 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     p.add_argument("--quiet", action="store_true",
                    help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
                         "progress (the summary still counts every record)")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
+                   "one subfolder each and DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -2070,6 +2268,8 @@ def common_usage_checks(args) -> None:
     for name, is_dir in OUTPUT_OPTIONS:
         if getattr(args, name, None):
             check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
+    if getattr(args, "plot", None) and (why := plot_usage_error(args.plot)):
+        raise UsageError(why)
 
 
 def progress(message: str) -> None:
@@ -2342,6 +2542,9 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        if getattr(args, "plot", None):
+            report.checks += plot_report(args.plot, submission, result, score, report.checks,
+                                         report.figures_data)
         finish_report(report, result, score, args)
     except UsageError as exc:
         progress_end()
@@ -2388,7 +2591,8 @@ def grade_many(args) -> tuple:
         req = os.path.join(base, f"{i}.request.json")
         out = os.path.join(base, f"{i}.report.json")
         child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
-                     report_child=None, jobs=child_jobs(args))
+                     report_child=None, jobs=child_jobs(args),
+                     plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
             json.dump(child, fh)
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
@@ -2511,6 +2715,11 @@ def _run_cli(argv) -> int:
         if len(docs) > 1 or args.merge:
             rows = leaderboard(docs)
             print_leaderboard(rows)
+            if getattr(args, "plot", None):
+                for c in write_leaderboard_figure(args.plot, [
+                        {"submission": d.get("submission"), "score": d.get("score"),
+                         "result": d.get("result")} for d in docs]):
+                    print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))
     except UsageError as exc:
