@@ -2171,6 +2171,7 @@ class _ReplyReader:
         self.messages, self.times, self.forged, self.garbage = [], [], 0, []
         self.lock = threading.Lock()
         self.on_ask = on_ask
+        self.errors = []                # exceptions of the grader's own callbacks
         self.on_message = None          # called with each authentic body, outside the lock
 
     def refuse(self, why: str, count: int = 1) -> None:
@@ -2219,14 +2220,17 @@ class _ReplyReader:
         with self.lock:
             self.messages.append(body)
             self.times.append(now - self.t0)
-            if self.rearm is not None:
-                extra = self.rearm(body)
-                if extra is not None:
+        try:                            # the grader's callbacks see the child's data: a bug there
+            extra = self.rearm(body) if self.rearm is not None else None      # is an error
+            if extra is not None:
+                with self.lock:
                     self.deadline[0] = now + extra
-        if is_ask:
-            self.on_ask(body)
-        elif self.on_message is not None:
-            self.on_message(body)
+            if is_ask:
+                self.on_ask(body)
+            elif self.on_message is not None:
+                self.on_message(body)
+        except Exception as exc:
+            self.errors.append(f"the grader's rearm/followup callback raised {exc!r}"[:300])
 
 
 def _tree_rss(pid: int) -> int:
@@ -2366,6 +2370,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
 
         reader = _ReplyReader(os.fdopen(rfd, "rb"), token, t0, deadline, rearm,
                               limits["reply_cap_bytes"], asks.put)
+        reader.errors = failure        # a callback error ends the run as "error"
         if followup is not None:
             pending = [followup]
 

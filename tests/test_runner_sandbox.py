@@ -82,6 +82,15 @@ def probe(job):
             except OSError:
                 out[name] = "denied"
         out["ptrace"] = libc.ptrace(16, os.getppid(), 0, 0)         # PTRACE_ATTACH
+        opened = []                                                 # init holds the lifeline
+        for fd in (os.listdir("/proc/1/fd") if os.path.isdir("/proc/1/fd") else []):
+            try:
+                os.close(os.open("/proc/1/fd/" + fd, os.O_WRONLY))
+                opened.append(fd)
+            except OSError:
+                pass
+        out["init_fds"] = opened
+        out["token"] = _CH["tok"]
         d = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                              start_new_session=True)
         out["daemon"] = d.pid
@@ -123,8 +132,12 @@ def test_fork_server_jobs_are_confined_tagged_and_timed():
         by_job.setdefault(m.get("job"), []).append(m)
     a = by_job["a"][0]
     assert a["reply_fd"] == "closed"
+    assert a["token"] == ""                                          # nothing to sign with
     if LEVEL["job_user_namespace"]:
-        assert a["mem"] == a["environ"] == "denied" and a["ptrace"] == -1
+        fds = [v for k, v in a.items() if k.startswith("fd/")]
+        assert a["mem"] == a["environ"] == "denied" and fds == ["denied"] and a["ptrace"] == -1
+    if LEVEL["pid_namespace"]:
+        assert a["init_fds"] == []
     assert [m for m in by_job["b"] if "daemon_alive" in m] == [{"daemon_alive": False, "job": "b"}]
     assert {"want": "daemon", "job": "b"} in by_job["b"]            # the ask, tagged
     assert [m for m in by_job["c"] if m.get("forged")] == [{"kind": "job", "job": "c", "forged": True}]
@@ -330,3 +343,13 @@ def test_gpu_mode_parameters_pass_paths_and_environment(monkeypatch):
     assert oc.messages == [{"sys": True, "env": "0", "as": True}], (oc.reason, oc.stderr)
     plain = G.run_isolated(str(REPO / "tests"), body, {}, 30)
     assert plain.messages == [{"sys": False, "env": None, "as": False}], (plain.reason, plain.stderr)
+
+
+def test_a_grader_callback_that_raises_is_an_error_outcome_not_a_crash():
+    body = 'send({"a": 1})\nprint(ask({"b": 2}))\n'
+
+    def bad(body):
+        raise KeyError("grader bug")
+    for kw in ({"rearm": bad}, {"interact": bad}, {"followup": bad}):
+        oc = G.run_isolated(str(REPO / "tests"), body, {}, 30, **kw)
+        assert oc.status == "error" and "raised KeyError" in oc.reason, (kw, oc.reason)
