@@ -118,6 +118,44 @@ OS_PROCESS_CALLS = ("system", "popen")          # exact names
 OS_PROCESS_PREFIXES = ("exec", "spawn", "fork")  # os.exec*, os.spawn*, os.fork*
 # code the scan cannot read (the harness scans *.py only): flagged for review, never a finding
 UNSCANNED_CODE_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib")
+# Escape hatches outside the harness's lists (issue 13): the harness's literal rules pass them, so
+# failing them would disagree with its score; they are REVIEW_REQUIRED with the reason (--strict: 0).
+REVIEW_IMPORTS = {
+    "_ctypes": "the C module behind ctypes (a banned family)",
+    "_cffi_backend": "the C module behind cffi (a banned family)",
+    "_socket": "the C module behind socket (networking, a banned family)",
+    "_ssl": "the C module behind ssl (networking, a banned family)",
+    "_asyncio": "the C module behind asyncio (a banned family)",
+    "_posixsubprocess": "the C module behind subprocess: starts processes (a banned family)",
+    "_multiprocessing": "the C module behind multiprocessing (a banned family)",
+    "_posixshmem": "multiprocessing's shared memory (a banned family)",
+    "_decimal": "the C implementation of decimal (a banned family)",
+    "_pydecimal": "the pure-Python implementation of decimal (a banned family)",
+    "posix": "the C module behind os: system/fork/exec*/posix_spawn without the name os",
+    "pty": "pty.spawn/pty.fork start processes",
+    "concurrent": "concurrent.futures.ProcessPoolExecutor starts processes",
+    "importlib": "imports modules by computed name (reaches any banned module)",
+    "imp": "imports modules by computed name (reaches any banned module)",
+    "zipimport": "imports code from archives the scan does not read",
+    "runpy": "runs modules and files as code",
+    "code": "an interactive interpreter: runs source strings",
+    "codeop": "compiles source strings",
+    "builtins": "getattr(builtins, ...) reaches eval/exec/compile/__import__ by name",
+    "marshal": "marshal.loads builds code objects",
+    "dill": "unpickling serialised functions runs code",
+    "cloudpickle": "unpickling serialised functions runs code",
+    "symengine": "exact big-number arithmetic (like the banned sympy/gmpy2/flint)",
+    "cypari2": "exact big-number arithmetic (like the banned sympy/gmpy2/flint)",
+    "gmpy": "exact big-number arithmetic (like the banned gmpy2)",
+}
+# module.function calls that load code (pickle and friends), flagged wherever called
+REVIEW_LOAD_CALLS = {
+    "pickle": ("load", "loads", "Unpickler"), "_pickle": ("load", "loads", "Unpickler"),
+    "cPickle": ("load", "loads", "Unpickler"), "shelve": ("open",), "joblib": ("load",),
+    "marshal": ("load", "loads"), "dill": ("load", "loads"), "cloudpickle": ("load", "loads"),
+}
+OS_REVIEW_PREFIXES = ("posix_spawn",)            # os.posix_spawn, os.posix_spawnp
+SOURCE_ENCODINGS_SEEN_AS_UTF8 = ("utf-8", "utf-8-sig")   # tokenize.detect_encoding's names
 
 # exact primality: below this bound Miller-Rabin with the first 13 prime bases is proven
 # deterministic (Sorenson & Webster 2015); above it, strong BPSW -- sympy.isprime's own split.
@@ -209,6 +247,33 @@ def _plain_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def parse_python(source, filename: str, check_id: str):
+    """ast.parse that never escapes: a syntax error, or a source nested too deeply or too large
+    for the parser (RecursionError, MemoryError), becomes a Reject (a clean FAIL record)."""
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise Reject(check_id, f"{filename}: syntax error at line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise Reject(check_id, f"{filename}: cannot be parsed ({type(exc).__name__}: nested too "
+                     "deeply or too large)")
+
+
+def python_source_encoding(data: bytes) -> str:
+    """The encoding the interpreter reads `data` in (PEP 263 cookie, UTF-8 BOM, else UTF-8), as
+    tokenize.detect_encoding finds it; ValueError when the interpreter itself would refuse the
+    file (an unknown codec, a BOM with another cookie, bytes invalid in the encoding)."""
+    import codecs
+    import io
+    import tokenize
+    try:
+        enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        codecs.decode(data, enc)                    # strict, as compile() decodes it
+    except (SyntaxError, LookupError, UnicodeError) as exc:
+        raise ValueError(f"{type(exc).__name__}: {str(exc)[:120]}")
+    return enc
+
+
 # =============================================================================
 # STATIC CHECKS (the public harness's finding list)
 # =============================================================================
@@ -216,33 +281,85 @@ def _is_int_call(node) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int"
 
 
-def scan_source(source: str, name: str) -> list:
-    """Findings (name, line, rule, message) for one Python source, in the harness's rules:
-    forbidden-import, dynamic-exec, subprocess (os.system/popen/exec*/spawn*/fork*),
-    modmul-shortcut (int(_)*int(_)%int(_), pow(int(_),int(_),int(_))), syntax-error."""
+def _scan(source, name: str) -> tuple:
+    """(findings, reviews) for one Python source (str, or the file's bytes, parsed as the
+    interpreter parses them: PEP 263 cookie and BOM honoured).  Each item is (name, line, rule,
+    message).  Findings are the harness's rules: forbidden-import, dynamic-exec, subprocess
+    (os.system/popen/exec*/spawn*/fork*), modmul-shortcut (int(_)*int(_)%int(_),
+    pow(int(_),int(_),int(_))), syntax-error.  Reviews are the escape hatches outside its lists
+    (REVIEW_IMPORTS, REVIEW_LOAD_CALLS, os.posix_spawn*, os's process calls reached through an
+    alias, `from os import`, getattr by name, unpickling torch/numpy loads)."""
     try:
-        tree = ast.parse(source, filename=name)
-    except SyntaxError as exc:
-        return [(name, exc.lineno or 0, "syntax-error", f"could not parse source: {exc.msg}")]
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return [(name, 0, "syntax-error", f"could not parse source: {type(exc).__name__}")]
-    out = []
+        tree = parse_python(source, name, "g3.static_check")
+    except Reject as exc:
+        return [(name, 0, "syntax-error", exc.check.message)], []
+    out, review = [], []
+    os_aliases = {"os"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            os_aliases.update(a.asname for a in node.names if a.name == "os" and a.asname)
+    os_banned = tuple(OS_PROCESS_CALLS) + OS_PROCESS_PREFIXES
+
+    def os_process(attr):
+        return attr in OS_PROCESS_CALLS or attr.startswith(OS_PROCESS_PREFIXES)
+
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] in FORBIDDEN_IMPORTS:
+                root = alias.name.split(".")[0]
+                if root in FORBIDDEN_IMPORTS:
                     out.append((name, line, "forbidden-import", f"import of '{alias.name}'"))
+                elif root in REVIEW_IMPORTS:
+                    review.append((name, line, "escape-hatch", f"import of '{alias.name}': "
+                                   f"{REVIEW_IMPORTS[root]}"))
         elif isinstance(node, ast.ImportFrom):
-            if node.module and node.module.split(".")[0] in FORBIDDEN_IMPORTS:
+            root = (node.module or "").split(".")[0]
+            if root in FORBIDDEN_IMPORTS:
                 out.append((name, line, "forbidden-import", f"import from '{node.module}'"))
+            elif root in REVIEW_IMPORTS:
+                review.append((name, line, "escape-hatch", f"import from '{node.module}': "
+                               f"{REVIEW_IMPORTS[root]}"))
+            elif node.module == "os":
+                hit = [a.name for a in node.names if a.name == "*" or os_process(a.name)
+                       or a.name.startswith(OS_REVIEW_PREFIXES)]
+                if hit:
+                    review.append((name, line, "escape-hatch", f"from os import {', '.join(hit)}: "
+                                   "process calls without the name os"))
+            elif root in REVIEW_LOAD_CALLS:
+                hit = [a.name for a in node.names if a.name in REVIEW_LOAD_CALLS[root] or a.name == "*"]
+                if hit:
+                    review.append((name, line, "escape-hatch", f"from {node.module} import "
+                                   f"{', '.join(hit)}: loading can run code"))
         elif isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name) and f.id in DYNAMIC_EXEC:
                 out.append((name, line, "dynamic-exec", f"call to '{f.id}'"))
-            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "os" \
-                    and (f.attr in OS_PROCESS_CALLS or f.attr.startswith(OS_PROCESS_PREFIXES)):
-                out.append((name, line, "subprocess", f"call to 'os.{f.attr}'"))
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                mod, attr = f.value.id, f.attr
+                if mod == "os" and os_process(attr):
+                    out.append((name, line, "subprocess", f"call to 'os.{attr}'"))
+                elif mod in os_aliases and (os_process(attr) or attr.startswith(OS_REVIEW_PREFIXES)):
+                    review.append((name, line, "escape-hatch",
+                                   f"call to '{mod}.{attr}': starts a process"
+                                   + (f" (os imported as '{mod}')" if mod != "os" else "")))
+                elif attr in REVIEW_LOAD_CALLS.get(mod, ()):
+                    review.append((name, line, "escape-hatch", f"call to '{mod}.{attr}': loading "
+                                   "can run code"))
+                elif mod == "torch" and attr == "load" and not _keyword_is(node, "weights_only", True):
+                    review.append((name, line, "escape-hatch", "torch.load without weights_only=True: "
+                                   "unpickling can run code (torch < 2.6 defaults to False)"))
+                elif mod in ("np", "numpy") and attr == "load" \
+                        and not _keyword_is(node, "allow_pickle", False, absent_ok=True):
+                    review.append((name, line, "escape-hatch", f"{mod}.load with allow_pickle: "
+                                   "unpickling can run code"))
+            if isinstance(f, ast.Name) and f.id == "getattr" and len(node.args) >= 2 \
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
+                    and (node.args[1].value in DYNAMIC_EXEC
+                         or isinstance(node.args[0], ast.Name) and node.args[0].id in os_aliases | {"posix"}
+                         and node.args[1].value.startswith(os_banned + OS_REVIEW_PREFIXES)):
+                review.append((name, line, "escape-hatch", f"getattr(_, {node.args[1].value!r}): "
+                               "a banned call reached by name"))
             if isinstance(f, ast.Name) and f.id == "pow" and len(node.args) == 3 \
                     and all(_is_int_call(a) for a in node.args):
                 out.append((name, line, "modmul-shortcut", "pow(int(_), int(_), int(_))"))
@@ -250,7 +367,25 @@ def scan_source(source: str, name: str) -> list:
                 and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult) \
                 and _is_int_call(node.left.left) and _is_int_call(node.left.right):
             out.append((name, line, "modmul-shortcut", "int(_) * int(_) % int(_)"))
-    return out
+        elif isinstance(node, ast.Name) and node.id == "__builtins__":
+            review.append((name, line, "escape-hatch", "__builtins__ reaches eval/exec/compile/"
+                           "__import__ by name"))
+    return out, review
+
+
+def _keyword_is(call, key: str, value, absent_ok: bool = False) -> bool:
+    """True when `call` passes key=<the literal value> (or omits it, with absent_ok)."""
+    for kw in call.keywords:
+        if kw.arg == key:
+            return isinstance(kw.value, ast.Constant) and kw.value.value is value
+        if kw.arg is None:                         # **kwargs: cannot tell
+            return False
+    return absent_ok
+
+
+def scan_source(source, name: str) -> list:
+    """The harness's findings (name, line, rule, message) for one source (see _scan)."""
+    return _scan(source, name)[0]
 
 
 def submission_files(root: str):
@@ -265,24 +400,38 @@ def submission_files(root: str):
     return found
 
 
-def static_findings(root: str) -> list:
-    findings = []
+def static_scan(root: str) -> tuple:
+    """(findings, reviews, encodings) over every .py file under root.  Each file is read as the
+    interpreter reads it (python_source_encoding, then the bytes parsed as compile() parses them);
+    a file the interpreter would refuse is an unreadable-source finding; `encodings` lists
+    (file, codec) for files declaring a codec other than UTF-8 (review: the harness reads UTF-8)."""
+    findings, reviews, encodings = [], [], []
     for path in submission_files(root):
         if not path.endswith(".py"):
             continue
         rel = os.path.relpath(path, root)
         size = os.path.getsize(path)
         if size > SPEC["max_source_bytes"]:
-            findings.append((rel, 0, "unreadable-source", f"{size} bytes, over the analysis cap"))
+            findings.append((rel, 0, "unreadable-source", f"{size} bytes, over the analysis cap "
+                             f"of {SPEC['max_source_bytes']}"))
             continue
         try:
             with open(path, "rb") as fh:
-                source = fh.read().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            findings.append((rel, 0, "unreadable-source", f"not UTF-8 text: {type(exc).__name__}"))
+                data = fh.read(SPEC["max_source_bytes"] + 1)
+            enc = python_source_encoding(data)
+        except (OSError, ValueError) as exc:
+            findings.append((rel, 0, "unreadable-source", f"not readable as Python source: {exc}"))
             continue
-        findings.extend(scan_source(source, rel))
-    return findings
+        if enc not in SOURCE_ENCODINGS_SEEN_AS_UTF8:
+            encodings.append((rel, enc))
+        f, r = _scan(data, rel)
+        findings.extend(f)
+        reviews.extend(r)
+    return findings, reviews, encodings
+
+
+def static_findings(root: str) -> list:
+    return static_scan(root)[0]
 
 
 # =============================================================================
@@ -328,7 +477,7 @@ def check_static(sub: str, skip: bool) -> list:
     """Gate 3: zero static-analysis findings."""
     if skip:
         return [Check("g3.static_check", Status.SKIP, "skipped by --skip-static-check (trusted use)")]
-    found = static_findings(sub)
+    found, reviews, encodings = static_scan(sub)
     if found:
         shown = "; ".join(f"{f}:{ln} [{rule}] {msg}" for f, ln, rule, msg in found[:6])
         more = f" (+{len(found) - 6} more)" if len(found) > 6 else ""
@@ -336,6 +485,18 @@ def check_static(sub: str, skip: bool) -> list:
                      [list(f) for f in found], 0)]
     else:
         out = [Check("g3.static_check", Status.PASS, "0 findings", 0, 0)]
+    if encodings:
+        out.append(Check("g3.source_encoding", Status.REVIEW,
+                         f"{len(encodings)} file(s) declare a source encoding other than UTF-8 "
+                         f"(scanned as Python decodes them; the harness's UTF-8 reading sees other "
+                         f"text): " + ", ".join(f"{f} ({e})" for f, e in encodings[:5]),
+                         [list(e) for e in encodings]))
+    if reviews:
+        shown = "; ".join(f"{f}:{ln} {msg}" for f, ln, _, msg in reviews[:6])
+        more = f" (+{len(reviews) - 6} more)" if len(reviews) > 6 else ""
+        out.append(Check("g3.escape_hatch", Status.REVIEW,
+                         f"{len(reviews)} use(s) of an escape hatch outside the harness's rules "
+                         f"(no finding; review by hand): {shown}{more}", [list(r) for r in reviews]))
     hidden = [os.path.relpath(p, sub) for p in submission_files(sub)
               if p.lower().endswith(UNSCANNED_CODE_SUFFIXES)]
     if hidden:
@@ -768,7 +929,7 @@ def decode_answer(digits, base, p: int, tier_zero: bool) -> int:
             raise Malformed(f"digit {i} = {d} outside [0, {b})")
         value = value * b + d
     if not tier_zero and value >= p:
-        raise Malformed(f"decoded value >= p on a scored tier")
+        raise Malformed("decoded value >= p on a scored tier")
     return value
 
 
