@@ -81,6 +81,15 @@ SPEC = {
                                         # largest tier-0 prime) is malformed; also keeps every digit
                                         # sent under Python's 4300-decimal-digit int/str limit
     "test_set_max_bytes": 64 << 20,     # --test-set file cap (ours)
+    # issue 13: checks where the model really runs (ours; the harness checks before inference only)
+    "inference_audits": 5,              # isolation audits at random batches of the inference stream,
+                                        # plus one early (first 5% of batches) and one after the last
+    "audit_early_fraction": 0.05,
+    "audit_pairs": 2,                   # problem pairs per audit (each: 16 hook calls, as gate 6)
+    "stream_det_per_tier": 2,           # determinism re-run: problems drawn per completed tier from
+                                        # the real inference stream, answered again (shuffled) by a
+                                        # fresh process
+    "memory_gb_max": 1024,              # --memory GB upper bound (usage error beyond; ours)
 }
 
 # seed §2 table / harness config.py: (tier, min_bits, max_bits, operand_bits, fixed primes)
@@ -1163,6 +1172,22 @@ except BaseException as exc:
 send({"event": "loaded", "seconds": _time.monotonic() - t0})
 bs = _batch_size(model)
 
+def _audit(model, pairs, where):
+    """Isolation re-checked inside this (the inference) process, after predictions ran."""
+    try:
+        reason = _isolation(model, pairs)
+    except Exception as exc:
+        reason = "a preprocess hook raised: " + _short(exc)
+    send({"event": "audit", "where": where, "reason": reason})
+
+
+def _after_batch(model, where):
+    """Ask the grader whether to audit now: the decision is the grader's, made when asked."""
+    reply = ask({"event": "batch"})
+    if isinstance(reply, dict) and reply.get("audit"):
+        _audit(model, reply["audit"], where)
+
+
 if _REQ["mode"] == "check":
     try:
         reason = _isolation(model, _REQ["iso_pairs"])
@@ -1174,13 +1199,23 @@ if _REQ["mode"] == "check":
             _det_pass(model, label, _REQ["det_sample"], bs)
         except Exception as exc:
             send({"event": "det", "pass": label, "error": "raised " + _short(exc)})
+elif _REQ["mode"] == "recheck":
+    _plan = ask({"event": "plan", "batch_size": bs}) or {}
+    _cases = _plan.get("cases", [])
+    outs, bad = [], None
+    for i in range(0, len(_cases), bs):
+        got, bad = _run_batch(model, _cases[i:i + bs])
+        if bad:
+            break
+        outs.extend(got)
+    send({"event": "recheck", "error": bad} if bad else {"event": "recheck", "outputs": outs})
 else:
     try:
         _det_pass(model, "C", _REQ["det_sample"], bs)
     except Exception as exc:
         send({"event": "det", "pass": "C", "error": "raised " + _short(exc)})
-    send({"event": "ready"})
-    _TIERS = receive()                    # the test set arrives only now, with the clock running
+    send({"event": "ready", "batch_size": bs})
+    _TIERS = ask({"event": "plan", "batch_size": bs})   # the test set arrives only now, clock running
     for tid, cases in (_TIERS or {}).get("tiers", []):
         outs, bad = [], None
         for i in range(0, len(cases), bs):
@@ -1188,10 +1223,14 @@ else:
             if bad:
                 break
             outs.extend(got)
+            _after_batch(model, "tier %s, after problem %d" % (tid, i + len(got)))
         if bad:
             send({"event": "tier", "tier": tid, "complete": False, "reason": bad})
         else:
             send({"event": "tier", "tier": tid, "complete": True, "outputs": outs})
+    _reply = ask({"event": "end"})
+    if isinstance(_reply, dict) and _reply.get("audit"):
+        _audit(model, _reply["audit"], "after the last tier")
     send({"event": "done"})
 '''
 
@@ -1220,10 +1259,13 @@ def _child_reason(outcome, what: str) -> str:
     return f"{what}: the child stopped without reporting it ({outcome.reason or 'exited'})"
 
 
-def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_timeout: float) -> dict:
-    """Gates 5-8 for one test set: two child runs ("check" then "infer").  Returns
-    {"checks": [...], "tiers": [TierResult], "outcomes": {...}, "deterministic": bool,
-    "isolated": bool}."""
+def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_timeout: float,
+              memory: dict | None = None) -> dict:
+    """Gates 5-8 for one test set: three child runs ("check", "infer", then "recheck", the
+    independent determinism re-run of problems drawn from the inference stream).  `memory` is
+    run_isolated's memory keywords (memory_options).  Returns {"checks": [...], "tiers":
+    [TierResult], "outcomes": {...}, "deterministic": bool, "isolated": bool}."""
+    memory = memory if memory is not None else memory_options(None, False)
     det_sample, pairs = _samples(test_set)
     base = manifest["output_base"]
     common = {"entry_class": manifest["entry_class"], "max_digits": SPEC["max_digits"],
@@ -1237,7 +1279,7 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     cpu = int(load_timeout + 3 * budget) + 60
     check = run_isolated(sub, DRIVER_BODY, dict(common, mode="check",
                                                 iso_pairs=[[_triple(x), _triple(y)] for x, y in pairs]),
-                         load_timeout, rearm=rearm, lib_files=SHIM_FILES, cpu_seconds=cpu)
+                         load_timeout, rearm=rearm, lib_files=SHIM_FILES, cpu_seconds=cpu, **memory)
     outcomes = {"load+checks": check}
     checks = []
     failed = _events(check, "load_failed")
@@ -1265,11 +1307,9 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
 
     # the tiers go to the child only once it is "ready" (loaded, determinism pass C done), when
     # the budget starts: nothing of the test set but the 10+5 check problems is visible earlier
-    tiers_msg = {"tiers": [[tid, [_triple(c) for c in test_set[tid]]] for tid in sorted(test_set)]}
+    stream = _InferenceInteraction(test_set)
     infer = run_isolated(sub, DRIVER_BODY, dict(common, mode="infer"), load_timeout, rearm=rearm,
-                         lib_files=SHIM_FILES, cpu_seconds=cpu,
-                         followup=lambda body: tiers_msg if isinstance(body, dict)
-                         and body.get("event") == "ready" else None)
+                         lib_files=SHIM_FILES, cpu_seconds=cpu, interact=stream, **memory)
     outcomes["inference"] = infer
 
     # determinism: passes A, B (one process) and C (a fresh one), decoded, all equal
@@ -1301,6 +1341,8 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
                 f"problem {diff[0]} (tier {det_sample[diff[0]].tier_id}) differs between runs")
     checks.append(Check("g7.determinism", Status.PASS if deterministic else Status.FAIL,
                         dmsg if deterministic else dmsg + " (not ranked)"))
+    checks.insert(next(i for i, c in enumerate(checks) if c.id == "g6.preprocess_isolation") + 1,
+                  inference_isolation_check(infer, stream))
 
     # inference: tiers whose results arrived within the budget after "ready"
     ready = _events(infer, "ready")
@@ -1338,11 +1380,137 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
                             round(last, 3), budget))
     if tiers and not tiers[0].completed and not incomplete and t_ready is not None:
         checks.append(Check("g8.tier0", Status.INFO, f"diagnostic tier 0 incomplete: {tiers[0].note}"))
-    if infer.forged or check.forged:
+    # determinism of the real stream: problems drawn from it, answered again by a fresh process
+    stream_det, recheck = stream_determinism(sub, common, test_set, by_tier, base, load_timeout=load_timeout,
+                                             budget=budget, cpu=cpu, memory=memory, rearm=rearm)
+    checks.insert(next(i for i, c in enumerate(checks) if c.id == "g7.determinism") + 1, stream_det)
+    if recheck is not None:
+        outcomes["determinism re-run"] = recheck
+    deterministic = deterministic and stream_det.status is Status.PASS
+    isolated = isolated and all(c.status is not Status.FAIL for c in checks if c.id == "g6.isolation_in_inference")
+    forged = sum(o.forged for o in outcomes.values())
+    if forged:
         checks.append(Check("g8.reply_channel", Status.REVIEW,
-                            f"{infer.forged + check.forged} line(s) on the result pipe without the run token"))
+                            f"{forged} line(s) on the result pipe without the run token"))
     return {"checks": checks, "tiers": tiers, "outcomes": outcomes, "deterministic": deterministic,
             "isolated": isolated, "loaded": True}
+
+
+class _InferenceInteraction:
+    """The grader's side of the inference process's ask() calls: the tiers on "plan" (the budget
+    is already running), and after each batch the decision whether to audit isolation now, drawn
+    here (SystemRandom) when asked, so nothing in the child tells it which batches are audited."""
+
+    def __init__(self, test_set: dict):
+        self.test_set, self.rng = test_set, random.SystemRandom()
+        self.flat = [c for tid in sorted(test_set) for c in test_set[tid]]
+        self.asks, self.audit_at, self.sent = 0, set(), []     # sent: [(where, n_pairs)]
+
+    def pairs(self) -> list:
+        n = min(2 * SPEC["audit_pairs"], len(self.flat))
+        drawn = self.rng.sample(self.flat, n)
+        return [[_triple(x), _triple(y)] for x, y in zip(drawn[0::2], drawn[1::2])]
+
+    def __call__(self, body):
+        event = body.get("event") if isinstance(body, dict) else None
+        if event == "plan" and not self.audit_at:
+            bs = body.get("batch_size")
+            bs = bs if _plain_int(bs) and bs >= 1 else 1
+            n = max(1, sum(-(-len(v) // bs) for tid, v in self.test_set.items()))
+            early = max(1, int(n * SPEC["audit_early_fraction"]))
+            self.audit_at = {self.rng.randint(1, early)} | set(
+                self.rng.sample(range(1, n + 1), min(SPEC["inference_audits"], n)))
+            return {"tiers": [[tid, [_triple(c) for c in self.test_set[tid]]] for tid in sorted(self.test_set)]}
+        if event == "batch":
+            self.asks += 1
+            if self.asks in self.audit_at:
+                self.sent.append(self.asks)
+                return {"audit": self.pairs()}
+            return None
+        if event == "end":
+            self.sent.append("end")
+            return {"audit": self.pairs()}
+        return None
+
+
+def inference_isolation_check(infer, stream: _InferenceInteraction) -> Check:
+    """g6.isolation_in_inference: every audit the grader asked for came back clean."""
+    cid = "g6.isolation_in_inference"
+    audits = [b for b, _ in _events(infer, "audit")]
+    bad = next((b for b in audits if b.get("reason") != ""), None)
+    if bad is not None:
+        return Check(cid, Status.FAIL, f"{bad.get('where', '?')}: {str(bad.get('reason'))[:250]} "
+                     "(inside the inference process, after predictions ran; not ranked)"[:400],
+                     len(audits), len(stream.sent))
+    if len(audits) < len(stream.sent):
+        return Check(cid, Status.FAIL, f"{len(audits)} of {len(stream.sent)} audit(s) reported; "
+                     f"{_child_reason(infer, 'an audit did not finish')} (not ranked)",
+                     len(audits), len(stream.sent))
+    if not audits:
+        return Check(cid, Status.SKIP, _child_reason(infer, "the stream stopped before the first "
+                                                     "audit point"), 0, 0)
+    return Check(cid, Status.PASS, f"{len(audits)} audit(s) at batches the grader drew while the model "
+                 f"ran: hooks per-argument and stateless after predictions", len(audits), len(stream.sent))
+
+
+def stream_determinism(sub: str, common: dict, test_set: dict, by_tier: dict, base, *, load_timeout: float,
+                       budget: float, cpu: int, memory: dict, rearm) -> tuple:
+    """g7.determinism_stream: SPEC stream_det_per_tier problems drawn (SystemRandom) from each tier
+    the inference stream completed, answered again in a shuffled order by a fresh process, decoded
+    and compared.  (Check, RunOutcome of the re-run or None)."""
+    cid = "g7.determinism_stream"
+    rng = random.SystemRandom()
+    drawn = []                                     # (case, stream's packed output)
+    for tid in sorted(by_tier):
+        body, _ = by_tier[tid]
+        outs = body.get("outputs")
+        if body.get("complete") is not True or not isinstance(outs, list) or len(outs) != len(test_set[tid]):
+            continue
+        for i in rng.sample(range(len(outs)), min(SPEC["stream_det_per_tier"], len(outs))):
+            drawn.append((test_set[tid][i], outs[i]))
+    if not drawn:
+        return Check(cid, Status.FAIL, "no completed tier to draw from: the inference stream's "
+                     "determinism cannot be checked (not ranked)"), None
+    order = list(range(len(drawn)))
+    while len(order) > 1 and order == sorted(order):
+        rng.shuffle(order)
+    plan = {"cases": [_triple(drawn[k][0]) for k in order]}
+    recheck = run_isolated(sub, DRIVER_BODY, dict(common, mode="recheck"), load_timeout, rearm=rearm,
+                           lib_files=SHIM_FILES, cpu_seconds=cpu, **memory,
+                           interact=lambda body: plan if isinstance(body, dict)
+                           and body.get("event") == "plan" else None)
+    got = _events(recheck, "recheck")
+    what = f"{len(drawn)} problems drawn from the inference stream"
+    if not got:
+        return Check(cid, Status.FAIL, f"{what}: " + _child_reason(recheck, "the independent re-run did not "
+                     "finish") + " (not ranked)", None, len(drawn)), recheck
+    body = got[0][0]
+    outs = body.get("outputs")
+    if "error" in body or not isinstance(outs, list) or len(outs) != len(order):
+        return Check(cid, Status.FAIL, f"{what}: the independent re-run: "
+                     f"{str(body.get('error') or 'result of the wrong length')[:200]} (not ranked)",
+                     None, len(drawn)), recheck
+    diff = []
+    for k, out in zip(order, outs):
+        case, first = drawn[k]
+        if repr(decode_packed(first, base, case.p, case.tier_id == 0)) != \
+                repr(decode_packed(out, base, case.p, case.tier_id == 0)):
+            diff.append(case.tier_id)
+    if diff:
+        return Check(cid, Status.FAIL, f"{len(diff)} of {what} answered differently by an independent "
+                     f"process (shuffled order); tiers {sorted(set(diff))} (not ranked)",
+                     len(diff), 0), recheck
+    return Check(cid, Status.PASS, f"{what} (every completed tier) answered identically by an "
+                 "independent process in a shuffled order", 0, 0), recheck
+
+
+def memory_options(memory_gb, gpu: bool) -> dict:
+    """run_isolated's memory keywords: --memory GB (default SPEC mem_bytes) as an address-space
+    limit, or with --gpu as the resident-memory limit of the outside watchdog."""
+    limit = int(memory_gb * 2 ** 30) if memory_gb is not None else SPEC["mem_bytes"]
+    return {"mem_bytes": limit, "mem_mode": "resident" if gpu else "address_space"}
+
+
 
 
 def tier_records(tiers: list, prefix: str = "") -> list:
@@ -1365,8 +1533,8 @@ def seed_label(seed: bytes) -> str:
 
 def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: float,
                load_timeout: float, no_exec: bool, jobs: int, test_dir: str | None,
-               prefix: str) -> dict:
-    """Gates 4-8 for one seed; records carry `prefix`."""
+               prefix: str, memory: dict | None = None) -> dict:
+    """Gates 4-8 for one seed; records carry `prefix`; `memory`: memory_options()."""
     t0 = time.monotonic()
     checks = []
     try:
@@ -1393,7 +1561,7 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
         checks += [Check(cid, Status.SKIP, "not run (--no-exec)") for cid in
                    ("g5.model_load", "g6.preprocess_isolation", "g7.determinism", "g8.inference")]
     else:
-        run = run_model(sub, manifest, test_set, budget=budget, load_timeout=load_timeout)
+        run = run_model(sub, manifest, test_set, budget=budget, load_timeout=load_timeout, memory=memory)
         checks += run["checks"]
         result.update(tiers=run["tiers"], outcomes=run["outcomes"], deterministic=run["deterministic"],
                       isolated=run["isolated"], executed=run["loaded"],
@@ -1478,6 +1646,11 @@ def send(obj, _fd=_FD, _tok=_TOKEN, _dumps=_json.dumps, _write=_os.write):
     data = (_dumps({"token": _tok, "body": obj}, allow_nan=True) + "\n").encode()
     while data:
         data = data[_write(_fd, data):]
+def ask(obj, _send=send, _receive=receive):
+    """Send obj to the grader's interact callback and return its reply (None at end of input)."""
+    _send({"kind": "ask", "body": obj})
+    reply = _receive()
+    return reply.get("reply") if isinstance(reply, dict) else None
 _sys.path.insert(0, _REQ["submission_dir"])
 _os.chdir(_REQ["submission_dir"])
 '''
@@ -1524,6 +1697,7 @@ class _ReplyReader:
             stream, token, t0, deadline, rearm, cap
         self.messages, self.times, self.forged, self.lock = [], [], 0, threading.Lock()
         self.on_message = None          # called with each authentic body, outside the lock
+        self.errors = []
 
     def run(self) -> None:
         buf, total = b"", 0
@@ -1594,6 +1768,24 @@ def _limit_child(pid: int, rlimits) -> None:
             pass
 
 
+def _group_rss(pgid: int) -> int:
+    """Resident bytes of every process in process group pgid (Linux /proc; 0 elsewhere)."""
+    total = 0
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            if int(fields[2]) == pgid:
+                total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 def _write_line(stream, obj) -> None:
     try:
         stream.write((json.dumps(obj) + "\n").encode())
@@ -1605,14 +1797,19 @@ def _write_line(stream, obj) -> None:
 def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: float, *,
                  mem_bytes: int = SPEC["mem_bytes"], cap: int = 64 << 10,
                  reply_cap: int = 256 << 20, rearm=None, lib_files: dict | None = None,
-                 cpu_seconds: int | None = None, followup=None) -> RunOutcome:
+                 cpu_seconds: int | None = None, followup=None, interact=None,
+                 mem_mode: str = "address_space") -> RunOutcome:
     """Run DRIVER_PROLOGUE + driver_body in a fresh interpreter on a private copy
     of the submission, with resource limits and a wall-clock deadline enforced
     from outside (`rearm(body)` may move it when a message arrives).  Only
     token-tagged lines on the runner's own pipe count.  `lib_files` are written
     to a private folder passed to the driver as request["lib_dir"].  `followup(body)`
     may return one object for the driver's receive(), sent (once) when that message
-    arrives; until then the child's input stays open and empty."""
+    arrives; until then the child's input stays open and empty.  `interact(body)` answers every
+    ask(body) of the child (its reply is the ask's value).  mem_mode "address_space" limits the
+    child's virtual memory to mem_bytes (RLIMIT_AS); "resident" sets no address-space limit and
+    kills the process group from outside when its resident memory exceeds mem_bytes (GPU
+    runtimes reserve far more address space than they use)."""
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
@@ -1645,8 +1842,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         rfd, wfd = os.pipe()
         cpu = cpu_seconds if cpu_seconds is not None else int(timeout) + 30
 
-        rlimits = (("RLIMIT_AS", mem_bytes), ("RLIMIT_CPU", cpu),
-                   ("RLIMIT_FSIZE", 256 << 20), ("RLIMIT_CORE", 0))
+        rlimits = ((("RLIMIT_AS", mem_bytes),) if mem_mode != "resident" else ()) + (
+            ("RLIMIT_CPU", cpu), ("RLIMIT_FSIZE", 256 << 20), ("RLIMIT_CORE", 0))
         try:
             proc = subprocess.Popen(_sandbox_prefix() + [sys.executable, "-I", "-B", driver, str(wfd)],
                                     cwd=sub, env=env,
@@ -1659,7 +1856,21 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         deadline = [time.monotonic() + timeout]
         out, err = [], []
         reader = _ReplyReader(os.fdopen(rfd, "rb"), token, t0, deadline, rearm, reply_cap)
-        if followup is not None:
+        if interact is not None:
+            def on_message(body):
+                if isinstance(body, dict) and body.get("kind") == "ask":
+                    try:
+                        reply = interact(body.get("body"))
+                    except Exception as exc:       # a grader bug must not hang the child
+                        reply = None
+                        reader.errors.append(f"{type(exc).__name__}: {exc}")
+                    try:
+                        proc.stdin.write((json.dumps({"reply": reply}) + "\n").encode())
+                        proc.stdin.flush()
+                    except (BrokenPipeError, OSError, ValueError):
+                        pass
+            reader.on_message = on_message
+        elif followup is not None:
             pending = [followup]
 
             def on_message(body):
@@ -1676,17 +1887,23 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         try:
             proc.stdin.write((json.dumps(req) + "\n").encode())
             proc.stdin.flush()
-            if followup is None:
+            if followup is None and interact is None:
                 proc.stdin.close()
         except (BrokenPipeError, OSError, ValueError):
             pass
-        timed_out = False
+        timed_out, over_memory, next_rss = False, None, 0.0
         while True:
             with reader.lock:
                 left = deadline[0] - time.monotonic()
             if left <= 0:
                 timed_out = proc.poll() is None
                 break
+            if mem_mode == "resident" and time.monotonic() >= next_rss:
+                rss = _group_rss(proc.pid)
+                next_rss = time.monotonic() + 0.1
+                if rss > mem_bytes:
+                    over_memory = rss
+                    break
             try:
                 proc.wait(timeout=min(left, 0.05))
                 break
@@ -1724,6 +1941,10 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         stdout = b"".join(out).decode("utf-8", "replace")
         stderr = b"".join(err).decode("utf-8", "replace")
         rc = proc.returncode
+        if over_memory is not None:
+            return RunOutcome("crashed", messages, f"killed: resident memory {over_memory / 2 ** 30:.2f} GiB "
+                              f"over the {mem_bytes / 2 ** 30:.2f} GiB limit", wall, rc, stdout, stderr,
+                              forged, times)
         if timed_out:
             return RunOutcome("timeout", messages, f"killed at its {limit_s:.1f} s deadline", wall, rc,
                               stdout, stderr, forged, times)
@@ -1863,6 +2084,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default %(default)s)")
     p.add_argument("--load-timeout", type=float, default=SPEC["load_timeout_s"],
                    help="seconds allowed for import + load() (default %(default)s)")
+    p.add_argument("--memory", metavar="GB", type=float, default=None,
+                   help="memory limit of the model's child process in GiB (default "
+                        f"{SPEC['mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
+                        "resident memory")
+    p.add_argument("--gpu", action="store_true",
+                   help="GPU mode: no address-space limit (CUDA reserves far more virtual memory than "
+                        "it uses); the child's resident memory is watched from outside instead and "
+                        "the run is killed (a clean FAIL) when it exceeds --memory")
     p.add_argument("--skip-static-check", action="store_true",
                    help="skip gate 3 (the harness's trusted-use mode)")
     p.add_argument("--jobs", type=int, default=_default_jobs(),
@@ -1898,7 +2127,8 @@ def parse_seeds(args) -> list:
 
 
 def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
-          skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None) -> tuple:
+          skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None,
+          memory: dict | None = None) -> tuple:
     """(checks, phases, outcomes, keys)."""
     phases, outcomes, keys = {}, {}, {}
     t = time.monotonic()
@@ -1919,7 +2149,8 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
     for i, seed in enumerate(seeds):
         t = time.monotonic()
         r = grade_seed(submission, manifest, seed, total=total, budget=budget, load_timeout=load_timeout,
-                       no_exec=no_exec, jobs=jobs, test_dir=test_dir, prefix=f"s{i + 1}." if many else "")
+                       no_exec=no_exec, jobs=jobs, test_dir=test_dir, prefix=f"s{i + 1}." if many else "",
+                       memory=memory)
         phases[f"seed{i + 1}.generate"] = r["gen_s"]
         phases[f"seed{i + 1}.total"] = time.monotonic() - t
         checks += r["checks"]
@@ -1985,11 +2216,14 @@ def main(argv=None) -> int:
     if args.budget <= 0 or args.load_timeout <= 0:
         print(f"{GRADER_NAME}: --budget and --load-timeout must be positive", file=sys.stderr)
         return EXIT_UNGRADED
+    if args.memory is not None and not 0 < args.memory <= SPEC["memory_gb_max"]:
+        print(f"{GRADER_NAME}: --memory must be in (0, {SPEC['memory_gb_max']}] GiB", file=sys.stderr)
+        return EXIT_UNGRADED
     try:
         checks, phases, outcomes, keys = grade(
             args.submission, seeds=seeds, total=args.total, budget=args.budget,
             load_timeout=args.load_timeout, skip_static=args.skip_static_check, no_exec=args.no_exec,
-            jobs=max(1, args.jobs), test_dir=args.test_set)
+            jobs=max(1, args.jobs), test_dir=args.test_set, memory=memory_options(args.memory, args.gpu))
     except Exception as exc:  # a grader bug: never reported as a score
         import traceback
         traceback.print_exc(file=sys.stderr)
