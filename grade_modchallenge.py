@@ -85,7 +85,8 @@ SPEC = {
     "inference_audits": 5,              # isolation audits at random batches of the inference stream,
                                         # plus one early (first 5% of batches) and one after the last
     "audit_early_fraction": 0.05,
-    "audit_pairs": 2,                   # problem pairs per audit (each: 16 hook calls, as gate 6)
+    "audit_pairs": 1,                   # problem pairs per audit: 3 probe problems each, answered
+                                        # as usual (about 2% of the stream's problems in all)
     "stream_det_per_tier": 2,           # determinism re-run: problems drawn per completed tier from
                                         # the real inference stream, answered again (shuffled) by a
                                         # fresh process
@@ -1040,7 +1041,7 @@ SHIM_FILES = {
 DRIVER_BODY = r'''
 _path = list(_sys.path)                 # stdlib modules of the driver: never the submission's copies
 _sys.path.remove(_REQ["submission_dir"])
-import importlib as _il, operator as _op, pickle as _pickle, time as _time
+import copy as _copy, importlib as _il, operator as _op, pickle as _pickle, time as _time
 _sys.path[:] = _path
 _sys.path.insert(0, _REQ["lib_dir"])
 from modchallenge.interface.base_model import ModularMultiplicationModel as _Base
@@ -1126,10 +1127,19 @@ def _same(x, y):
         return False
 
 
+def _snap(x):
+    """A copy taken when a hook returns: an encoding the model mutates later cannot be made to
+    match a later call after the fact."""
+    try:
+        return _copy.deepcopy(x)
+    except Exception:
+        return x
+
+
 def _isolation(model, pairs):
     pa, pb, pp = model.preprocess_a, model.preprocess_b, model.preprocess_p
     for (a, b, p), (a2, b2, p2) in pairs:
-        first = (pa(a), pb(b), pp(p))
+        first = (_snap(pa(a)), _snap(pb(b)), _snap(pp(p)))
         pa(a2); pb(b2); pp(p2)
         again = (pa(a), pb(b), pp(p))              # the harness's sequence
         pa(a2)
@@ -1173,9 +1183,35 @@ send({"event": "loaded", "seconds": _time.monotonic() - t0})
 bs = _batch_size(model)
 
 def _audit(model, pairs, where):
-    """Isolation re-checked inside this (the inference) process, after predictions ran."""
+    """Isolation re-checked inside this (the inference) process, after predictions ran, with
+    probe problems that look like the stream's: for a pair x, y of problems with one prime, the
+    triples (xa, xb, p), (ya, xb, p), (xa, yb, p) go through the hooks and predict_digits_batch
+    in batches as usual (answers discarded); each hook must give one encoding of its argument
+    whatever the other arguments were."""
+    probes = []
+    for x, y in pairs:
+        probes += [(x[0], x[1], x[2]), (y[0], x[1], y[2]), (x[0], y[1], x[2])]
+    snaps = []
     try:
-        reason = _isolation(model, pairs)
+        for i in range(0, len(probes), bs):
+            enc = []
+            for a, b, p in probes[i:i + bs]:
+                e = (model.preprocess_a(a), model.preprocess_b(b), model.preprocess_p(p))
+                enc.append(e)
+                snaps.append(tuple(_snap(v) for v in e))
+            try:
+                model.predict_digits_batch(enc)
+            except Exception:
+                pass
+        reason = ""
+        for k in range(0, len(snaps), 3):
+            t1, t2, t3 = snaps[k:k + 3]
+            for name, x, y, other in (("preprocess_b", t1[1], t2[1], "preprocess_a/_p"),
+                                      ("preprocess_a", t1[0], t3[0], "the hooks before it"),
+                                      ("preprocess_p", t1[2], t3[2], "preprocess_b")):
+                if not reason and not _same(x, y):
+                    reason = (name + " gave another encoding of the same argument once " + other +
+                              " had seen other arguments (cross-argument state)")
     except Exception as exc:
         reason = "a preprocess hook raised: " + _short(exc)
     send({"event": "audit", "where": where, "reason": reason})
@@ -1403,33 +1439,41 @@ class _InferenceInteraction:
 
     def __init__(self, test_set: dict):
         self.test_set, self.rng = test_set, random.SystemRandom()
-        self.flat = [c for tid in sorted(test_set) for c in test_set[tid]]
-        self.asks, self.audit_at, self.sent = 0, set(), []     # sent: [(where, n_pairs)]
+        self.asks, self.audit_at, self.sent = 0, set(), []     # sent: ask counts audited
+        self.batch_tier = []                                    # tier of the k-th batch
 
-    def pairs(self) -> list:
-        n = min(2 * SPEC["audit_pairs"], len(self.flat))
-        drawn = self.rng.sample(self.flat, n)
-        return [[_triple(x), _triple(y)] for x, y in zip(drawn[0::2], drawn[1::2])]
+    def pairs(self, tid: int) -> list:
+        """SPEC audit_pairs pairs of distinct problems of tier tid sharing one prime (the probes
+        are then problems of the tier being answered), as triples."""
+        cases = self.test_set[tid]
+        out = []
+        for _ in range(SPEC["audit_pairs"]):
+            x = self.rng.choice(cases)
+            same = [c for c in cases if c.p == x.p and c is not x] or [c for c in cases if c is not x] or [x]
+            out.append([_triple(x), _triple(self.rng.choice(same))])
+        return out
 
     def __call__(self, body):
         event = body.get("event") if isinstance(body, dict) else None
-        if event == "plan" and not self.audit_at:
+        if event == "plan" and not self.batch_tier:
             bs = body.get("batch_size")
             bs = bs if _plain_int(bs) and bs >= 1 else 1
-            n = max(1, sum(-(-len(v) // bs) for tid, v in self.test_set.items()))
+            for tid in sorted(self.test_set):
+                self.batch_tier += [tid] * -(-len(self.test_set[tid]) // bs)
+            n = max(1, len(self.batch_tier))
             early = max(1, int(n * SPEC["audit_early_fraction"]))
             self.audit_at = {self.rng.randint(1, early)} | set(
                 self.rng.sample(range(1, n + 1), min(SPEC["inference_audits"], n)))
             return {"tiers": [[tid, [_triple(c) for c in self.test_set[tid]]] for tid in sorted(self.test_set)]}
         if event == "batch":
             self.asks += 1
-            if self.asks in self.audit_at:
+            if self.asks in self.audit_at and self.asks <= len(self.batch_tier):
                 self.sent.append(self.asks)
-                return {"audit": self.pairs()}
+                return {"audit": self.pairs(self.batch_tier[self.asks - 1])}
             return None
-        if event == "end":
+        if event == "end" and self.batch_tier:
             self.sent.append("end")
-            return {"audit": self.pairs()}
+            return {"audit": self.pairs(max(self.test_set))}
         return None
 
 
