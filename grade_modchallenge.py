@@ -1486,15 +1486,18 @@ def inference_isolation_check(infer, stream: _InferenceInteraction) -> Check:
         return Check(cid, Status.FAIL, f"{bad.get('where', '?')}: {str(bad.get('reason'))[:250]} "
                      "(inside the inference process, after predictions ran; not ranked)"[:400],
                      len(audits), len(stream.sent))
-    if len(audits) < len(stream.sent):
+    missing = len(stream.sent) - len(audits)
+    cut = missing == 1 and infer.status == "timeout"       # the budget ran out during the last audit:
+    if missing and not cut:                                # its tiers are lost anyway, no verdict on it
         return Check(cid, Status.FAIL, f"{len(audits)} of {len(stream.sent)} audit(s) reported; "
                      f"{_child_reason(infer, 'an audit did not finish')} (not ranked)",
                      len(audits), len(stream.sent))
+    note = f" (one more cut by the budget: {infer.reason})" if cut else ""
     if not audits:
         return Check(cid, Status.SKIP, _child_reason(infer, "the stream stopped before the first "
-                                                     "audit point"), 0, 0)
+                                                     "audit finished") + note, 0, len(stream.sent))
     return Check(cid, Status.PASS, f"{len(audits)} audit(s) at batches the grader drew while the model "
-                 f"ran: hooks per-argument and stateless after predictions", len(audits), len(stream.sent))
+                 f"ran: hooks per-argument and stateless after predictions{note}", len(audits), len(stream.sent))
 
 
 def stream_determinism(sub: str, common: dict, test_set: dict, by_tier: dict, base, *, load_timeout: float,

@@ -101,8 +101,9 @@ def test_hanging_predict_is_killed_at_the_budget(tmp_path):
     rc, out, err, doc, checks = grade(sub, tmp_path, "--budget", "2")
     assert checks["g8.inference"]["status"] == "FAIL"
     assert "not finished within the budget" in checks["g8.inference"]["message"]
-    assert [k for k in range(11) if "incomplete" not in checks[f"tier.{k}"]["message"]] == [0, 1, 2]
-    assert doc["phases"]["seed1.total"] < 60
+    done = [k for k in range(11) if "incomplete" not in checks[f"tier.{k}"]["message"]]
+    assert done == list(range(len(done))) and 1 <= len(done) <= 3     # 45 calls: the 10 of pass C, and
+    assert doc["phases"]["seed1.total"] < 60                           # the stream's and audit probes'
 
 
 def test_exceptions_in_predict_score_the_batch_zero(tmp_path):
