@@ -278,9 +278,11 @@ def python_source_encoding(data: bytes) -> str:
     import tokenize
     try:
         enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        codecs.decode(data, enc)                    # strict, as compile() decodes it
-    except (SyntaxError, LookupError, UnicodeError) as exc:
+        text = codecs.decode(data, enc)             # strict, as compile() decodes it
+    except Exception as exc:                        # any codec's own error (zlib, rot13, ...)
         raise ValueError(f"{type(exc).__name__}: {str(exc)[:120]}")
+    if not isinstance(text, str):
+        raise ValueError(f"{enc} is not a text encoding")
     return enc
 
 
