@@ -1196,7 +1196,7 @@ except BaseException as exc:
 send({"event": "loaded", "seconds": _time.monotonic() - t0})
 bs = _batch_size(model)
 
-def _audit(model, pairs, where):
+def _audit(model, pairs, where, _send=send):
     """Isolation re-checked inside this (the inference) process, after predictions ran, with
     probe problems that look like the stream's: for a pair x, y of problems with one prime, the
     triples (xa, xb, p), (ya, xb, p), (xa, yb, p) go through the hooks and predict_digits_batch
@@ -1228,12 +1228,12 @@ def _audit(model, pairs, where):
                               " had seen other arguments (cross-argument state)")
     except Exception as exc:
         reason = "a preprocess hook raised: " + _short(exc)
-    send({"event": "audit", "where": where, "reason": reason})
+    _send({"event": "audit", "where": where, "reason": reason})
 
 
-def _after_batch(model, where):
+def _after_batch(model, where, _ask=ask):
     """Ask the grader whether to audit now: the decision is the grader's, made when asked."""
-    reply = ask({"event": "batch"})
+    reply = _ask({"event": "batch"})
     if isinstance(reply, dict) and reply.get("audit"):
         _audit(model, reply["audit"], where)
 
@@ -1321,15 +1321,23 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     common = {"entry_class": manifest["entry_class"], "max_digits": SPEC["max_digits"],
               "max_digit_bits": SPEC["max_digit_bits"], "det_sample": [_triple(c) for c in det_sample]}
 
-    def rearm(body):                       # load gets load_timeout, every later phase the budget
-        if isinstance(body, dict) and body.get("event") in ("loaded", "ready"):
-            return budget
-        return None
+    def rearm_once():
+        """A fresh rearm for one run: load gets load_timeout, the first "loaded" and the first
+        "ready" each give the budget, once (a model repeating them cannot keep its process alive)."""
+        seen = set()
+
+        def rearm(body):
+            event = body.get("event") if isinstance(body, dict) else None
+            if event in ("loaded", "ready") and event not in seen:
+                seen.add(event)
+                return budget
+            return None
+        return rearm
 
     cpu = int(load_timeout + 3 * budget) + 60
     check = run_isolated(sub, DRIVER_BODY, dict(common, mode="check",
                                                 iso_pairs=[[_triple(x), _triple(y)] for x, y in pairs]),
-                         load_timeout, rearm=rearm, lib_files=SHIM_FILES, cpu_seconds=cpu, **memory)
+                         load_timeout, rearm=rearm_once(), lib_files=SHIM_FILES, cpu_seconds=cpu, **memory)
     outcomes = {"load+checks": check}
     checks = []
     failed = _events(check, "load_failed")
@@ -1358,7 +1366,15 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     # the tiers go to the child only once it is "ready" (loaded, determinism pass C done), when
     # the budget starts: nothing of the test set but the 10+5 check problems is visible earlier
     stream = _InferenceInteraction(test_set)
-    infer = run_isolated(sub, DRIVER_BODY, dict(common, mode="infer"), load_timeout, rearm=rearm,
+
+    infer_budget = rearm_once()
+
+    def infer_rearm(body):                 # the tiers are handed out only once "ready" started the budget
+        if isinstance(body, dict) and body.get("event") == "ready":
+            stream.ready = True
+        return infer_budget(body)
+
+    infer = run_isolated(sub, DRIVER_BODY, dict(common, mode="infer"), load_timeout, rearm=infer_rearm,
                          lib_files=SHIM_FILES, cpu_seconds=cpu, interact=stream, **memory)
     outcomes["inference"] = infer
 
@@ -1432,7 +1448,7 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
         checks.append(Check("g8.tier0", Status.INFO, f"diagnostic tier 0 incomplete: {tiers[0].note}"))
     # determinism of the real stream: problems drawn from it, answered again by a fresh process
     stream_det, recheck = stream_determinism(sub, common, test_set, by_tier, base, load_timeout=load_timeout,
-                                             budget=budget, cpu=cpu, memory=memory, rearm=rearm)
+                                             budget=budget, cpu=cpu, memory=memory, rearm=rearm_once())
     checks.insert(next(i for i, c in enumerate(checks) if c.id == "g7.determinism") + 1, stream_det)
     if recheck is not None:
         outcomes["determinism re-run"] = recheck
@@ -1455,6 +1471,7 @@ class _InferenceInteraction:
         self.test_set, self.rng = test_set, random.SystemRandom()
         self.asks, self.audit_at, self.sent = 0, set(), []     # sent: ask counts audited
         self.batch_tier = []                                    # tier of the k-th batch
+        self.ready = False                                      # set by the "ready" message
 
     def pairs(self, tid: int) -> list:
         """SPEC audit_pairs pairs of distinct problems of tier tid sharing one prime (the probes
@@ -1469,7 +1486,7 @@ class _InferenceInteraction:
 
     def __call__(self, body):
         event = body.get("event") if isinstance(body, dict) else None
-        if event == "plan" and not self.batch_tier:
+        if event == "plan" and not self.batch_tier and self.ready:
             bs = body.get("batch_size")
             bs = bs if _plain_int(bs) and bs >= 1 else 1
             for tid in sorted(self.test_set):
@@ -1499,6 +1516,10 @@ def inference_isolation_check(infer, stream: _InferenceInteraction) -> Check:
     if bad is not None:
         return Check(cid, Status.FAIL, f"{bad.get('where', '?')}: {str(bad.get('reason'))[:250]} "
                      "(inside the inference process, after predictions ran; not ranked)"[:400],
+                     len(audits), len(stream.sent))
+    if stream.asks > len(stream.batch_tier):
+        return Check(cid, Status.FAIL, f"{stream.asks} after-batch questions for {len(stream.batch_tier)} "
+                     "batches: something other than the driver asked for audits (not ranked)",
                      len(audits), len(stream.sent))
     missing = len(stream.sent) - len(audits)
     cut = missing == 1 and infer.status == "timeout"       # the budget ran out during the last audit:
