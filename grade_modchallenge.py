@@ -8,6 +8,7 @@ Run:
     python grade_modchallenge.py SUBMISSION --seeds 5       # five random seeds + the robustness table
     python grade_modchallenge.py SUBMISSION --seeds public,1111,deadbeef
     python grade_modchallenge.py --write-tests DIR --public # write tier_<k>.jsonl, no submission needed
+    python grade_modchallenge.py SUBMISSION --public --gpu --memory 32   # a GPU model (resident-memory watchdog)
 
 SUBMISSION is a directory: manifest.json, Python code, weights (see
 reference/modchallenge/problem_spec.md).  The grader runs the challenge's eight
