@@ -8,6 +8,7 @@ Run:
     python grade_modchallenge.py SUBMISSION --seeds 5       # five random seeds + the robustness table
     python grade_modchallenge.py SUBMISSION --seeds public,1111,deadbeef
     python grade_modchallenge.py --write-tests DIR --public # write tier_<k>.jsonl, no submission needed
+    python grade_modchallenge.py SUBMISSION --public --gpu --memory 32   # a GPU model (resident-memory watchdog)
 
 SUBMISSION is a directory: manifest.json, Python code, weights (see
 reference/modchallenge/problem_spec.md).  The grader runs the challenge's eight
@@ -80,6 +81,16 @@ SPEC = {
                                         # largest tier-0 prime) is malformed; also keeps every digit
                                         # sent under Python's 4300-decimal-digit int/str limit
     "test_set_max_bytes": 64 << 20,     # --test-set file cap (ours)
+    # issue 13: checks where the model really runs (ours; the harness checks before inference only)
+    "inference_audits": 5,              # isolation audits at random batches of the inference stream,
+                                        # plus one early (first 5% of batches) and one after the last
+    "audit_early_fraction": 0.05,
+    "audit_pairs": 1,                   # problem pairs per audit: 3 probe problems each, answered
+                                        # as usual (about 2% of the stream's problems in all)
+    "stream_det_per_tier": 2,           # determinism re-run: problems drawn per completed tier from
+                                        # the real inference stream, answered again (shuffled) by a
+                                        # fresh process
+    "memory_gb_max": 1024,              # --memory GB upper bound (usage error beyond; ours)
     # -- subprocess runner (the same names in every grader; read at call time) ----
     "runner_mem_bytes": 8 << 30,           # child address-space limit: a CPU model's weights and torch's arenas fit; GPU mode uses memory='resident'
     "runner_fsize_bytes": 256 << 20,  # largest file the child may write: a runaway writer cannot fill the disk
@@ -125,6 +136,54 @@ OS_PROCESS_CALLS = ("system", "popen")          # exact names
 OS_PROCESS_PREFIXES = ("exec", "spawn", "fork")  # os.exec*, os.spawn*, os.fork*
 # code the scan cannot read (the harness scans *.py only): flagged for review, never a finding
 UNSCANNED_CODE_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib")
+# Escape hatches outside the harness's lists (issue 13): the harness's literal rules pass them, so
+# failing them would disagree with its score; they are REVIEW_REQUIRED with the reason (--strict: 0).
+REVIEW_IMPORTS = {
+    "_ctypes": "the C module behind ctypes (a banned family)",
+    "_cffi_backend": "the C module behind cffi (a banned family)",
+    "_socket": "the C module behind socket (networking, a banned family)",
+    "_ssl": "the C module behind ssl (networking, a banned family)",
+    "_asyncio": "the C module behind asyncio (a banned family)",
+    "_posixsubprocess": "the C module behind subprocess: starts processes (a banned family)",
+    "_multiprocessing": "the C module behind multiprocessing (a banned family)",
+    "_posixshmem": "multiprocessing's shared memory (a banned family)",
+    "_decimal": "the C implementation of decimal (a banned family)",
+    "_pydecimal": "the pure-Python implementation of decimal (a banned family)",
+    "posix": "the C module behind os: system/fork/exec*/posix_spawn without the name os",
+    "pty": "pty.spawn/pty.fork start processes",
+    "concurrent": "concurrent.futures.ProcessPoolExecutor starts processes",
+    "importlib": "imports modules by computed name (reaches any banned module)",
+    "imp": "imports modules by computed name (reaches any banned module)",
+    "zipimport": "imports code from archives the scan does not read",
+    "runpy": "runs modules and files as code",
+    "code": "an interactive interpreter: runs source strings",
+    "codeop": "compiles source strings",
+    "builtins": "getattr(builtins, ...) reaches eval/exec/compile/__import__ by name",
+    "marshal": "marshal.loads builds code objects",
+    "dill": "unpickling serialised functions runs code",
+    "cloudpickle": "unpickling serialised functions runs code",
+    "symengine": "exact big-number arithmetic (like the banned sympy/gmpy2/flint)",
+    "cypari2": "exact big-number arithmetic (like the banned sympy/gmpy2/flint)",
+    "gmpy": "exact big-number arithmetic (like the banned gmpy2)",
+    "__main__": "the grader's driver module (it shares the model's interpreter)",
+}
+# module.function calls that load code (pickle and friends), flagged wherever called
+REVIEW_LOAD_CALLS = {
+    "pickle": ("load", "loads", "Unpickler"), "_pickle": ("load", "loads", "Unpickler"),
+    "cPickle": ("load", "loads", "Unpickler"), "shelve": ("open",), "joblib": ("load",),
+    "marshal": ("load", "loads"), "dill": ("load", "loads"), "cloudpickle": ("load", "loads"),
+}
+OS_REVIEW_PREFIXES = ("posix_spawn",)            # os.posix_spawn, os.posix_spawnp
+# introspection that reaches code objects, other frames (the grader's driver shares the process)
+# or the interpreter's object graph: review (an honest model has no use for them)
+INTROSPECTION_ATTRS = frozenset({"_getframe", "currentframe", "f_back", "f_locals", "f_globals",
+                                 "gi_frame", "tb_frame", "__subclasses__", "__globals__", "__code__"})
+SOURCE_ENCODINGS_SEEN_AS_UTF8 = ("utf-8", "utf-8-sig")   # tokenize.detect_encoding's names
+# --gpu: what a CUDA runtime reads besides the Python installation (the runner already passes
+# /dev/nvidia*): device selection variables, and a system CUDA toolkit where one is installed
+GPU_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+           "CUBLAS_WORKSPACE_CONFIG", "PYTORCH_CUDA_ALLOC_CONF", "LD_LIBRARY_PATH")
+GPU_PATHS = ("/usr/local/cuda", "/usr/lib/wsl")
 
 # exact primality: below this bound Miller-Rabin with the first 13 prime bases is proven
 # deterministic (Sorenson & Webster 2015); above it, strong BPSW -- sympy.isprime's own split.
@@ -227,6 +286,35 @@ def _plain_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def parse_python(source, filename: str, check_id: str):
+    """ast.parse that never escapes: a syntax error, or a source nested too deeply or too large
+    for the parser (RecursionError, MemoryError), becomes a Reject (a clean FAIL record)."""
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise Reject(check_id, f"{filename}: syntax error at line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise Reject(check_id, f"{filename}: cannot be parsed ({type(exc).__name__}: nested too "
+                     "deeply or too large)")
+
+
+def python_source_encoding(data: bytes) -> str:
+    """The encoding the interpreter reads `data` in (PEP 263 cookie, UTF-8 BOM, else UTF-8), as
+    tokenize.detect_encoding finds it; ValueError when the interpreter itself would refuse the
+    file (an unknown codec, a BOM with another cookie, bytes invalid in the encoding)."""
+    import codecs
+    import io
+    import tokenize
+    try:
+        enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = codecs.decode(data, enc)             # strict, as compile() decodes it
+    except Exception as exc:                        # any codec's own error (zlib, rot13, ...)
+        raise ValueError(f"{type(exc).__name__}: {str(exc)[:120]}")
+    if not isinstance(text, str):
+        raise ValueError(f"{enc} is not a text encoding")
+    return enc
+
+
 # =============================================================================
 # STATIC CHECKS (the public harness's finding list)
 # =============================================================================
@@ -234,33 +322,85 @@ def _is_int_call(node) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int"
 
 
-def scan_source(source: str, name: str) -> list:
-    """Findings (name, line, rule, message) for one Python source, in the harness's rules:
-    forbidden-import, dynamic-exec, subprocess (os.system/popen/exec*/spawn*/fork*),
-    modmul-shortcut (int(_)*int(_)%int(_), pow(int(_),int(_),int(_))), syntax-error."""
+def _scan(source, name: str) -> tuple:
+    """(findings, reviews) for one Python source (str, or the file's bytes, parsed as the
+    interpreter parses them: PEP 263 cookie and BOM honoured).  Each item is (name, line, rule,
+    message).  Findings are the harness's rules: forbidden-import, dynamic-exec, subprocess
+    (os.system/popen/exec*/spawn*/fork*), modmul-shortcut (int(_)*int(_)%int(_),
+    pow(int(_),int(_),int(_))), syntax-error.  Reviews are the escape hatches outside its lists
+    (REVIEW_IMPORTS, REVIEW_LOAD_CALLS, os.posix_spawn*, os's process calls reached through an
+    alias, `from os import`, getattr by name, unpickling torch/numpy loads)."""
     try:
-        tree = ast.parse(source, filename=name)
-    except SyntaxError as exc:
-        return [(name, exc.lineno or 0, "syntax-error", f"could not parse source: {exc.msg}")]
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return [(name, 0, "syntax-error", f"could not parse source: {type(exc).__name__}")]
-    out = []
+        tree = parse_python(source, name, "g3.static_check")
+    except Reject as exc:
+        return [(name, 0, "syntax-error", exc.check.message)], []
+    out, review = [], []
+    os_aliases = {"os"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            os_aliases.update(a.asname for a in node.names if a.name == "os" and a.asname)
+    os_banned = tuple(OS_PROCESS_CALLS) + OS_PROCESS_PREFIXES
+
+    def os_process(attr):
+        return attr in OS_PROCESS_CALLS or attr.startswith(OS_PROCESS_PREFIXES)
+
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] in FORBIDDEN_IMPORTS:
+                root = alias.name.split(".")[0]
+                if root in FORBIDDEN_IMPORTS:
                     out.append((name, line, "forbidden-import", f"import of '{alias.name}'"))
+                elif root in REVIEW_IMPORTS:
+                    review.append((name, line, "escape-hatch", f"import of '{alias.name}': "
+                                   f"{REVIEW_IMPORTS[root]}"))
         elif isinstance(node, ast.ImportFrom):
-            if node.module and node.module.split(".")[0] in FORBIDDEN_IMPORTS:
+            root = (node.module or "").split(".")[0]
+            if root in FORBIDDEN_IMPORTS:
                 out.append((name, line, "forbidden-import", f"import from '{node.module}'"))
+            elif root in REVIEW_IMPORTS:
+                review.append((name, line, "escape-hatch", f"import from '{node.module}': "
+                               f"{REVIEW_IMPORTS[root]}"))
+            elif node.module == "os":
+                hit = [a.name for a in node.names if a.name == "*" or os_process(a.name)
+                       or a.name.startswith(OS_REVIEW_PREFIXES)]
+                if hit:
+                    review.append((name, line, "escape-hatch", f"from os import {', '.join(hit)}: "
+                                   "process calls without the name os"))
+            elif root in REVIEW_LOAD_CALLS:
+                hit = [a.name for a in node.names if a.name in REVIEW_LOAD_CALLS[root] or a.name == "*"]
+                if hit:
+                    review.append((name, line, "escape-hatch", f"from {node.module} import "
+                                   f"{', '.join(hit)}: loading can run code"))
         elif isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name) and f.id in DYNAMIC_EXEC:
                 out.append((name, line, "dynamic-exec", f"call to '{f.id}'"))
-            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "os" \
-                    and (f.attr in OS_PROCESS_CALLS or f.attr.startswith(OS_PROCESS_PREFIXES)):
-                out.append((name, line, "subprocess", f"call to 'os.{f.attr}'"))
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                mod, attr = f.value.id, f.attr
+                if mod == "os" and os_process(attr):
+                    out.append((name, line, "subprocess", f"call to 'os.{attr}'"))
+                elif mod in os_aliases and (os_process(attr) or attr.startswith(OS_REVIEW_PREFIXES)):
+                    review.append((name, line, "escape-hatch",
+                                   f"call to '{mod}.{attr}': starts a process"
+                                   + (f" (os imported as '{mod}')" if mod != "os" else "")))
+                elif attr in REVIEW_LOAD_CALLS.get(mod, ()):
+                    review.append((name, line, "escape-hatch", f"call to '{mod}.{attr}': loading "
+                                   "can run code"))
+                elif mod == "torch" and attr == "load" and not _keyword_is(node, "weights_only", True):
+                    review.append((name, line, "escape-hatch", "torch.load without weights_only=True: "
+                                   "unpickling can run code (torch < 2.6 defaults to False)"))
+                elif mod in ("np", "numpy") and attr == "load" \
+                        and not _keyword_is(node, "allow_pickle", False, absent_ok=True):
+                    review.append((name, line, "escape-hatch", f"{mod}.load with allow_pickle: "
+                                   "unpickling can run code"))
+            if isinstance(f, ast.Name) and f.id == "getattr" and len(node.args) >= 2 \
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
+                    and (node.args[1].value in DYNAMIC_EXEC
+                         or isinstance(node.args[0], ast.Name) and node.args[0].id in os_aliases | {"posix"}
+                         and node.args[1].value.startswith(os_banned + OS_REVIEW_PREFIXES)):
+                review.append((name, line, "escape-hatch", f"getattr(_, {node.args[1].value!r}): "
+                               "a banned call reached by name"))
             if isinstance(f, ast.Name) and f.id == "pow" and len(node.args) == 3 \
                     and all(_is_int_call(a) for a in node.args):
                 out.append((name, line, "modmul-shortcut", "pow(int(_), int(_), int(_))"))
@@ -268,7 +408,32 @@ def scan_source(source: str, name: str) -> list:
                 and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult) \
                 and _is_int_call(node.left.left) and _is_int_call(node.left.right):
             out.append((name, line, "modmul-shortcut", "int(_) * int(_) % int(_)"))
-    return out
+        elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION_ATTRS:
+            review.append((name, line, "escape-hatch", f"'.{node.attr}': introspection reaching code, "
+                           "frames (the grader's driver) or the object graph"))
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and node.slice.value == "__main__":
+            review.append((name, line, "escape-hatch", "['__main__']: the grader's driver module "
+                           "(it shares the model's interpreter)"))
+        elif isinstance(node, ast.Name) and node.id == "__builtins__":
+            review.append((name, line, "escape-hatch", "__builtins__ reaches eval/exec/compile/"
+                           "__import__ by name"))
+    return out, review
+
+
+def _keyword_is(call, key: str, value, absent_ok: bool = False) -> bool:
+    """True when `call` passes key=<the literal value> (or omits it, with absent_ok)."""
+    for kw in call.keywords:
+        if kw.arg == key:
+            return isinstance(kw.value, ast.Constant) and kw.value.value is value
+        if kw.arg is None:                         # **kwargs: cannot tell
+            return False
+    return absent_ok
+
+
+def scan_source(source, name: str) -> list:
+    """The harness's findings (name, line, rule, message) for one source (see _scan)."""
+    return _scan(source, name)[0]
 
 
 def submission_files(root: str):
@@ -283,24 +448,38 @@ def submission_files(root: str):
     return found
 
 
-def static_findings(root: str) -> list:
-    findings = []
+def static_scan(root: str) -> tuple:
+    """(findings, reviews, encodings) over every .py file under root.  Each file is read as the
+    interpreter reads it (python_source_encoding, then the bytes parsed as compile() parses them);
+    a file the interpreter would refuse is an unreadable-source finding; `encodings` lists
+    (file, codec) for files declaring a codec other than UTF-8 (review: the harness reads UTF-8)."""
+    findings, reviews, encodings = [], [], []
     for path in submission_files(root):
         if not path.endswith(".py"):
             continue
         rel = os.path.relpath(path, root)
         size = os.path.getsize(path)
         if size > SPEC["max_source_bytes"]:
-            findings.append((rel, 0, "unreadable-source", f"{size} bytes, over the analysis cap"))
+            findings.append((rel, 0, "unreadable-source", f"{size} bytes, over the analysis cap "
+                             f"of {SPEC['max_source_bytes']}"))
             continue
         try:
             with open(path, "rb") as fh:
-                source = fh.read().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            findings.append((rel, 0, "unreadable-source", f"not UTF-8 text: {type(exc).__name__}"))
+                data = fh.read(SPEC["max_source_bytes"] + 1)
+            enc = python_source_encoding(data)
+        except (OSError, ValueError) as exc:
+            findings.append((rel, 0, "unreadable-source", f"not readable as Python source: {exc}"))
             continue
-        findings.extend(scan_source(source, rel))
-    return findings
+        if enc not in SOURCE_ENCODINGS_SEEN_AS_UTF8:
+            encodings.append((rel, enc))
+        f, r = _scan(data, rel)
+        findings.extend(f)
+        reviews.extend(r)
+    return findings, reviews, encodings
+
+
+def static_findings(root: str) -> list:
+    return static_scan(root)[0]
 
 
 # =============================================================================
@@ -346,7 +525,7 @@ def check_static(sub: str, skip: bool) -> list:
     """Gate 3: zero static-analysis findings."""
     if skip:
         return [Check("g3.static_check", Status.SKIP, "skipped by --skip-static-check (trusted use)")]
-    found = static_findings(sub)
+    found, reviews, encodings = static_scan(sub)
     if found:
         shown = "; ".join(f"{f}:{ln} [{rule}] {msg}" for f, ln, rule, msg in found[:6])
         more = f" (+{len(found) - 6} more)" if len(found) > 6 else ""
@@ -354,6 +533,18 @@ def check_static(sub: str, skip: bool) -> list:
                      [list(f) for f in found], 0)]
     else:
         out = [Check("g3.static_check", Status.PASS, "0 findings", 0, 0)]
+    if encodings:
+        out.append(Check("g3.source_encoding", Status.REVIEW,
+                         f"{len(encodings)} file(s) declare a source encoding other than UTF-8 "
+                         f"(scanned as Python decodes them; the harness's UTF-8 reading sees other "
+                         f"text): " + ", ".join(f"{f} ({e})" for f, e in encodings[:5]),
+                         [list(e) for e in encodings]))
+    if reviews:
+        shown = "; ".join(f"{f}:{ln} {msg}" for f, ln, _, msg in reviews[:6])
+        more = f" (+{len(reviews) - 6} more)" if len(reviews) > 6 else ""
+        out.append(Check("g3.escape_hatch", Status.REVIEW,
+                         f"{len(reviews)} use(s) of an escape hatch outside the harness's rules "
+                         f"(no finding; review by hand): {shown}{more}", [list(r) for r in reviews]))
     hidden = [os.path.relpath(p, sub) for p in submission_files(sub)
               if p.lower().endswith(UNSCANNED_CODE_SUFFIXES)]
     if hidden:
@@ -786,7 +977,7 @@ def decode_answer(digits, base, p: int, tier_zero: bool) -> int:
             raise Malformed(f"digit {i} = {d} outside [0, {b})")
         value = value * b + d
     if not tier_zero and value >= p:
-        raise Malformed(f"decoded value >= p on a scored tier")
+        raise Malformed("decoded value >= p on a scored tier")
     return value
 
 
@@ -902,7 +1093,7 @@ SHIM_FILES = {
 DRIVER_BODY = r'''
 _path = list(_sys.path)                 # stdlib modules of the driver: never the submission's copies
 _sys.path.remove(_REQ["submission_dir"])
-import importlib as _il, operator as _op, pickle as _pickle, time as _time
+import copy as _copy, importlib as _il, operator as _op, pickle as _pickle, time as _time
 _sys.path[:] = _path
 _sys.path.insert(0, _REQ["lib_dir"])
 from modchallenge.interface.base_model import ModularMultiplicationModel as _Base
@@ -988,10 +1179,19 @@ def _same(x, y):
         return False
 
 
+def _snap(x):
+    """A copy taken when a hook returns: an encoding the model mutates later cannot be made to
+    match a later call after the fact."""
+    try:
+        return _copy.deepcopy(x)
+    except Exception:
+        return x
+
+
 def _isolation(model, pairs):
     pa, pb, pp = model.preprocess_a, model.preprocess_b, model.preprocess_p
     for (a, b, p), (a2, b2, p2) in pairs:
-        first = (pa(a), pb(b), pp(p))
+        first = (_snap(pa(a)), _snap(pb(b)), _snap(pp(p)))
         pa(a2); pb(b2); pp(p2)
         again = (pa(a), pb(b), pp(p))              # the harness's sequence
         pa(a2)
@@ -1034,6 +1234,48 @@ except BaseException as exc:
 send({"event": "loaded", "seconds": _time.monotonic() - t0})
 bs = _batch_size(model)
 
+def _audit(model, pairs, where, _send=send):
+    """Isolation re-checked inside this (the inference) process, after predictions ran, with
+    probe problems that look like the stream's: for a pair x, y of problems with one prime, the
+    triples (xa, xb, p), (ya, xb, p), (xa, yb, p) go through the hooks and predict_digits_batch
+    in batches as usual (answers discarded); each hook must give one encoding of its argument
+    whatever the other arguments were."""
+    probes = []
+    for x, y in pairs:
+        probes += [(x[0], x[1], x[2]), (y[0], x[1], y[2]), (x[0], y[1], x[2])]
+    snaps = []
+    try:
+        for i in range(0, len(probes), bs):
+            enc = []
+            for a, b, p in probes[i:i + bs]:
+                e = (model.preprocess_a(a), model.preprocess_b(b), model.preprocess_p(p))
+                enc.append(e)
+                snaps.append(tuple(_snap(v) for v in e))
+            try:
+                model.predict_digits_batch(enc)
+            except Exception:
+                pass
+        reason = ""
+        for k in range(0, len(snaps), 3):
+            t1, t2, t3 = snaps[k:k + 3]
+            for name, x, y, other in (("preprocess_b", t1[1], t2[1], "preprocess_a/_p"),
+                                      ("preprocess_a", t1[0], t3[0], "the hooks before it"),
+                                      ("preprocess_p", t1[2], t3[2], "preprocess_b")):
+                if not reason and not _same(x, y):
+                    reason = (name + " gave another encoding of the same argument once " + other +
+                              " had seen other arguments (cross-argument state)")
+    except Exception as exc:
+        reason = "a preprocess hook raised: " + _short(exc)
+    _send({"event": "audit", "where": where, "reason": reason})
+
+
+def _after_batch(model, where, _ask=ask):
+    """Ask the grader whether to audit now: the decision is the grader's, made when asked."""
+    reply = _ask({"event": "batch"})
+    if isinstance(reply, dict) and reply.get("audit"):
+        _audit(model, reply["audit"], where)
+
+
 if _REQ["mode"] == "check":
     try:
         reason = _isolation(model, _REQ["iso_pairs"])
@@ -1045,13 +1287,23 @@ if _REQ["mode"] == "check":
             _det_pass(model, label, _REQ["det_sample"], bs)
         except Exception as exc:
             send({"event": "det", "pass": label, "error": "raised " + _short(exc)})
+elif _REQ["mode"] == "recheck":
+    _plan = ask({"event": "plan", "batch_size": bs}) or {}
+    _cases = _plan.get("cases", [])
+    outs, bad = [], None
+    for i in range(0, len(_cases), bs):
+        got, bad = _run_batch(model, _cases[i:i + bs])
+        if bad:
+            break
+        outs.extend(got)
+    send({"event": "recheck", "error": bad} if bad else {"event": "recheck", "outputs": outs})
 else:
     try:
         _det_pass(model, "C", _REQ["det_sample"], bs)
     except Exception as exc:
         send({"event": "det", "pass": "C", "error": "raised " + _short(exc)})
-    send({"event": "ready"})
-    _TIERS = receive()                    # the test set arrives only now, with the clock running
+    send({"event": "ready", "batch_size": bs})
+    _TIERS = ask({"event": "plan", "batch_size": bs})   # the test set arrives only now, clock running
     for tid, cases in (_TIERS or {}).get("tiers", []):
         outs, bad = [], None
         for i in range(0, len(cases), bs):
@@ -1059,10 +1311,14 @@ else:
             if bad:
                 break
             outs.extend(got)
+            _after_batch(model, "tier %s, after problem %d" % (tid, i + len(got)))
         if bad:
             send({"event": "tier", "tier": tid, "complete": False, "reason": bad})
         else:
             send({"event": "tier", "tier": tid, "complete": True, "outputs": outs})
+    _reply = ask({"event": "end"})
+    if isinstance(_reply, dict) and _reply.get("audit"):
+        _audit(model, _reply["audit"], "after the last tier")
     send({"event": "done"})
 '''
 
@@ -1091,24 +1347,35 @@ def _child_reason(outcome, what: str) -> str:
     return f"{what}: the child stopped without reporting it ({outcome.reason or 'exited'})"
 
 
-def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_timeout: float) -> dict:
-    """Gates 5-8 for one test set: two child runs ("check" then "infer").  Returns
-    {"checks": [...], "tiers": [TierResult], "outcomes": {...}, "deterministic": bool,
-    "isolated": bool}."""
+def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_timeout: float,
+              memory: dict | None = None) -> dict:
+    """Gates 5-8 for one test set: three child runs ("check", "infer", then "recheck", the
+    independent determinism re-run of problems drawn from the inference stream).  `memory` is
+    run_isolated's memory keywords (memory_options).  Returns {"checks": [...], "tiers":
+    [TierResult], "outcomes": {...}, "deterministic": bool, "isolated": bool}."""
+    memory = memory if memory is not None else memory_options(None, False)
     det_sample, pairs = _samples(test_set)
     base = manifest["output_base"]
     common = {"entry_class": manifest["entry_class"], "max_digits": SPEC["max_digits"],
               "max_digit_bits": SPEC["max_digit_bits"], "det_sample": [_triple(c) for c in det_sample]}
 
-    def rearm(body):                       # load gets load_timeout, every later phase the budget
-        if isinstance(body, dict) and body.get("event") in ("loaded", "ready"):
-            return budget
-        return None
+    def rearm_once():
+        """A fresh rearm for one run: load gets load_timeout, the first "loaded" and the first
+        "ready" each give the budget, once (a model repeating them cannot keep its process alive)."""
+        seen = set()
+
+        def rearm(body):
+            event = body.get("event") if isinstance(body, dict) else None
+            if event in ("loaded", "ready") and event not in seen:
+                seen.add(event)
+                return budget
+            return None
+        return rearm
 
     cpu = int(load_timeout + 3 * budget) + 60
     check = run_isolated(sub, DRIVER_BODY, dict(common, mode="check",
                                                 iso_pairs=[[_triple(x), _triple(y)] for x, y in pairs]),
-                         load_timeout, rearm=rearm, lib_files=SHIM_FILES, cpu_seconds=cpu)
+                         load_timeout, rearm=rearm_once(), lib_files=SHIM_FILES, cpu_seconds=cpu, **memory)
     outcomes = {"load+checks": check}
     progress(f"gates 5-7: load, isolation and determinism child {check.status} ({check.wall:.1f} s)")
     checks = []
@@ -1137,11 +1404,17 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
 
     # the tiers go to the child only once it is "ready" (loaded, determinism pass C done), when
     # the budget starts: nothing of the test set but the 10+5 check problems is visible earlier
-    tiers_msg = {"tiers": [[tid, [_triple(c) for c in test_set[tid]]] for tid in sorted(test_set)]}
-    infer = run_isolated(sub, DRIVER_BODY, dict(common, mode="infer"), load_timeout, rearm=rearm,
-                         lib_files=SHIM_FILES, cpu_seconds=cpu,
-                         followup=lambda body: tiers_msg if isinstance(body, dict)
-                         and body.get("event") == "ready" else None)
+    stream = _InferenceInteraction(test_set)
+
+    infer_budget = rearm_once()
+
+    def infer_rearm(body):                 # the tiers are handed out only once "ready" started the budget
+        if isinstance(body, dict) and body.get("event") == "ready":
+            stream.ready = True
+        return infer_budget(body)
+
+    infer = run_isolated(sub, DRIVER_BODY, dict(common, mode="infer"), load_timeout, rearm=infer_rearm,
+                         lib_files=SHIM_FILES, cpu_seconds=cpu, interact=stream, **memory)
     outcomes["inference"] = infer
     progress(f"gate 8: inference child {infer.status} ({infer.wall:.1f} s of the {budget:g} s budget)")
 
@@ -1174,6 +1447,8 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
                 f"problem {diff[0]} (tier {det_sample[diff[0]].tier_id}) differs between runs")
     checks.append(Check("g7.determinism", Status.PASS if deterministic else Status.FAIL,
                         dmsg if deterministic else dmsg + " (not ranked)"))
+    checks.insert(next(i for i, c in enumerate(checks) if c.id == "g6.preprocess_isolation") + 1,
+                  inference_isolation_check(infer, stream))
 
     # inference: tiers whose results arrived within the budget after "ready"
     ready = _events(infer, "ready")
@@ -1211,11 +1486,155 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
                             round(last, 3), budget))
     if tiers and not tiers[0].completed and not incomplete and t_ready is not None:
         checks.append(Check("g8.tier0", Status.INFO, f"diagnostic tier 0 incomplete: {tiers[0].note}"))
-    if infer.forged or check.forged:
+    # determinism of the real stream: problems drawn from it, answered again by a fresh process
+    stream_det, recheck = stream_determinism(sub, common, test_set, by_tier, base, load_timeout=load_timeout,
+                                             budget=budget, cpu=cpu, memory=memory, rearm=rearm_once())
+    checks.insert(next(i for i, c in enumerate(checks) if c.id == "g7.determinism") + 1, stream_det)
+    if recheck is not None:
+        outcomes["determinism re-run"] = recheck
+    deterministic = deterministic and stream_det.status is Status.PASS
+    isolated = isolated and all(c.status is not Status.FAIL for c in checks if c.id == "g6.isolation_in_inference")
+    forged = sum(o.forged for o in outcomes.values())
+    if forged:
         checks.append(Check("g8.reply_channel", Status.REVIEW,
-                            f"{infer.forged + check.forged} line(s) on the result pipe without the run token"))
+                            f"{forged} line(s) on the result pipe without the run token"))
     return {"checks": checks, "tiers": tiers, "outcomes": outcomes, "deterministic": deterministic,
             "isolated": isolated, "loaded": True}
+
+
+class _InferenceInteraction:
+    """The grader's side of the inference process's ask() calls: the tiers on "plan" (the budget
+    is already running), and after each batch the decision whether to audit isolation now, drawn
+    here (SystemRandom) when asked, so nothing in the child tells it which batches are audited."""
+
+    def __init__(self, test_set: dict):
+        self.test_set, self.rng = test_set, random.SystemRandom()
+        self.asks, self.audit_at, self.sent = 0, set(), []     # sent: ask counts audited
+        self.batch_tier = []                                    # tier of the k-th batch
+        self.ready = False                                      # set by the "ready" message
+
+    def pairs(self, tid: int) -> list:
+        """SPEC audit_pairs pairs of distinct problems of tier tid sharing one prime (the probes
+        are then problems of the tier being answered), as triples."""
+        cases = self.test_set[tid]
+        out = []
+        for _ in range(SPEC["audit_pairs"]):
+            x = self.rng.choice(cases)
+            same = [c for c in cases if c.p == x.p and c is not x] or [c for c in cases if c is not x] or [x]
+            out.append([_triple(x), _triple(self.rng.choice(same))])
+        return out
+
+    def __call__(self, body):
+        event = body.get("event") if isinstance(body, dict) else None
+        if event == "plan" and not self.batch_tier and self.ready:
+            bs = body.get("batch_size")
+            bs = bs if _plain_int(bs) and bs >= 1 else 1
+            for tid in sorted(self.test_set):
+                self.batch_tier += [tid] * -(-len(self.test_set[tid]) // bs)
+            n = max(1, len(self.batch_tier))
+            early = max(1, int(n * SPEC["audit_early_fraction"]))
+            self.audit_at = {self.rng.randint(1, early)} | set(
+                self.rng.sample(range(1, n + 1), min(SPEC["inference_audits"], n)))
+            return {"tiers": [[tid, [_triple(c) for c in self.test_set[tid]]] for tid in sorted(self.test_set)]}
+        if event == "batch":
+            self.asks += 1
+            if self.asks in self.audit_at and self.asks <= len(self.batch_tier):
+                self.sent.append(self.asks)
+                return {"audit": self.pairs(self.batch_tier[self.asks - 1])}
+            return None
+        if event == "end" and self.batch_tier:
+            self.sent.append("end")
+            return {"audit": self.pairs(max(self.test_set))}
+        return None
+
+
+def inference_isolation_check(infer, stream: _InferenceInteraction) -> Check:
+    """g6.isolation_in_inference: every audit the grader asked for came back clean."""
+    cid = "g6.isolation_in_inference"
+    audits = [b for b, _ in _events(infer, "audit")]
+    bad = next((b for b in audits if b.get("reason") != ""), None)
+    if bad is not None:
+        return Check(cid, Status.FAIL, f"{bad.get('where', '?')}: {str(bad.get('reason'))[:250]} "
+                     "(inside the inference process, after predictions ran; not ranked)"[:400],
+                     len(audits), len(stream.sent))
+    if stream.asks > len(stream.batch_tier):
+        return Check(cid, Status.FAIL, f"{stream.asks} after-batch questions for {len(stream.batch_tier)} "
+                     "batches: something other than the driver asked for audits (not ranked)",
+                     len(audits), len(stream.sent))
+    missing = len(stream.sent) - len(audits)
+    cut = missing == 1 and infer.status == "timeout"       # the budget ran out during the last audit:
+    if missing and not cut:                                # its tiers are lost anyway, no verdict on it
+        return Check(cid, Status.FAIL, f"{len(audits)} of {len(stream.sent)} audit(s) reported; "
+                     f"{_child_reason(infer, 'an audit did not finish')} (not ranked)",
+                     len(audits), len(stream.sent))
+    note = f" (one more cut by the budget: {infer.reason})" if cut else ""
+    if not audits:
+        return Check(cid, Status.SKIP, _child_reason(infer, "the stream stopped before the first "
+                                                     "audit finished") + note, 0, len(stream.sent))
+    return Check(cid, Status.PASS, f"{len(audits)} audit(s) at batches the grader drew while the model "
+                 f"ran: hooks per-argument and stateless after predictions{note}", len(audits), len(stream.sent))
+
+
+def stream_determinism(sub: str, common: dict, test_set: dict, by_tier: dict, base, *, load_timeout: float,
+                       budget: float, cpu: int, memory: dict, rearm) -> tuple:
+    """g7.determinism_stream: SPEC stream_det_per_tier problems drawn (SystemRandom) from each tier
+    the inference stream completed, answered again in a shuffled order by a fresh process, decoded
+    and compared.  (Check, RunOutcome of the re-run or None)."""
+    cid = "g7.determinism_stream"
+    rng = random.SystemRandom()
+    drawn = []                                     # (case, stream's packed output)
+    for tid in sorted(by_tier):
+        body, _ = by_tier[tid]
+        outs = body.get("outputs")
+        if body.get("complete") is not True or not isinstance(outs, list) or len(outs) != len(test_set[tid]):
+            continue
+        for i in rng.sample(range(len(outs)), min(SPEC["stream_det_per_tier"], len(outs))):
+            drawn.append((test_set[tid][i], outs[i]))
+    if not drawn:
+        return Check(cid, Status.FAIL, "no completed tier to draw from: the inference stream's "
+                     "determinism cannot be checked (not ranked)"), None
+    order = list(range(len(drawn)))
+    while len(order) > 1 and order == sorted(order):
+        rng.shuffle(order)
+    plan = {"cases": [_triple(drawn[k][0]) for k in order]}
+    recheck = run_isolated(sub, DRIVER_BODY, dict(common, mode="recheck"), load_timeout, rearm=rearm,
+                           lib_files=SHIM_FILES, cpu_seconds=cpu, **memory,
+                           interact=lambda body: plan if isinstance(body, dict)
+                           and body.get("event") == "plan" else None)
+    got = _events(recheck, "recheck")
+    what = f"{len(drawn)} problems drawn from the inference stream"
+    if not got:
+        return Check(cid, Status.FAIL, f"{what}: " + _child_reason(recheck, "the independent re-run did not "
+                     "finish") + " (not ranked)", None, len(drawn)), recheck
+    body = got[0][0]
+    outs = body.get("outputs")
+    if "error" in body or not isinstance(outs, list) or len(outs) != len(order):
+        return Check(cid, Status.FAIL, f"{what}: the independent re-run: "
+                     f"{str(body.get('error') or 'result of the wrong length')[:200]} (not ranked)",
+                     None, len(drawn)), recheck
+    diff = []
+    for k, out in zip(order, outs):
+        case, first = drawn[k]
+        if repr(decode_packed(first, base, case.p, case.tier_id == 0)) != \
+                repr(decode_packed(out, base, case.p, case.tier_id == 0)):
+            diff.append(case.tier_id)
+    if diff:
+        return Check(cid, Status.FAIL, f"{len(diff)} of {what} answered differently by an independent "
+                     f"process (shuffled order); tiers {sorted(set(diff))} (not ranked)",
+                     len(diff), 0), recheck
+    return Check(cid, Status.PASS, f"{what} (every completed tier) answered identically by an "
+                 "independent process in a shuffled order", 0, 0), recheck
+
+
+def memory_options(memory_gb, gpu: bool) -> dict:
+    """run_isolated's memory keywords: --memory GB (default SPEC runner_mem_bytes) as the
+    address-space limit, or with --gpu as the limit of the outside resident-memory watchdog, plus
+    the CUDA environment variables and folders a GPU runtime needs (GPU_ENV, GPU_PATHS)."""
+    limit = int(memory_gb * 2 ** 30) if memory_gb is not None else SPEC["runner_mem_bytes"]
+    if not gpu:
+        return {"mem_bytes": limit, "memory": "address"}
+    return {"mem_bytes": limit, "memory": "resident", "env_pass": GPU_ENV,
+            "ro_paths": tuple(p for p in GPU_PATHS if os.path.exists(p))}
 
 
 def tier_records(tiers: list, prefix: str = "") -> list:
@@ -1245,8 +1664,8 @@ def seed_label(seed: bytes) -> str:
 
 def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: float,
                load_timeout: float, no_exec: bool, jobs: int, test_dir: str | None,
-               prefix: str) -> dict:
-    """Gates 4-8 for one seed; records carry `prefix`."""
+               prefix: str, memory: dict | None = None) -> dict:
+    """Gates 4-8 for one seed; records carry `prefix`; `memory`: memory_options()."""
     t0 = time.monotonic()
     checks = []
     try:
@@ -1273,7 +1692,7 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
         checks += [Check(cid, Status.SKIP, "not run (--no-exec)") for cid in
                    ("g5.model_load", "g6.preprocess_isolation", "g7.determinism", "g8.inference")]
     else:
-        run = run_model(sub, manifest, test_set, budget=budget, load_timeout=load_timeout)
+        run = run_model(sub, manifest, test_set, budget=budget, load_timeout=load_timeout, memory=memory)
         checks += run["checks"]
         result.update(tiers=run["tiers"], outcomes=run["outcomes"], deterministic=run["deterministic"],
                       isolated=run["isolated"], executed=run["loaded"],
@@ -2483,7 +2902,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
 # =============================================================================
 def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
           skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None,
-          resume_dir: str | None = None) -> Report:
+          resume_dir: str | None = None, memory: dict | None = None) -> Report:
     """Gates 1-3 once, then gates 4-8 per seed (each seed's result kept in resume_dir when
     given, and reused when the same seed, inputs and grader are graded again), then the keys."""
     report = Report(submission)
@@ -2516,7 +2935,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         if r is None:
             r = grade_seed(submission, manifest, seed, total=total, budget=budget,
                            load_timeout=load_timeout, no_exec=no_exec, jobs=jobs, test_dir=test_dir,
-                           prefix=prefix)
+                           prefix=prefix, memory=memory)
             if _INTERRUPT["at"] is None:            # a seed cut short by Ctrl-C is not a result
                 resume_save(resume_dir, submission, seed, prefix, no_exec, r)
         phases[f"seed{i + 1}.generate"] = r["gen_s"]
@@ -2884,6 +3303,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default %(default)s)")
     p.add_argument("--load-timeout", type=float, default=SPEC["load_timeout_s"],
                    help="seconds allowed for import + load() (default %(default)s)")
+    p.add_argument("--memory", metavar="GB", type=float, default=None,
+                   help="memory limit of the model's child process in GiB (default "
+                        f"{SPEC['runner_mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
+                        "resident memory")
+    p.add_argument("--gpu", action="store_true",
+                   help="GPU mode: no address-space limit (CUDA reserves far more virtual memory than "
+                        "it uses); the child's resident memory is watched from outside instead and "
+                        "the run is killed (a clean FAIL) when it exceeds --memory")
     p.add_argument("--skip-static-check", action="store_true",
                    help="skip gate 3 (the harness's trusted-use mode)")
     p.add_argument("--jobs", type=int, default=_default_jobs(),
@@ -2941,6 +3368,8 @@ def usage_checks(args) -> None:
             raise UsageError(f"{sub} is not a directory")
     if args.out and len(args.submissions) > 1:
         raise UsageError("--out takes one submission (grade several with --json and --table)")
+    if args.memory is not None and not 0 < args.memory <= SPEC["memory_gb_max"]:
+        raise UsageError(f"--memory must be in (0, {SPEC['memory_gb_max']}] GiB")
 
 
 def standalone_action(args):
@@ -2962,12 +3391,13 @@ def child_jobs(args) -> int:
 
 def grade_submission(args, submission: str) -> Report:
     _RESUME_OPTIONS.update(total=args.total, budget=args.budget, load_timeout=args.load_timeout,
-                           skip_static=args.skip_static_check,
+                           skip_static=args.skip_static_check, memory=args.memory, gpu=args.gpu,
                            test_set=tree_sha256(args.test_set)["sha256"] if args.test_set else None)
     return grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
                  budget=args.budget, load_timeout=args.load_timeout,
                  skip_static=args.skip_static_check, no_exec=args.no_exec, jobs=max(1, args.jobs),
-                 test_dir=args.test_set, resume_dir=args.out)
+                 test_dir=args.test_set, resume_dir=args.out,
+                 memory=memory_options(args.memory, args.gpu))
 
 
 def kept_seeds(args) -> list:

@@ -78,7 +78,8 @@ def test_garbage_outputs_score_zero_per_problem_only(tmp_path):
 
 
 def test_model_exiting_during_inference_keeps_reported_tiers(tmp_path):
-    # 10 determinism calls, then tiers 0, 1, 2 (10 each) and 5 calls into tier 3
+    # 10 determinism calls, then tiers 0, 1, 2 (10 each) and 5 calls into tier 3, less the calls
+    # of the audit probes drawn among them (3 each)
     source = model_source("    def predict_digits(self, a, b, p):\n"
                           "        self.n = getattr(self, 'n', 0) + 1\n"
                           "        if self.n > 45:\n            os._exit(3)\n"
@@ -89,7 +90,8 @@ def test_model_exiting_during_inference_keeps_reported_tiers(tmp_path):
     g8 = checks["g8.inference"]
     assert g8["status"] == "FAIL" and "child exited with 3" in g8["message"]
     done = [k for k in range(11) if "incomplete" not in checks[f"tier.{k}"]["message"]]
-    assert done == [0, 1, 2] and "incomplete" in checks["tier.3"]["message"]
+    assert done == list(range(len(done))) and 1 <= len(done) <= 3
+    assert "incomplete" in checks[f"tier.{len(done)}"]["message"]
     assert checks["g7.determinism"]["status"] == "PASS"
 
 
@@ -101,8 +103,9 @@ def test_hanging_predict_is_killed_at_the_budget(tmp_path):
     rc, out, err, doc, checks = grade(sub, tmp_path, "--budget", "2")
     assert checks["g8.inference"]["status"] == "FAIL"
     assert "not finished within the budget" in checks["g8.inference"]["message"]
-    assert [k for k in range(11) if "incomplete" not in checks[f"tier.{k}"]["message"]] == [0, 1, 2]
-    assert doc["phases"]["seed1.total"] < 60
+    done = [k for k in range(11) if "incomplete" not in checks[f"tier.{k}"]["message"]]
+    assert done == list(range(len(done))) and 1 <= len(done) <= 3     # 45 calls: the 10 of pass C, and
+    assert doc["phases"]["seed1.total"] < 60                           # the stream's and audit probes'
 
 
 def test_exceptions_in_predict_score_the_batch_zero(tmp_path):
