@@ -82,14 +82,16 @@ SPEC = {
     "self_err_rtol": 1e-8,        # seed: "max_norm_errors[4] equal to the error recomputed from U_finest" (ours)
     "dim_factor": 2,              # seed: "no linear system of dimension greater than 2(m+1)"
     "max_half_bandwidth": 1,      # seed: "and no system of half-bandwidth greater than 1"
-    "hidden_h": (0.1, 0.05),      # seed: "error falling by at least 2× between h = 0.1 and h = 0.05"
-    "hidden_tol": 3e-2,           # seed: "must land within 3e-2 of a reference"
-    "hidden_min_drop": 2.0,       # seed: "falling by at least 2×"
+    "hidden_h": (0.1, 0.05, 0.025),   # the hidden meshes (the seed's two plus h = 0.025, ours)
+    "hidden_tol": 3e-2,           # seed: "must land within 3e-2 of a reference" (on every hidden mesh)
+    "hidden_min_drop": 2.0,       # seed: "falling by at least 2×" between hidden_h[0] and hidden_h[1]
+    "hidden_min_fine_drop": 2.5,  # ours: between hidden_h[1] and hidden_h[2] (observed order >= 1.32):
+                                  #   first order falls ~2.0x there, the accepted family >= 3.2x
     "audit_h": 0.1,               # seed: "On one hidden mesh the grader replaces every intercepted solve result"
     "audit_atol": 1e-12,          # seed: "unchanged to pointwise atol=1e-12 (rtol=0) fails with 0.0"
     "perturb_rel": 1e-6,          # ours: the finite audit scales each solve result by 1 + eps r, r in [1, 2)
     "iface_rtol": 1e-9,           # ours: solve(h) vs solve(h, 1.0, <benchmark problem object>), pointwise
-    "ref_m": (40, 80),            # our MCS reference: Richardson from h = 1/40 and 1/80 (see PROBLEMS)
+    "ref_m": (80, 160),           # our MCS reference: Richardson from h = 1/80 and 1/160 (see PROBLEMS)
     "ref_theta": 1.0 / 3.0,
 }
 
@@ -162,20 +164,27 @@ HIDDEN_T = 1.0
 
 
 def hidden_problem():
-    a, b, c, G, beta, A = 0.025, 0.018, 0.015, 0.02, 2.0, 0.3
+    """u = s + (1 + beta t) w + v.  s (bilinear, steady) carries the non-zero Dirichlet data;
+    w = G x(1-x) y(1-y) is a carrier driven by the source; v (zero on the boundary, no source)
+    starts from the non-separable bump A (sin(pi x) sin(pi y))^5 q(x, y) and has no closed form."""
+    a, b, c, G, beta, A, S = 0.02, 0.028, 0.012, 2.0, 2.0, 0.01, 0.1
+
+    def s(X, Y):
+        return S * (1.0 + X + 0.5 * Y + X * Y)
 
     def w(X, Y):
-        return G * (1.0 + X + 0.5 * Y + X * Y + 0.5 * X * X)
+        return G * X * (1.0 - X) * Y * (1.0 - Y)
 
     def u0(X, Y):
-        return w(X, Y) + A * _pnp.sin(_pnp.pi * X) * _pnp.sin(_pnp.pi * Y) * (
-            1.0 + 0.6 * X - 0.3 * Y + 0.8 * X * Y)
+        bump = (_pnp.sin(_pnp.pi * X) * _pnp.sin(_pnp.pi * Y)) ** 5
+        return s(X, Y) + w(X, Y) + A * bump * (1.0 + 0.6 * X - 0.3 * Y + 0.8 * X * Y)
 
     def g(X, Y, t):
-        return (1.0 + beta * t) * w(X, Y)
+        return s(X, Y) + (1.0 + beta * t) * w(X, Y)
 
-    def f(X, Y, t):   # w_xx = G, w_xy = G, w_yy = 0
-        return beta * w(X, Y) - (1.0 + beta * t) * G * (a + b)
+    def f(X, Y, t):   # u_t - (a u_xx + b u_xy + c u_yy) for the s and w parts (v has no source)
+        Lw = G * (-2.0 * a * Y * (1.0 - Y) + b * (1.0 - 2.0 * X) * (1.0 - 2.0 * Y) - 2.0 * c * X * (1.0 - X))
+        return beta * w(X, Y) - (1.0 + beta * t) * Lw - b * S
 
     return Problem(a, b, c, u0, g, f)
 '''
@@ -798,8 +807,8 @@ def mcs_reference(problem, m: int, T: float, theta: float = SPEC["ref_theta"]):
 
 
 def hidden_reference():
-    """Richardson extrapolation of the reference on h = 1/40 and 1/80, returned on
-    the 1/40 grid (which contains the h = 0.1 and 0.05 nodes)."""
+    """Richardson extrapolation of the reference on h = 1/ref_m[0] and 1/ref_m[1],
+    returned on the coarser reference grid (which contains every hidden mesh's nodes)."""
     import numpy as np
     mc, mf = SPEC["ref_m"]
     prob = _PROBLEMS["hidden_problem"]()
@@ -812,37 +821,55 @@ def hidden_reference():
     return ref
 
 
-def hidden_checks(results: dict, ref) -> list:
-    """Each hidden mesh within 3e-2 of the reference, and a >= 2x drop."""
+def hidden_error(U, ref, h: float) -> float:
+    """max |U - reference| on the nodes of mesh h (inf when U is not finite or misshapen)."""
     import numpy as np
+    stride = SPEC["ref_m"][0] // mesh_m(h)
+    R = ref[::stride, ::stride]
+    U = np.asarray(U, dtype=float)
+    if U.shape != R.shape:
+        return float("inf")
+    with np.errstate(all="ignore"):
+        err = float(np.max(np.abs(U - R)))
+    return err if math.isfinite(err) else float("inf")
+
+
+def _drop_check(cid: str, errs: list, i: int, limit: float, rule: str) -> Check:
+    """The error must fall by >= limit from hidden_h[i] to hidden_h[i + 1]."""
+    h0, h1 = SPEC["hidden_h"][i], SPEC["hidden_h"][i + 1]
+    e0, e1 = errs[i], errs[i + 1]
+    if e0 is None or e1 is None or not (math.isfinite(e0) and math.isfinite(e1)):
+        return Check(cid, Status.FAIL, f"no finite hidden errors on h={h0:g} and h={h1:g}")
+    ratio = e0 / e1 if e1 > 0 else float("inf")
+    order = math.log(ratio) / math.log(h0 / h1) if ratio > 0 and math.isfinite(ratio) else float("nan")
+    ok = ratio >= limit
+    return Check(cid, Status.PASS if ok else Status.FAIL,
+                 f"hidden error falls {ratio:.2f}x from h={h0:g} to h={h1:g} (observed order {order:.2f}; "
+                 f"need >= {limit:g}x, {rule})", ratio, limit)
+
+
+def hidden_checks(results: dict, ref) -> list:
+    """Every hidden mesh within hidden_tol of the reference; the error falls by
+    hidden_min_drop from the first to the second mesh (seed) and by
+    hidden_min_fine_drop from the second to the third (ours: tells order 2 from 1)."""
     out, errs = [], []
-    mc = SPEC["ref_m"][0]
     for h in SPEC["hidden_h"]:
-        tag = f"hidden:{h:g}"
-        r = results.get(tag)
+        r = results.get(f"hidden:{h:g}")
         cid = f"hidden.error[{mesh_tag(h)}]"
         if r is None or r["status"] != "ok":
             out.append(Check(cid, Status.FAIL, f"solve(h={h:g}, T, problem) on the hidden instance: "
                              f"{_job_failure(r)}"))
             errs.append(None)
             continue
-        stride = mc // mesh_m(h)
-        with np.errstate(all="ignore"):
-            err = float(np.max(np.abs(r["U"] - ref[::stride, ::stride])))
-        err = err if math.isfinite(err) else float("inf")
+        err = hidden_error(r["U"], ref, h)
         ok = err <= SPEC["hidden_tol"]
         out.append(Check(cid, Status.PASS if ok else Status.FAIL,
                          f"max |U - reference| = {err:.3e} (limit {SPEC['hidden_tol']:g})", err,
                          SPEC["hidden_tol"]))
         errs.append(err)
-    if all(e is not None and math.isfinite(e) for e in errs):
-        ratio = errs[0] / errs[1] if errs[1] > 0 else float("inf")
-        ok = ratio >= SPEC["hidden_min_drop"]
-        out.append(Check("hidden.drop", Status.PASS if ok else Status.FAIL,
-                         f"hidden error falls {ratio:.2f}x from h=0.1 to h=0.05 (need >= "
-                         f"{SPEC['hidden_min_drop']:g}x)", ratio, SPEC["hidden_min_drop"]))
-    else:
-        out.append(Check("hidden.drop", Status.FAIL, "no finite hidden errors on both meshes"))
+    out.append(_drop_check("hidden.drop", errs, 0, SPEC["hidden_min_drop"], "seed"))
+    out.append(_drop_check("hidden.order", errs, 1, SPEC["hidden_min_fine_drop"],
+                           "second order falls ~4x, first order ~2x"))
     return out
 
 

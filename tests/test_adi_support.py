@@ -35,6 +35,13 @@ def survey():
     return _load("scheme_survey", ADI_REF / "scheme_survey.py")
 
 
+@functools.lru_cache(maxsize=None)
+def survey_rows() -> dict:
+    """The survey's 19 rows (benchmark and hidden columns, hidden fields kept), computed
+    once per session and shared by the survey and hidden-instance tests."""
+    return {r["label"]: r for r in survey().survey(keep_fields=True)}
+
+
 def make_gold():
     return _load("adi_make_gold", ADI_REF / "make_gold.py")
 
