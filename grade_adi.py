@@ -385,7 +385,9 @@ PROCESS_CALLS = ("fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "exe
 INTROSPECTION_NAMES = ("__globals__", "__closure__", "cell_contents", "__code__", "__defaults__",
                        "__kwdefaults__", "f_globals", "f_locals", "f_back", "tb_frame", "_getframe",
                        "__main__", "__pyx_capi__", "get_referrers", "get_objects", "_superlu",
-                       "_umath_linalg", "_flapack", "_fblas")
+                       "_umath_linalg", "_flapack", "_fblas",
+                       # private transform back ends behind numpy.fft / scipy.fft / scipy.fftpack
+                       "_pocketfft", "pypocketfft", "_realtransforms", "_basic_backend")
 
 
 def import_audit(source: str, check_prefix: str, local: set = frozenset(),
@@ -1376,6 +1378,7 @@ import numpy.linalg as _npl
 import scipy as _scipy
 import scipy.fft as _sfft
 import scipy.fftpack as _fftpack
+import scipy.optimize as _sopt
 import scipy.linalg as _sla
 import scipy.linalg.lapack as _lapack
 import scipy.linalg.blas as _blas
@@ -1643,6 +1646,15 @@ def _m_op(args, kwargs):                    # sparse eigs(A), expm(A), expm_mult
     return int(A.shape[0]), True
 
 
+def _o_x0(args, kwargs):                    # fsolve(func, x0), root(fun, x0), newton_krylov(F, xin)
+    x0 = _arg(args, kwargs, 1, "x0", kwargs.get("xin"))
+    return int(_np.size(x0)), True
+
+
+def _o_lin(args, kwargs):                   # lsq_linear(A, b), nnls(A, b)
+    return int(_arg(args, kwargs, 0, "A").shape[1]), True
+
+
 _FFT1 = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
 _FFT2 = ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2")
 _FFTN = ("fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn")
@@ -1674,6 +1686,14 @@ _ROUTES = [
                                                        "fractional_matrix_power", "expm_frechet")}}),
     (_spl, "scipy.sparse.linalg", {n: _m_op for n in ("eigs", "eigsh", "svds", "lobpcg", "expm",
                                                       "expm_multiply")}),
+    # a 2-D implicit step is also a root / least-squares / minimisation problem
+    (_sopt, "scipy.optimize", {**{n: _o_x0 for n in ("fsolve", "root", "least_squares", "leastsq", "minimize",
+                                                     "newton_krylov", "anderson", "broyden1", "broyden2",
+                                                     "diagbroyden", "excitingmixing", "linearmixing")},
+                               "lsq_linear": _o_lin, "nnls": _o_lin}),
+    (_lapack, "scipy.linalg.lapack", {p + n: _m_dense() for p in "sdcz" for n in (
+        "syev", "syevd", "syevr", "syevx", "heev", "heevd", "heevr", "geev", "gesdd", "gesvd", "geqrf",
+        "gees", "gges", "stev", "stevd", "stemr", "sbevd", "hbevd")}),
 ]
 _FACTORISE = {"lu_factor", "cho_factor", "cholesky_banded", "getrf", "potrf", "gttrf", "pttrf", "gbtrf",
               "pbtrf", "lu", "cholesky", "ldl", "splu", "spilu", "factorized", "sytrf", "hetrf"}
@@ -1894,13 +1914,14 @@ def _record_route(name, n, vectors, nested):
     with _LOCK:
         log = _S["log"]
         if log is not None:
-            slot = log["routes"].setdefault(name, [0, 0, bool(vectors), 0])
-            slot[0] += 1
-            slot[1] = max(slot[1], n or 0)
-            slot[2] = slot[2] or bool(vectors)
+            slot = log["routes"].setdefault(name, [0, 0, False, 0])   # calls, largest size,
+            slot[0] += 1                                                # used with vectors at
+            slot[1] = max(slot[1], n or 0)                              # top level, nested calls
+            slot[2] = slot[2] or (bool(vectors) and not nested)
             slot[3] += bool(nested)
-    if vectors and m is not None and n is not None and n > _limit(m):
-        _send_violation(name, n, None, nested, route="spectral")
+    if vectors and not nested and m is not None and n is not None and n > _limit(m):
+        _send_violation(name, n, None, nested, route="spectral")   # a library's own sub-call: the
+                                                                   # outer call was judged
 
 
 _RNG = _np.random.default_rng(int(_REQ["perturb_seed"]))
