@@ -35,7 +35,6 @@ import hashlib
 import json
 import math
 import os
-import resource  # noqa: F401  (imported here so the runner's fork hook never imports)
 import secrets
 import shutil
 import signal
@@ -54,8 +53,6 @@ GRADER_VERSION = "1.0.0"
 SPEC = {
     # -- run / sandbox --------------------------------------------------------
     "budget_s": 600.0,          # seed: "--budget, default 600 s per phase"
-    "mem_bytes": 16 << 30,      # runner address-space limit (not in seed; BLAS threads reserve
-                                #   address space per thread, so this is generous)
     "max_json_bytes": 1 << 20,  # guarded input size caps (not in seed)
     "max_npz_bytes": 64 << 20,
     "max_npz_elements": 1 << 22,  # decompressed size cap (the nine arrays hold 10,279 elements)
@@ -133,6 +130,14 @@ SPEC = {
     "stiffness_sig_floor": 1e-10,
     # grader self-check: its own 5-point solution must reproduce the method error
     "self_check_rel": 1e-3,     # specs/fem.md: e*(32) = 5.402333e-07 measured independently
+    # -- subprocess runner (the same names in every grader; read at call time) ----
+    "runner_mem_bytes": 16 << 30,          # child address-space limit: BLAS threads reserve address space per thread, so this is generous
+    "runner_fsize_bytes": 256 << 20,  # largest file the child may write: a runaway writer cannot fill the disk
+    "runner_cpu_slack_s": 30,         # RLIMIT_CPU = wall budget + this: a spinning child dies even unwatched
+    "runner_term_grace_s": 2.0,       # SIGTERM -> SIGKILL: time to exit cleanly once the run is over
+    "runner_output_cap_bytes": 64 << 10,   # stdout/stderr kept per stream: enough to show a traceback
+    "runner_reply_cap_bytes": 256 << 20,   # reply channel: the largest honest study is ~10 MB of base64
+    "runner_copy_cap_bytes": 512 << 20,      # private submission copy: a solver file and its folder; far above any honest submission
 }
 
 
@@ -201,6 +206,18 @@ def guarded(fn):
 # =============================================================================
 # GUARDED INPUT: untrusted files and values
 # =============================================================================
+def parse_python(source, filename: str, check_id: str):
+    """ast.parse that never escapes: a syntax error, or a source nested too deeply or too large
+    for the parser (RecursionError, MemoryError), becomes a Reject (a clean FAIL record)."""
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise Reject(check_id, f"{filename}: syntax error at line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise Reject(check_id, f"{filename}: cannot be parsed ({type(exc).__name__}: nested too "
+                     "deeply or too large)")
+
+
 def read_json_file(path: str, check_id: str, max_bytes: int):
     """Parse a JSON file; raise Reject on missing, oversized, non-UTF-8 or malformed."""
     if not os.path.isfile(path):
@@ -212,8 +229,13 @@ def read_json_file(path: str, check_id: str, max_bytes: int):
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8")
         return json.loads(text, parse_constant=lambda c: float(c))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:
         raise Reject(check_id, f"{os.path.basename(path)} is not valid JSON: {str(exc)[:120]}")
+    except (RecursionError, MemoryError) as exc:
+        raise Reject(check_id, f"{os.path.basename(path)} cannot be decoded ({type(exc).__name__}: "
+                     "nested too deeply or too large)")
+    except OSError as exc:
+        raise Reject(check_id, f"{os.path.basename(path)} unreadable: {exc}")
 
 
 def load_npz_file(path: str, check_id: str, max_bytes: int) -> dict:
@@ -307,9 +329,9 @@ def import_audit(source: str, check_prefix: str) -> list:
     """AST pass: every import outside stdlib + numpy + scipy fails; importlib /
     __import__ / exec / eval are flagged for review (the allowlist is static)."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError) as exc:
-        return [Check(f"{check_prefix}.syntax", Status.FAIL, f"does not parse: {exc}")]
+        tree = parse_python(source, SPEC["solver_file"], f"{check_prefix}.syntax")
+    except Reject as exc:
+        return [exc.check]
     stdlib = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
     bad, dynamic = [], []
     for node in ast.walk(tree):
@@ -715,7 +737,8 @@ def check_source(sub: str) -> list:
     if any(c.id == "static.syntax" for c in out):
         return out
     names = set()
-    for node in ast.parse(source).body:
+    tree = parse_python(source, SPEC["solver_file"], "static.syntax")
+    for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -726,7 +749,7 @@ def check_source(sub: str) -> list:
     out.append(Check("static.defines_solve", Status.PASS if has_solve else Status.INFO,
                      "top-level solve defined" if has_solve else
                      "no top-level `def solve` found statically (checked again at run time)"))
-    return out + introspection_audit(ast.parse(source))
+    return out + introspection_audit(tree)
 
 
 # The grader's driver shares the child process with the submission: code that
@@ -1019,18 +1042,24 @@ def _new_modules():
     return sorted({m.split(".")[0] for m in set(_sys.modules) - _MODS0} - _ALLOWED)[:20]
 
 
-_before = _snapshot()
-_t0 = _time.monotonic()
-try:
-    import fem_solver as _sub
-    _err = None
-except BaseException as _e:
-    _sub, _err = None, (type(_e).__name__ + ": " + str(_e))[:400]
-_solve = getattr(_sub, "solve", None) if _sub is not None else None
-send({"kind": "import", "ok": _sub is not None, "error": _err, "has_solve": callable(_solve),
-      "new_modules": _new_modules(),
-      "writes": _diff(_before, _snapshot()), "wall": _time.monotonic() - _t0,
-      "targets": _ntargets, "patched": _npatched})
+def _import_solver():
+    """fem_solver imported in this (fresh, forked) job child; its solve or None."""
+    _before = _snapshot()
+    _t0 = _time.monotonic()
+    try:
+        import fem_solver as _sub
+        _err = None
+    except BaseException as _e:
+        _sub, _err = None, (type(_e).__name__ + ": " + str(_e))[:400]
+    _fn = getattr(_sub, "solve", None) if _sub is not None else None
+    send({"kind": "import", "ok": _sub is not None, "error": _err, "has_solve": callable(_fn),
+          "new_modules": _new_modules(),
+          "writes": _diff(_before, _snapshot()), "wall": _time.monotonic() - _t0,
+          "targets": _ntargets, "patched": _npatched})
+    return _fn if callable(_fn) else None
+
+
+_solve = None
 
 
 def _call(n):
@@ -1044,23 +1073,36 @@ def _call(n):
             "calls": _ST["calls"][:50], "ncalls": len(_ST["calls"]), "tampered": _ST["tampered"]}
 
 
-if callable(_solve):
-    if _REQ["phase"] == "regen":
-        for _n in _REQ["meshes"]:
-            _b = _snapshot()
-            _msg = _call(_n)
-            _msg.update(kind="mesh", writes=_diff(_b, _snapshot()))
-            send(_msg)
-    else:                           # every mesh: an untampered repeat, then tampered runs
-        for _n in _REQ["audit_meshes"]:
-            for _mode in ("repeat", "perturb", "nan") if _n in _REQ["audit_nan_meshes"] else \
-                    ("repeat", "perturb"):
-                _ST["mode"] = None if _mode == "repeat" else _mode
-                _msg = _call(_n)
-                _ST["mode"] = None
-                _msg.update(kind="audit", mode=_mode)
-                send(_msg)
-send({"kind": "done", "new_modules": _new_modules()})
+def _run_job(job):
+    """One solve call in a forked child that imports fem_solver afresh (the warm parent
+    never imports it): no state of one call reaches another."""
+    global _solve
+    _solve = _import_solver()
+    if _solve is None:
+        raise SystemExit(3)             # no solve(n): the remaining calls are not made
+    _n, _mode = job["n"], job["mode"]
+    if _mode == "regen":
+        _b = _snapshot()
+        _msg = _call(_n)
+        _msg.update(kind="mesh", writes=_diff(_b, _snapshot()))
+    else:
+        _ST["mode"] = None if _mode == "repeat" else _mode
+        _msg = _call(_n)
+        _ST["mode"] = None
+        _msg.update(kind="audit", mode=_mode)
+    send(_msg)
+    send({"kind": "done", "new_modules": _new_modules()})
+
+
+if _REQ["phase"] == "regen":
+    _JOBS = [{"id": "regen:%d" % _n, "n": _n, "mode": "regen"} for _n in _REQ["meshes"]]
+else:                               # every mesh: an untampered repeat, then tampered runs
+    _JOBS = [{"id": "%s:%d" % (_mode, _n), "n": _n, "mode": _mode} for _n in _REQ["audit_meshes"]
+             for _mode in (("repeat", "perturb", "nan") if _n in _REQ["audit_nan_meshes"]
+                           else ("repeat", "perturb"))]
+for _job in _JOBS:
+    if fork_jobs([_job], _run_job)[0]["status"] != "ok" and _job is _JOBS[0]:
+        break                       # the first call could not even import solve(n)
 '''
 
 
@@ -1525,6 +1567,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
     static = check_source(submission) if present[SPEC["solver_file"]] else []
     static_ok = present[SPEC["solver_file"]] and not any(c.status is Status.FAIL for c in static)
     run = Execution(submission, budget) if static_ok and not no_exec else None
+    checks += [sandbox_check()] if run is not None else []
     arrs: dict = {}
     if present[SPEC["npz_file"]]:
         try:
@@ -1566,6 +1609,13 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> tup
 # =============================================================================
 # SUBPROCESS RUNNER
 # =============================================================================
+# One text in every grader that executes submitted code (a test asserts the copies are
+# identical): features one grader needs are parameters of run_isolated, limits are the
+# SPEC["runner_*"] entries, read at call time.
+#
+# Process tree of one run:  grader -> unshare (user, net, mount, pid namespaces) ->
+# _SANDBOX_INIT (pid 1: builds the allow-list root, holds the lifeline) -> the driver
+# (DRIVER_PROLOGUE + body; with fork_jobs, the warm parent of one forked child per job).
 @dataclasses.dataclass
 class RunOutcome:
     status: str                 # "ok" | "timeout" | "crashed" | "no_reply" | "error"
@@ -1575,31 +1625,642 @@ class RunOutcome:
     returncode: int | None
     stdout: str                 # captured, capped; never printed unmarked
     stderr: str
-    forged: int = 0             # lines on the reply channel without the token
+    forged: int = 0             # unreadable or unauthenticated lines on the reply channel
+    times: list = dataclasses.field(default_factory=list)    # arrival of each message (s from start)
+    sandbox: dict = dataclasses.field(default_factory=dict)  # sandbox_level() of this run
+    garbage: list = dataclasses.field(default_factory=list)  # why the first refused lines were refused
 
 
-# The prologue every driver starts with.  It reads its request (with a one-time
-# token) from stdin before anything of the submission runs, and gives the
-# driver body `send(obj)`, which writes one token-tagged JSON line to a pipe
-# the runner opened.  The submission's stdout/stderr are separate pipes.
+# The prologue every driver starts with.  It reads its request (with a one-time token) from
+# stdin before anything of the submission runs and gives the driver body:
+#   send(obj)    one token-tagged JSON line on a pipe the runner opened;
+#   ask(obj)     send, then block for the grader's answer (run_isolated(interact=...));
+#   receive()    the runner's next JSON line (run_isolated(followup=...)), None at its end;
+#   fork_jobs(jobs, run_job)   the warm fork server: one fresh child per job, in the order
+#                given, each in its own process group and user namespace, its messages
+#                tagged {"job": id} by this parent, then {"kind": "job_end", ...} per job.
+# The submission's stdin is empty; its stdout/stderr are separate capped pipes.
 DRIVER_PROLOGUE = r'''
 import json as _json, os as _os, sys as _sys
-_REQ = _json.loads(_sys.stdin.readline())
+_IN = _os.dup(0)
+_os.set_inheritable(_IN, False)
 _sys.stdin.close()
-_TOKEN = _REQ.pop("token")
-_FD = _os.dup(int(_sys.argv[1]))
+_NULL = _os.open(_os.devnull, _os.O_RDONLY)
+_os.dup2(_NULL, 0)                                  # the submission's stdin is empty
+_os.close(_NULL)
+_INBUF = [b""]
+
+
+def _readline(_read=_os.read):
+    """One line from the grader (or the warm parent), without the newline; b"" at its end."""
+    while b"\n" not in _INBUF[0]:
+        chunk = _read(_CH["in"], 1 << 20)
+        if not chunk:
+            line, _INBUF[0] = _INBUF[0], b""
+            return line
+        _INBUF[0] += chunk
+    line, _, _INBUF[0] = _INBUF[0].partition(b"\n")
+    return line
+
+
+def receive(_loads=_json.loads):
+    """The runner's next JSON line, or None at end of input."""
+    line = _readline()
+    try:
+        return _loads(line) if line else None
+    except ValueError:
+        return None
+
+
+_CH = {"in": _IN}
+_REQ = receive()
+_CH["tok"] = _REQ.pop("token")
+_LIM = _REQ.pop("runner")
+_CH["out"] = _os.dup(int(_sys.argv[1]))
 _os.close(int(_sys.argv[1]))
-_os.set_inheritable(_FD, False)
-def send(obj, _fd=_FD, _tok=_TOKEN, _dumps=_json.dumps, _write=_os.write):
-    data = (_dumps({"token": _tok, "body": obj}, allow_nan=True) + "\n").encode()
+_os.set_inheritable(_CH["out"], False)
+_FD = _CH["out"]
+
+
+def _put(obj, _dumps=_json.dumps, _write=_os.write):
+    data = (_dumps(obj, allow_nan=True) + "\n").encode()
     while data:
-        data = data[_write(_fd, data):]
+        data = data[_write(_CH["out"], data):]
+
+
+def send(obj):
+    """One message to the grader."""
+    _put({"token": _CH["tok"], "body": obj} if _CH["tok"] else {"body": obj})
+
+
+def ask(obj):
+    """Send obj and return the grader's answer (None when the grader gives none)."""
+    _put({"token": _CH["tok"], "body": obj, "ask": True} if _CH["tok"] else {"body": obj, "ask": True})
+    reply = receive()
+    return reply.get("reply") if isinstance(reply, dict) else None
+
+
+def _libc():
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True)
+    except Exception:
+        return None
+
+
+def _own_user_namespace(libc):
+    """This job child in a user namespace of its own (same ids): it holds no capability over
+    the warm parent or another job.  False where the kernel refuses."""
+    uid, gid = _os.geteuid(), _os.getegid()
+    try:
+        if libc is None or libc.unshare(0x10000000) != 0:         # CLONE_NEWUSER
+            return False
+        for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                           ("gid_map", "%d %d 1" % (gid, gid))):
+            with open("/proc/self/" + name, "w") as fh:
+                fh.write(text)
+        return True
+    except Exception:
+        return False
+
+
+def _job_child(job, run_job, wfd, rfd, libc):
+    code = 1
+    try:
+        _os.setpgid(0, 0)
+        _os.close(_FD)                      # the reply pipe and the grader's input: gone
+        _os.close(_IN)
+        _CH.update(out=wfd, tok="")
+        _CH["in"] = rfd
+        _INBUF[0] = b""
+        _REQ.pop("jobs", None)
+        if libc is not None:
+            libc.prctl(1, 9, 0, 0, 0)       # PR_SET_PDEATHSIG, SIGKILL: dies with the parent
+            libc.prctl(4, 1, 0, 0, 0)       # dumpable while it writes its own id maps ...
+        _own_user_namespace(libc)
+        if libc is not None:
+            libc.prctl(4, 0, 0, 0, 0)       # ... then not: no later job may trace this one
+        run_job(job)
+        code = 0
+    except SystemExit as exc:
+        code = 0 if exc.code in (None, 0) else 1
+    except BaseException:
+        try:
+            import traceback
+            traceback.print_exc()
+        except BaseException:
+            pass
+    for stream in (_sys.stdout, _sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    _os._exit(code)
+
+
+def _decode_job_line(line, _loads=_json.loads):
+    """(body, ask) of one line a job child wrote, or (None, why): never raises."""
+    try:
+        msg = _loads(line.decode("utf-8"))
+    except RecursionError:
+        return None, "nested too deeply"
+    except MemoryError:
+        return None, "too large to decode"
+    except Exception as exc:
+        return None, "not JSON (%s)" % type(exc).__name__
+    if not isinstance(msg, dict) or "body" not in msg or set(msg) - {"body", "ask"}:
+        return None, "not a message"
+    body = msg["body"]
+    if isinstance(body, dict) and body.get("kind") == "job_end":
+        return None, "a job_end written by the job itself"
+    stack = [(body, 0)]
+    while stack:                            # a body the grader's decoder would refuse
+        o, d = stack.pop()
+        if d > 64:
+            return None, "nested deeper than 64 levels"
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o)
+    return body, msg.get("ask") is True
+
+
+def _sweep_children(pgid):
+    """Kill the job's process group and every process left to this (subreaper) parent."""
+    import signal
+    try:
+        _os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+    for _ in range(100):
+        left = set()
+        try:
+            for tid in _os.listdir("/proc/self/task"):
+                with open("/proc/self/task/%s/children" % tid) as fh:
+                    left.update(int(p) for p in fh.read().split())
+        except (OSError, ValueError):
+            pass
+        for pid in left:
+            try:
+                _os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in left:                    # reaped: not even a zombie is left for the next job
+            try:
+                _os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        if not left:
+            return
+
+
+def _relay_job(job, pid, rfd, wfd, limit):
+    """Relay one job child's messages (tagged with its id) until it exits or its limit."""
+    import select, time
+    jid = job["id"]
+    t0 = time.monotonic()
+    deadline = t0 + limit if limit else None
+    buf, total, garbage, reasons, pending, waiting = b"", 0, 0, [], b"", False
+    status, reason, eof = None, "", False
+    while not eof:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            status, reason = "timeout", "exceeded the %g s job limit" % limit
+            break
+        buffered = waiting and b"\n" in _INBUF[0]
+        rd = [rfd] + ([_CH["in"]] if waiting and not buffered else [])
+        ready_r, ready_w, _ = select.select(rd, [wfd] if pending else [], [], 0 if buffered else left)
+        if wfd in ready_w:
+            try:
+                pending = pending[_os.write(wfd, pending[:65536]):]
+            except OSError:
+                pending = b""
+        if waiting and (buffered or _CH["in"] in ready_r):
+            reply = receive()               # the grader's answer (None once its input ended)
+            waiting = False
+            ok = isinstance(reply, dict) and reply.get("job") == jid
+            pending += (_json.dumps({"reply": reply.get("reply") if ok else None}) + "\n").encode()
+            _os.set_blocking(wfd, False)
+        if rfd not in ready_r:
+            continue
+        chunk = _os.read(rfd, 1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > _LIM["reply_cap"]:
+            garbage += 1
+            reasons.append("more than %d bytes of messages" % _LIM["reply_cap"])
+            status, reason = "crashed", "flooded its message channel"
+            break
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            body, how = _decode_job_line(line)
+            if body is None and how not in (True, False):
+                garbage += 1
+                if len(reasons) < 5:
+                    reasons.append(how)
+                continue
+            tagged = dict(body, job=jid) if isinstance(body, dict) else {"job": jid, "value": body}
+            if how:
+                _put({"token": _CH["tok"], "body": tagged, "ask": True})
+                waiting = True
+            else:
+                send(tagged)
+    import signal
+    st = None
+    while status != "timeout":
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            status, reason = "timeout", "exceeded the %g s job limit" % limit
+            break
+        done, code = _os.waitpid(pid, _os.WNOHANG)
+        if done:
+            st = code
+            break
+        time.sleep(0.002)                   # its pipe is closed; its exit follows
+    _os.close(rfd)
+    _os.close(wfd)
+    if st is None:
+        try:
+            _os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            st = _os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            pass
+    if status is None:
+        if st is not None and _os.WIFEXITED(st) and _os.WEXITSTATUS(st) == 0:
+            status = "ok"
+        elif st is not None and _os.WIFEXITED(st):
+            status, reason = "crashed", "exit code %d" % _os.WEXITSTATUS(st)
+        elif st is not None:
+            status, reason = "crashed", "killed by signal %d" % _os.WTERMSIG(st)
+        else:
+            status, reason = "crashed", "lost"
+    _sweep_children(pid)
+    end = {"kind": "job_end", "job": jid, "status": status, "reason": reason,
+           "wall": time.monotonic() - t0}
+    if garbage:
+        end.update(garbage=garbage, garbage_reasons=reasons)
+    send(end)
+    return end
+
+
+def fork_jobs(jobs, run_job):
+    """The warm fork server: for each job (in the order given) fork a child that runs
+    run_job(job) and exits; relay its messages tagged with job["id"]; enforce
+    _REQ["job_timeout"]; send one job_end per job.  Returns the job_end messages.
+    jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
+    then holds no plan of the jobs after it, as it would in a list it inherited."""
+    libc = _libc()
+    if libc is not None:
+        libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent
+        libc.prctl(36, 1, 0, 0, 0)          # PR_SET_CHILD_SUBREAPER: a job's orphans come back here
+    limit = _REQ.get("job_timeout")
+    ends = []
+    for i, job in enumerate(jobs):
+        job = dict(job) if isinstance(job, dict) else {"value": job}
+        job.setdefault("id", i)
+        for stream in (_sys.stdout, _sys.stderr):
+            stream.flush()
+        c2p_r, c2p_w = _os.pipe()
+        p2c_r, p2c_w = _os.pipe()
+        pid = _os.fork()
+        if pid == 0:
+            _os.close(c2p_r)
+            _os.close(p2c_w)
+            _job_child(job, run_job, c2p_w, p2c_r, libc)
+        try:
+            _os.setpgid(pid, pid)           # (also done by the child: no race either way)
+        except OSError:
+            pass
+        _os.close(c2p_w)
+        _os.close(p2c_r)
+        ends.append(_relay_job(job, pid, c2p_r, p2c_w, limit))
+    return ends
+
+
 _sys.path.insert(0, _REQ["submission_dir"])
 _os.chdir(_REQ["submission_dir"])
 '''
 
+# pid 1 of the run's pid namespace (or, where there is none, a plain watcher), run as
+# `python -I -S -B -c _SANDBOX_INIT <config>`.  With a config "root" it builds the
+# allow-list root: a tmpfs holding read-only binds of the system and Python directories,
+# the run's own folders, a minimal /dev and its own /proc; pivot_root to it and detach the
+# old root (a chroot could be climbed out of).  It then starts the driver with the rlimits
+# and stays: when the grader dies (the lifeline socket reads EOF) or the driver exits,
+# everything else in the run is killed.  It reports the driver's exit on the lifeline.
+_SANDBOX_INIT = r'''
+import ctypes, json, os, resource, select, signal, sys
+cfg = json.loads(sys.argv[1])
+life = cfg["lifeline"]
+os.set_inheritable(life, False)
+libc = ctypes.CDLL(None, use_errno=True)
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = \
+    1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+ATIME = ((1024, 1024), (2048, 2048), (4096, 1 << 21))       # statvfs bit -> mount flag
 
-def _copy_submission(src: str, dst: str, max_bytes: int = 512 << 20) -> None:
+
+def tell(text):
+    try:
+        os.write(life, (text + "\n").encode())
+    except OSError:
+        pass
+
+
+def mount(src, target, fstype, flags, data=None):
+    enc = [None if v is None else v.encode() for v in (src, target, fstype, data)]
+    if libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "mount %s on %s: %s" % (src, target, os.strerror(err)))
+
+
+def bind(src, new, writable=False):
+    target = new + src
+    if os.path.islink(src):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.symlink(os.readlink(src), target)
+        return
+    if os.path.isdir(src):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    mount(src, target, None, MS_BIND)
+    flag = os.statvfs(src).f_flag
+    locked = flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    locked |= sum(ms for st, ms in ATIME if flag & st)
+    mount(None, target, None, MS_REMOUNT | MS_BIND | locked | (0 if writable else MS_RDONLY))
+
+
+def build_root(new):
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for src in cfg["ro"]:
+        if os.path.lexists(src):
+            bind(src, new)
+    for src in cfg["rw"]:
+        bind(src, new, writable=True)
+    dev = new + "/dev"
+    os.makedirs(dev)
+    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for node in cfg["dev"]:
+        if os.path.exists(node):
+            bind(node, new, writable=True)
+    os.makedirs(dev + "/shm")
+    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=%d" % cfg["shm_bytes"])
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, dev + "/" + name)
+    os.makedirs(new + "/proc")
+    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    os.chdir(new)
+    if libc.syscall(cfg["pivot_root_nr"], b".", b".") != 0:
+        raise OSError(ctypes.get_errno(), "pivot_root")
+    if libc.umount2(b".", 2) != 0:                              # MNT_DETACH the old root
+        raise OSError(ctypes.get_errno(), "umount old root")
+    os.chdir("/")
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+if cfg["root"]:
+    try:
+        build_root(cfg["root"])
+    except Exception as exc:
+        tell("setup " + str(exc)[:300])
+        sys.exit(0)
+pid1 = os.getpid() == 1
+if not pid1:
+    libc.prctl(1, 9, 0, 0, 0)               # PR_SET_PDEATHSIG, SIGKILL: dies with the grader
+libc.prctl(4, 0, 0, 0, 0)                   # PR_SET_DUMPABLE 0: the driver cannot trace init
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_w, False)
+signal.set_wakeup_fd(wake_w)
+signal.signal(signal.SIGCHLD, lambda *a: None)
+child = 0
+
+
+def on_term(*_):
+    """The grader's SIGTERM: in a pid namespace it reaches the driver's group directly; else
+    the driver has a group of its own, which goes now."""
+    if not pid1 and child:
+        try:
+            os.killpg(child, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+signal.signal(signal.SIGTERM, on_term)
+child = os.fork()
+if child == 0:
+    try:
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        if not pid1:
+            os.setpgid(0, 0)                # a group init can kill without killing itself
+            libc.prctl(1, 9, 0, 0, 0)
+        libc.prctl(4, 1, 0, 0, 0)
+        uid, gid = os.geteuid(), os.getegid()
+        if libc.unshare(0x10000000) == 0:   # CLONE_NEWUSER: no capability over init
+            try:
+                for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                                   ("gid_map", "%d %d 1" % (gid, gid))):
+                    with open("/proc/self/" + name, "w") as fh:
+                        fh.write(text)
+            except OSError:
+                pass
+        for name, value in cfg["rlimits"]:
+            try:
+                resource.setrlimit(getattr(resource, name), (value, value))
+            except (AttributeError, ValueError, OSError):
+                pass
+        os.chdir(cfg["cwd"])
+        os.execv(cfg["argv"][0], cfg["argv"])
+    except BaseException as exc:
+        os.write(2, ("sandbox: cannot start the driver: %r\n" % (exc,)).encode())
+    os._exit(127)
+for fd in cfg["close"]:                     # the reply pipe and the request pipe: the driver's only
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+status = None
+while status is None:
+    try:
+        ready = select.select([life, wake_r], [], [], 1.0)[0]
+    except InterruptedError:
+        ready = []
+    if wake_r in ready:
+        os.read(wake_r, 4096)
+    if life in ready:
+        try:
+            gone = os.read(life, 4096) == b""
+        except OSError:
+            gone = True
+        if gone:                            # the grader died: so does everything here
+            break
+    while True:
+        try:
+            pid, st = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        if pid == child:
+            status = st
+try:
+    if pid1:
+        os.kill(-1, signal.SIGKILL)          # every other process of this pid namespace
+    else:
+        os.killpg(child, signal.SIGKILL)     # whatever is left of the driver's group
+except OSError:
+    pass
+if status is not None:
+    tell(("exit %d" % os.WEXITSTATUS(status)) if os.WIFEXITED(status)
+         else "signal %d" % os.WTERMSIG(status))
+os._exit(0)
+'''
+
+_SANDBOX = {}          # the probed sandbox level and launch prefix (once per grader process)
+_PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+
+
+def _python_exe() -> str:
+    """The real interpreter (not a pyenv shim or a symlink the sandbox would not hold)."""
+    return os.path.realpath(sys.executable)
+
+
+def _readonly_paths(extra=()) -> list:
+    """What the child may read: the system's programs, libraries and /etc, and the Python
+    installation with its site-packages; nothing else of the filesystem."""
+    import site
+    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"]
+    py = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix,
+                                        sys.base_exec_prefix)}
+    try:
+        sites = list(site.getsitepackages())
+    except AttributeError:
+        sites = []
+    for p in sites + sys.path:
+        if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
+            py.add(os.path.realpath(p))
+    py.add(os.path.dirname(_python_exe()))
+    paths += sorted(p for p in py if p != "/")
+    paths += [os.path.realpath(p) for p in extra]
+    keep = []
+    for p in paths:
+        if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in keep):
+            keep.append(p)
+    return keep
+
+
+def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: list,
+                lifeline: int, ro_extra=()) -> dict:
+    import glob
+    import platform
+    return {"root": os.path.join(work, "root") if root else None,
+            "ro": _readonly_paths(ro_extra) + [d for d in (os.path.join(work, "driver"),)
+                                               if os.path.isdir(d)],
+            "rw": rw, "dev": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+            + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": 1 << 30,
+            "pivot_root_nr": _PIVOT_ROOT_NR.get(platform.machine(), -1),
+            "argv": argv, "cwd": cwd, "rlimits": rlimits, "lifeline": lifeline,
+            "close": [0] + [int(a) for a in argv[-1:] if a.isdigit()]}
+
+
+_PROBE = r'''
+import json, os, sys
+seen = {"pid": os.getpid(), "hidden_visible": os.path.exists(sys.argv[1]),
+        "proc": os.path.exists("/proc/self/status")}
+try:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    seen["job_userns"] = os.fork() == 0 or None
+    if seen["job_userns"] is True:
+        os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+    seen["job_userns"] = os.waitpid(-1, 0)[1] == 0
+except Exception:
+    seen["job_userns"] = False
+print(json.dumps(seen))
+'''
+
+
+def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
+    """Run _PROBE through prefix + _SANDBOX_INIT; what it saw, or None if it did not run."""
+    import socket
+    marker = os.path.join(work, "hidden")
+    with open(marker, "w") as fh:
+        fh.write("x")
+    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    a, b = socket.socketpair()
+    try:
+        cfg = _launch_cfg(work, root, [], [_python_exe(), "-I", "-S", "-c", _PROBE, marker], "/",
+                          [], b.fileno())
+        proc = subprocess.Popen(prefix + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT,
+                                          json.dumps(cfg)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, pass_fds=(b.fileno(),),
+                                start_new_session=True)
+        b.close()
+        out, _ = proc.communicate(timeout=30)
+        a.settimeout(5)
+        said = a.recv(4096).decode(errors="replace")
+        if proc.returncode != 0 or not said.startswith("exit 0"):
+            return None
+        return json.loads(out.decode().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return None
+    finally:
+        a.close()
+        b.close()
+
+
+def sandbox_level() -> dict:
+    """How the child is confined here (probed once by running a child the real way)."""
+    if not _SANDBOX:
+        work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
+        try:
+            unshare = shutil.which("unshare") or "/usr/bin/unshare"
+            full = [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork",
+                    "--kill-child"]
+            seen = _try_launch(full, True, work)
+            if seen and not seen["hidden_visible"] and seen["pid"] == 2 and seen["proc"]:
+                level = dict(user_namespace=True, net_namespace=True, mount_namespace=True,
+                             pid_namespace=True, file_isolation=True, prefix=full, root=True,
+                             job_user_namespace=bool(seen.get("job_userns")), note="")
+            else:
+                basic = [unshare, "--user", "--map-root-user", "--net"]
+                seen = _try_launch(basic, False, work)
+                level = dict(user_namespace=bool(seen), net_namespace=bool(seen),
+                             mount_namespace=False, pid_namespace=False, file_isolation=False,
+                             prefix=basic if seen else [], root=False,
+                             job_user_namespace=bool(seen and seen.get("job_userns")),
+                             note="mount/pid namespaces unavailable: the child can read any "
+                             "file the grader's user can" + ("" if seen else
+                                                             "; no user/network namespace either"))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        level["rlimits"] = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
+        _SANDBOX.update(level)
+    return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
+
+
+def sandbox_check() -> Check:
+    """INFO sandbox.isolation: what confined the child in this grading."""
+    lv = sandbox_level()
+    ns = [n for n in ("user", "net", "mount", "pid") if lv[f"{n}_namespace"]]
+    msg = (f"namespaces: {', '.join(ns) or 'none'}; file isolation "
+           f"{'on (the child sees only Python, its copy and a scratch folder)' if lv['file_isolation'] else 'OFF'}"
+           f"; rlimits: {', '.join(r[7:] for r in lv['rlimits'])}")
+    return Check("sandbox.isolation", Status.INFO, msg + (f"; {lv['note']}" if lv["note"] else ""),
+                 lv["file_isolation"])
+
+
+def _copy_submission(src: str, dst: str, max_bytes: int) -> None:
     """Copy regular files and folders only (symlinks and specials are skipped)."""
     total = 0
     os.makedirs(dst)
@@ -1631,111 +2292,309 @@ def _drain(stream, sink: list, cap: int) -> None:
     stream.close()
 
 
-_SANDBOX_PREFIX = []
+_MAX_DEPTH = 64        # deeper message bodies are refused (no grader code walks them recursively)
+_MAX_MESSAGES = 100_000   # more are refused: millions of tiny messages would exhaust the grader's
+                          # memory within the byte cap (honest drivers send a few hundred)
 
 
-def _sandbox_prefix() -> list:
-    """`unshare` into fresh user and network namespaces where the platform
-    allows it (probed once): the child then has no network and no access to
-    the grader's /proc entries, so it cannot write to the grader's stdout
-    through /proc/<pid>/fd/1.  Elsewhere the child runs as a plain process."""
-    if not _SANDBOX_PREFIX:
-        cmd = [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net"]
+def _too_deep(obj) -> bool:
+    stack = [(obj, 0)]
+    while stack:
+        o, d = stack.pop()
+        if d > _MAX_DEPTH:
+            return True
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o)
+    return False
+
+
+def decode_reply(line: bytes, token: str) -> tuple:
+    """(body, is_ask, None) for an authentic reply line, (None, False, why) for anything
+    else.  Never raises: garbage is the child's failure, never the grader's."""
+    import hmac
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, False, f"invalid UTF-8 at byte {exc.start}"
+    try:
+        msg = json.loads(text)
+    except RecursionError:
+        return None, False, "JSON nested too deeply to decode"
+    except MemoryError:
+        return None, False, "JSON too large to decode"
+    except ValueError as exc:
+        return None, False, f"not JSON ({str(exc)[:80]})"
+    except Exception as exc:          # anything else json may raise on hostile input
+        return None, False, f"not JSON ({type(exc).__name__})"
+    if not isinstance(msg, dict) or not isinstance(msg.get("token"), str):
+        return None, False, "no run token"
+    if not hmac.compare_digest(msg["token"].encode("utf-8", "replace"), token.encode()):
+        return None, False, "wrong run token"
+    if "body" not in msg or set(msg) - {"token", "body", "ask"} or msg.get("ask", False) not in (True, False):
+        return None, False, "malformed message (valid token)"
+    if _too_deep(msg["body"]):
+        return None, False, f"message nested deeper than {_MAX_DEPTH} levels (valid token)"
+    return msg["body"], msg.get("ask") is True, None
+
+
+class _ReplyReader:
+    """Reads the reply pipe line by line as it arrives: authenticates each line, stamps its
+    arrival time, lets `rearm` move the deadline (e.g. start the budget at "ready"), and
+    hands asks to the grader's interact callback.  Never raises on what the child writes."""
+
+    def __init__(self, stream, token: str, t0: float, deadline: list, rearm, cap: int, on_ask):
+        self.stream, self.token, self.t0, self.deadline, self.rearm, self.cap = \
+            stream, token, t0, deadline, rearm, cap
+        self.messages, self.times, self.forged, self.garbage = [], [], 0, []
+        self.lock = threading.Lock()
+        self.on_ask = on_ask
+        self.on_message = None          # called with each authentic body, outside the lock
+
+    def refuse(self, why: str, count: int = 1) -> None:
+        with self.lock:
+            self.forged += count
+            if len(self.garbage) < 10:
+                self.garbage.append(why)
+
+    def run(self) -> None:
+        buf, total, over = b"", 0, False
+        while True:
+            chunk = self.stream.read1(1 << 20)
+            if not chunk:
+                break
+            if over:
+                continue                # drained and dropped: the child keeps no grader busy
+            total += len(chunk)
+            if total > self.cap:
+                over, buf = True, b""
+                self.refuse(f"reply channel over {self.cap} bytes: the rest ignored")
+                continue
+            buf += chunk
+            if b"\n" in chunk:
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    self.take(line)
+        if buf and not over:
+            self.take(buf)
+        self.stream.close()
+
+    def take(self, line: bytes) -> None:
+        now = time.monotonic()
+        body, is_ask, why = decode_reply(line, self.token)
+        if why is not None:
+            self.refuse(why)
+            return
+        if isinstance(body, dict) and body.get("kind") == "job_end":
+            n = body.get("garbage")
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                for why in (body.get("garbage_reasons") or [])[:3]:
+                    self.refuse(f"job {body.get('job')}: {why}", 0)
+                self.refuse(f"job {body.get('job')}: {n} unreadable line(s)", n)
+        if len(self.messages) >= _MAX_MESSAGES:
+            self.refuse(f"more than {_MAX_MESSAGES} messages")
+            return
+        with self.lock:
+            self.messages.append(body)
+            self.times.append(now - self.t0)
+            if self.rearm is not None:
+                extra = self.rearm(body)
+                if extra is not None:
+                    self.deadline[0] = now + extra
+        if is_ask:
+            self.on_ask(body)
+        elif self.on_message is not None:
+            self.on_message(body)
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of pid and all its descendants (read from outside, /proc)."""
+    total, stack, seen = 0, [pid], set()
+    page = os.sysconf("SC_PAGE_SIZE")
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
         try:
-            ok = subprocess.run(cmd + [sys.executable, "-I", "-c", "0"], capture_output=True,
-                                timeout=30).returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            ok = False
-        _SANDBOX_PREFIX.append(cmd if ok else [])
-    return _SANDBOX_PREFIX[0]
-
-
-def _limit_child(pid: int, rlimits) -> None:
-    """Resource limits set on the child from outside (Linux prlimit), while it
-    still waits for its request: no Python runs between fork and exec, as it
-    would with preexec_fn, which is unsafe when the grader has other threads.
-    Where prlimit is missing the wall-clock budget still holds."""
-    import resource
-    for name, val in rlimits:
-        try:
-            resource.prlimit(pid, getattr(resource, name), (val, val))
-        except (AttributeError, ValueError, OSError):
-            pass
+            with open(f"/proc/{p}/statm") as fh:
+                total += int(fh.read().split()[1]) * page
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as fh:
+                    stack.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: float, *,
-                 mem_bytes: int = SPEC["mem_bytes"], cap: int = 64 << 10,
-                 reply_cap: int = 256 << 20) -> RunOutcome:
-    """Run DRIVER_PROLOGUE + driver_body in a fresh interpreter on a private copy
-    of the submission, with resource limits and a wall-clock timeout enforced
-    from outside.  Only token-tagged lines on the runner's own pipe count."""
+                 interact=None, followup=None, rearm=None, lib_files: dict | None = None,
+                 cpu_seconds: int | None = None, mem_bytes: int | None = None,
+                 memory: str = "address", env_pass: tuple = (), ro_paths: tuple = ()) -> RunOutcome:
+    """Run DRIVER_PROLOGUE + driver_body in a fresh sandboxed interpreter on a private copy of
+    the submission, with resource limits and a wall-clock deadline enforced from outside.
+    Only token-tagged lines on the runner's own pipe count.
+      interact(body) -> reply   answers every ask() of the child (in a grader thread);
+      followup(body) -> obj     one line for the child's receive(), sent (once) when it returns
+                                something; until then the child's input stays open and empty;
+      rearm(body) -> seconds    a message moves the deadline to now + seconds;
+      lib_files {rel: text}     written to a private folder, request["lib_dir"];
+      cpu_seconds               RLIMIT_CPU (default: timeout + SPEC["runner_cpu_slack_s"]);
+      mem_bytes, memory         the memory limit (default SPEC["runner_mem_bytes"]): "address"
+                                = RLIMIT_AS per process; "resident" = the child tree's resident
+                                memory polled from outside (GPU runtimes reserve huge address
+                                space), killed with a clean reason on excess;
+      env_pass, ro_paths        environment variables passed through, extra read-only paths
+                                the child may see (e.g. CUDA's)."""
+    limits = {k: SPEC[f"runner_{k}"] for k in ("mem_bytes", "fsize_bytes", "cpu_slack_s",
+                                               "term_grace_s", "output_cap_bytes",
+                                               "reply_cap_bytes", "copy_cap_bytes")}
+    mem = int(mem_bytes if mem_bytes is not None else limits["mem_bytes"])
+    level = sandbox_level()
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
         sub = os.path.join(work, "submission")
         try:
-            _copy_submission(submission_dir, sub)
+            _copy_submission(submission_dir, sub, limits["copy_cap_bytes"])
         except OSError as exc:
-            return RunOutcome("error", [], f"could not copy submission: {exc}", 0.0, None, "", "")
+            return RunOutcome("error", [], f"could not copy submission: {exc}", 0.0, None, "", "",
+                              sandbox=level)
         driver_dir = os.path.join(work, "driver")
+        home = os.path.join(work, "home")
         os.makedirs(driver_dir)
-        os.makedirs(os.path.join(work, "home"))
+        os.makedirs(home)
+        os.makedirs(os.path.join(work, "root"))
+        lib = os.path.join(driver_dir, "lib")
+        for rel, text in (lib_files or {}).items():
+            os.makedirs(os.path.dirname(os.path.join(lib, rel)), exist_ok=True)
+            with open(os.path.join(lib, rel), "w") as fh:
+                fh.write(text)
         driver = os.path.join(driver_dir, "grader_driver.py")
         with open(driver, "w") as fh:
             fh.write(DRIVER_PROLOGUE + driver_body)
         token = secrets.token_hex(16)
-        req = dict(request, token=token, submission_dir=sub)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.path.join(work, "home"),
-               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-               "TMPDIR": os.path.join(work, "home")}
-        # BLAS threads pinned to 1 (CONVENTIONS): the verdict must not depend on
-        # the grading machine's core count.  A dense LAPACK solve's round-off
-        # depends on the thread count (and on the CPU kernel, passed through);
-        # problem_spec.md tells agents to run their study single-threaded, and
-        # check_reproduction sends an environment-explainable mismatch to review.
+        req = dict(request, token=token, submission_dir=sub, lib_dir=lib, scratch_dir=home,
+                   runner={"reply_cap": limits["reply_cap_bytes"]})
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,
+               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+        # BLAS threads pinned to 1 (CONVENTIONS): the verdict must not depend on the grading
+        # machine's core count (a dense LAPACK solve's round-off depends on the thread count).
         env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")})
-        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV"):
+        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV") + tuple(env_pass):
             if key in os.environ:
                 env[key] = os.environ[key]
+        cpu = cpu_seconds if cpu_seconds is not None else int(timeout) + int(limits["cpu_slack_s"])
+        rlimits = [["RLIMIT_CPU", int(cpu)], ["RLIMIT_FSIZE", int(limits["fsize_bytes"])],
+                   ["RLIMIT_CORE", 0]] + ([["RLIMIT_AS", mem]] if memory == "address" else [])
+        import socket
+        life, life_child = socket.socketpair()
         rfd, wfd = os.pipe()
-
-        rlimits = (("RLIMIT_AS", mem_bytes), ("RLIMIT_CPU", int(timeout) + 30),
-                   ("RLIMIT_FSIZE", 256 << 20), ("RLIMIT_CORE", 0))
+        cfg = _launch_cfg(work, _SANDBOX["root"], [sub, home], [_python_exe(), "-I", "-B", driver, str(wfd)],
+                          sub, rlimits, life_child.fileno(), ro_paths)
         try:
-            proc = subprocess.Popen(_sandbox_prefix() + [sys.executable, "-I", "-B", driver, str(wfd)],
-                                    cwd=sub, env=env,
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, pass_fds=(wfd,),
+            proc = subprocess.Popen(_SANDBOX["prefix"] + [_python_exe(), "-I", "-S", "-B", "-c",
+                                                          _SANDBOX_INIT, json.dumps(cfg)],
+                                    cwd=sub, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, pass_fds=(wfd, life_child.fileno()),
                                     start_new_session=True)
+        except OSError as exc:
+            os.close(rfd)
+            life.close()
+            return RunOutcome("error", [], f"could not start the child: {exc}", 0.0, None, "", "",
+                              sandbox=level)
         finally:
             os.close(wfd)
-        _limit_child(proc.pid, rlimits)
-        out, err, reply = [], [], []
-        readers = [threading.Thread(target=_drain, args=(proc.stdout, out, cap), daemon=True),
+            life_child.close()
+        import queue
+        deadline = [time.monotonic() + timeout]
+        out, err, failure = [], [], []
+        lines = queue.Queue()          # what the grader writes to the child's input, in order
+        lines.put(req)
+        asks = queue.Queue()
+
+        def write_lines():
+            while True:
+                obj = lines.get()
+                if obj is None:
+                    break
+                try:
+                    proc.stdin.write((json.dumps(obj) + "\n").encode())
+                    proc.stdin.flush()
+                except (OSError, ValueError):
+                    break
+            try:
+                proc.stdin.close()
+            except (OSError, ValueError):
+                pass
+
+        def answer_asks():
+            while True:
+                body = asks.get()
+                if body is None:
+                    break
+                try:
+                    reply = interact(body) if interact is not None else None
+                except Exception as exc:          # the grader's own callback failed
+                    failure.append(f"the grader's interact callback raised {exc!r}"[:300])
+                    reply = None
+                lines.put({"reply": reply, "job": body.get("job") if isinstance(body, dict) else None})
+
+        reader = _ReplyReader(os.fdopen(rfd, "rb"), token, t0, deadline, rearm,
+                              limits["reply_cap_bytes"], asks.put)
+        if followup is not None:
+            pending = [followup]
+
+            def on_message(body):
+                obj = pending[0](body) if pending else None
+                if obj is not None:
+                    pending.clear()
+                    lines.put(obj)
+            reader.on_message = on_message
+        if interact is None and followup is None:
+            lines.put(None)            # nothing more will be said: the child's input ends
+        cap = limits["output_cap_bytes"]
+        threads = [threading.Thread(target=_drain, args=(proc.stdout, out, cap), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stderr, err, cap), daemon=True),
-                   threading.Thread(target=_drain, args=(os.fdopen(rfd, "rb"), reply, reply_cap),
-                                    daemon=True)]
-        for t in readers:
+                   threading.Thread(target=reader.run, daemon=True),
+                   threading.Thread(target=write_lines, daemon=True),
+                   threading.Thread(target=answer_asks, daemon=True)]
+        for t in threads:
             t.start()
-        try:
-            proc.stdin.write((json.dumps(req) + "\n").encode())
-            proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        # the whole process group goes, whether or not the driver exited
+        timed_out, over_mem, next_rss = False, None, 0.0
+        while True:
+            with reader.lock:
+                left = deadline[0] - time.monotonic()
+            if left <= 0:
+                timed_out = proc.poll() is None
+                break
+            if failure:
+                break
+            if memory == "resident" and time.monotonic() >= next_rss:
+                next_rss = time.monotonic() + 0.1
+                rss = _tree_rss(proc.pid)
+                if rss > mem:
+                    over_mem = rss
+                    break
+            try:
+                proc.wait(timeout=min(left, 0.05))
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        with reader.lock:          # nothing arriving after the deadline counts
+            n_in_time = len(reader.messages)
+            limit_s = deadline[0] - t0
+        # the whole process group goes, whether or not the driver exited (and with unshare's
+        # pid namespace every process of the run, daemons included, when its init dies)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(proc.pid, sig)
             except (ProcessLookupError, PermissionError):
                 break
             try:
-                proc.wait(timeout=2)
+                proc.wait(timeout=float(limits["term_grace_s"]))
                 if sig == signal.SIGTERM:
                     try:
                         os.killpg(proc.pid, signal.SIGKILL)
@@ -1744,33 +2603,48 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                 break
             except subprocess.TimeoutExpired:
                 continue
-        for t in readers:
+        lines.put(None)
+        asks.put(None)
+        for t in threads[:3]:
             t.join(timeout=5)
+        life.settimeout(0.5)
+        try:
+            said = life.recv(4096).decode("utf-8", "replace").strip()
+        except OSError:
+            said = ""
+        life.close()
         wall = time.monotonic() - t0
-        messages, forged = [], 0
-        for line in b"".join(reply).splitlines():
-            try:
-                msg = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                forged += 1
-                continue
-            if isinstance(msg, dict) and msg.get("token") == token and "body" in msg:
-                messages.append(msg["body"])
-            else:
-                forged += 1
+        keep = n_in_time if timed_out else len(reader.messages)
+        messages, times = reader.messages[:keep], reader.times[:keep]
+        forged, garbage = reader.forged, list(reader.garbage)
         stdout = b"".join(out).decode("utf-8", "replace")
         stderr = b"".join(err).decode("utf-8", "replace")
         rc = proc.returncode
+        if said.startswith("exit "):
+            rc = int(said.split()[1])
+        elif said.startswith("signal "):
+            rc = -int(said.split()[1])
+        extra = dict(forged=forged, times=times, sandbox=level, garbage=garbage)
+        if said.startswith("setup "):
+            return RunOutcome("error", [], f"sandbox setup failed: {said[6:]}", wall, rc, stdout, stderr,
+                              **extra)
+        if failure:
+            return RunOutcome("error", messages, failure[0], wall, rc, stdout, stderr, **extra)
+        if over_mem is not None:
+            return RunOutcome("crashed", messages, f"exceeded {mem} bytes resident ({over_mem} measured)",
+                              wall, rc, stdout, stderr, **extra)
         if timed_out:
-            return RunOutcome("timeout", messages, f"exceeded the {timeout:g} s budget", wall, rc,
-                              stdout, stderr, forged)
+            return RunOutcome("timeout", messages, f"killed at its {limit_s:.1f} s deadline (the budget)", wall, rc,
+                              stdout, stderr, **extra)
+        junk = f" ({forged} unreadable line(s) on the reply channel; first: {garbage[0]})" if garbage else ""
         if rc != 0:
             last = stderr.strip().splitlines()[-1:] or [f"exit code {rc}"]
-            return RunOutcome("crashed", messages, f"child exited with {rc}: {last[0][:200]}",
-                              wall, rc, stdout, stderr, forged)
+            return RunOutcome("crashed", messages, f"child exited with {rc}: {last[0][:200]}{junk}",
+                              wall, rc, stdout, stderr, **extra)
         if not messages:
-            return RunOutcome("no_reply", [], "child sent no result", wall, rc, stdout, stderr, forged)
-        return RunOutcome("ok", messages, "", wall, rc, stdout, stderr, forged)
+            return RunOutcome("no_reply", [], f"child sent no result{junk}", wall, rc, stdout, stderr,
+                              **extra)
+        return RunOutcome("ok", messages, "", wall, rc, stdout, stderr, **extra)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -1850,7 +2724,7 @@ def write_json_report(path: str, submission: str, checks: list, result: str, sco
            "checks": [c.as_dict() for c in checks],
            "review": [c.as_dict() for c in checks if c.status is Status.REVIEW],
            "phases": {k: round(v, 4) for k, v in phases.items()},
-           "keys": _jsonable(keys), "result": result, "score": score}
+           "keys": _jsonable(keys), "result": result, "score": score, "sandbox": sandbox_level()}
     with open(path, "w") as fh:
         json.dump(doc, fh, indent=2, allow_nan=False)
         fh.write("\n")
