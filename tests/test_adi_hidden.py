@@ -31,24 +31,18 @@ def test_survey_and_grader_share_the_hidden_rules():
     assert tuple(S.HIDDEN_H) == tuple(G.SPEC["hidden_h"])
     assert (S.HIDDEN_TOL, S.HIDDEN_MIN_DROP, S.HIDDEN_MIN_FINE_DROP) == (
         G.SPEC["hidden_tol"], G.SPEC["hidden_min_drop"], G.SPEC["hidden_min_fine_drop"])
-    assert tuple(S.HIDDEN_REF_M) == tuple(G.SPEC["ref_m"])
 
 
 def test_reference_is_converged(ref):
-    """The (1/80, 1/160) Richardson reference against the (1/40, 1/80) one: they
-    differ by ~4e-6 (the (1/80, 1/160) one is within 1.5e-6 of (1/160, 1/320)),
-    far below the gold's 2.8e-5 miss at h = 0.025 and 3e-2."""
+    """The grader's (1/40, 1/80) Richardson reference against the survey's (1/80, 1/160)
+    one, computed by the gold's separate MCS implementation: within 5e-6 (measured 3.0e-6;
+    the (1/80, 1/160) one is within 1.5e-6 of (1/160, 1/320)), far below 3e-2 and small
+    against the smallest miss the order check divides by (the gold's 2.8e-5 at h = 0.025,
+    whose drop moves by 0.02)."""
     G = grader()
-    P = G._PROBLEMS
-    prob = P["hidden_problem"]()
-    u40, u80 = (G.mcs_reference(prob, m, P["HIDDEN_T"]) for m in (40, 80))
-    coarser = (4.0 * u80[::2, ::2] - u40) / 3.0
-    assert np.max(np.abs(coarser - ref[::2, ::2])) < 1e-5
-
-
-def test_grader_reference_equals_the_surveys_independent_one(ref):
-    """Two implementations of MCS θ=1/3 (the grader's and the gold's) agree to round-off."""
-    assert np.max(np.abs(survey().hidden_reference() - ref)) < 1e-12
+    finer = survey().hidden_reference()
+    stride = (finer.shape[0] - 1) // G.SPEC["ref_m"][0]
+    assert np.max(np.abs(finer[::stride, ::stride] - ref)) < 5e-6
 
 
 def test_hidden_problem_is_spd_strongly_mixed_and_not_the_benchmark():
