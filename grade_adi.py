@@ -1599,7 +1599,9 @@ def _x_are(args, kwargs):                   # solve_{continuous,discrete}_are(a,
     return int(a.shape[0]) ** 2, int(a.shape[0]), False
 
 
-_ENTRY[2][2].update({"solve_continuous_are": _x_are, "solve_discrete_are": _x_are})
+for _m, _mn, _t in _ENTRY:
+    if _m is _sla:
+        _t.update({"solve_continuous_are": _x_are, "solve_discrete_are": _x_are})
 
 # Routes that can do a 2-D implicit solve without a banded system: extractors
 # return (dimension, whether the result can reconstruct an operator).  The

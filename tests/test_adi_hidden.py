@@ -145,3 +145,22 @@ def test_hidden_thresholds_at_the_boundary(ref, errs, expect):
     st = {c.id: c.status.value for c in G.hidden_checks(jobs, ref)}
     for cid, want in expect.items():
         assert st[cid] == want, (cid, st)
+
+
+def test_douglas_with_its_source_averaged_fails_too(ref):
+    """A first-order scheme whose O(k) error comes from the mixed term alone (Douglas with
+    the source treated by the trapezoidal rule, so the time-varying source is no longer
+    a first-order error): the strong mixed term shows it -- measured drops 1.91x, 1.97x."""
+    import types
+    G = grader()
+    old = "        Y0 = U[1:-1, 1:-1] + k * (A0 + A1 + A2)\n"
+    src = survey().variant_source("Douglas", 0.5)
+    assert old in src
+    src = src.replace(old, old + "        Y0 = Y0 + 0.5 * k * (data(t1)[1] - data(t0)[1])\n")
+    mod = types.ModuleType("douglas_averaged_source")
+    exec(compile(src, "douglas_averaged_source", "exec"), mod.__dict__)
+    P = G._PROBLEMS
+    fields = [mod.solve(h, P["HIDDEN_T"], P["hidden_problem"]())[2] for h in G.SPEC["hidden_h"]]
+    c = {c.id: c for c in G.hidden_checks(_jobs(fields), ref)}
+    assert c["hidden.order"].status is G.Status.FAIL and c["hidden.order"].measured < 2.1
+    assert c["hidden.drop"].status is G.Status.FAIL
