@@ -81,15 +81,20 @@ SPEC = {
     "self_err_rtol": 1e-8,        # seed: "max_norm_errors[4] equal to the error recomputed from U_finest" (ours)
     "dim_factor": 2,              # seed: "no linear system of dimension greater than 2(m+1)"
     "max_half_bandwidth": 1,      # seed: "and no system of half-bandwidth greater than 1"
-    "hidden_h": (0.1, 0.05),      # seed: "error falling by at least 2× between h = 0.1 and h = 0.05"
-    "hidden_tol": 3e-2,           # seed: "must land within 3e-2 of a reference"
-    "hidden_min_drop": 2.0,       # seed: "falling by at least 2×"
+    "hidden_h": (0.1, 0.05, 0.025),   # the hidden meshes (the seed's two plus h = 0.025, ours)
+    "hidden_tol": 3e-2,           # seed: "must land within 3e-2 of a reference" (on every hidden mesh)
+    "hidden_min_drop": 2.0,       # seed: "falling by at least 2×" between hidden_h[0] and hidden_h[1]
+    "hidden_min_fine_drop": 2.5,  # ours: between hidden_h[1] and hidden_h[2] (observed order >= 1.32):
+                                  #   first order falls ~2.0x there, the accepted family >= 3.2x
     "audit_h": 0.1,               # seed: "On one hidden mesh the grader replaces every intercepted solve result"
     "audit_atol": 1e-12,          # seed: "unchanged to pointwise atol=1e-12 (rtol=0) fails with 0.0"
     "perturb_rel": 1e-6,          # ours: the finite audit scales each solve result by 1 + eps r, r in [1, 2)
     "iface_rtol": 1e-9,           # ours: solve(h) vs solve(h, 1.0, <benchmark problem object>), pointwise
     "ref_m": (40, 80),            # our MCS reference: Richardson from h = 1/40 and 1/80 (see PROBLEMS)
     "ref_theta": 1.0 / 3.0,
+    "adi_op_rtol": 1e-9,          # ours: a counted solve's matrix is s (I - r D2) on grid lines to this
+                                  #   relative round-off (constant diagonals, one r in every block)
+    "adi_theta_rtol": 1e-8,       # ours: every counted solve of a run implies the same theta (x or y)
     # -- subprocess runner (the same names in every grader; read at call time) ----
     "runner_mem_bytes": 4 << 30,           # child address-space limit: a 161x161 ADI study needs well under 1 GiB; numpy/scipy import reserves ~1 GiB
     "runner_fsize_bytes": 256 << 20,  # largest file the child may write: a runaway writer cannot fill the disk
@@ -112,27 +117,29 @@ K_EQUALS_H = re.compile(r"(?<![\w.])k\s*=\s*h(?![\w(²^*/])(?!\.\d)(?!\s*(?:\*\*
 # Benchmark (reference/adi/problem_spec.md): a = 1.0, b = 0.8, c = 0.5,
 #   u = exp(-3t) x y sin(pi x) sin(pi y), f = u_t - (a u_xx + b u_xy + c u_yy), g = u.
 #
-# Hidden instance (design notes; measured with reference/adi/scheme_survey.py's
-# family against this grader's reference, see tests/test_adi_hidden.py):
-#   a = 0.025, b = 0.018, c = 0.015 (SPD: 4ac = 1.5e-3 > b^2 = 3.24e-4), T = 1.
-#   w(x,y) = 0.02 (1 + x + y/2 + xy + x^2/2) has w_xxyy = 0; the Dirichlet data
-#   g = (1 + 2t) w grow in time; f = 2w - (1 + 2t)(a w_xx + b w_xy) so that
-#   u = (1 + 2t) w + v, with v_t = a v_xx + b v_xy + c v_yy, v = 0 on the
-#   boundary, v(0) = 0.3 sin(pi x) sin(pi y)(1 + 0.6x - 0.3y + 0.8xy): a
-#   smooth, non-separable initial state whose evolution under the mixed
-#   operator has no closed form.  Small SPD coefficients keep large-theta MCS/HV
-#   out of their pre-asymptotic regime at h = 0.1 (the probe at the seed's
-#   scale failed MCS theta = 8), and the time-linear, w_xxyy = 0 carrier keeps
-#   the theta^2 k^2 A1 A2 u_t splitting error small.
-#   Reference: this grader's own MCS (theta = 1/3) on h = 1/40 and 1/80,
-#   Richardson-extrapolated; it differs from the h = 1/80, 1/160 extrapolation
-#   by 1.8e-5 (about 4 % of the gold's error at h = 0.05, 0.06 % of 3e-2).
-#   Measured misses at h = 0.1 -> 0.05 (ratio): gold MCS 1/3 1.90e-3 -> 5.21e-4
-#   (3.64); MCS 8 1.22e-2 -> 4.32e-3 (2.81); HV 8 1.06e-2 -> 3.74e-3 (2.83);
-#   every scheme the survey accepts passes (tests/test_adi_hidden.py), and so
-#   do first-order Douglas/CS (Tier 2 rejects those); the dropped mixed term
-#   misses by 2.2e-2 with no drop (0.97x).  Trivial answers miss by: zeros
-#   0.42, the initial state 0.16, the benchmark's manufactured field 0.40.
+# Hidden instance (design notes; measured with reference/adi/scheme_survey.py,
+# which prints these columns beside the benchmark's; pinned by tests/test_adi_hidden.py):
+#   a = 0.02, b = 0.028, c = 0.012 (SPD; b / 2 sqrt(ac) = 0.90, a strong mixed term),
+#   T = 1, u = s + (1 + 2t) w + v with s = 0.1 (1 + x + y/2 + xy) (steady, the
+#   non-zero Dirichlet data), w = 2 x(1-x) y(1-y) (a carrier driven by the source)
+#   and v (zero data, no source) from 0.01 (sin(pi x) sin(pi y))^5 (1 + 0.6x - 0.3y
+#   + 0.8xy): smooth, non-separable, no closed form, compatible to second order.
+#   Every scheme of the family is exact on s; on w (linear in t, a biquadratic the
+#   stencils differentiate exactly) a consistent second-order scheme has only
+#   theta^2 k^2 a c splitting errors, small for these coefficients, while a
+#   first-order one keeps its O(k) error k [(theta - 1/2)(F1 + F2)' - F0'/2],
+#   large because the source varies in time.  Meshes h = 0.1, 0.05, 0.025: the
+#   seed's >= 2x drop from 0.1 to 0.05, and ours, >= 2.5x from 0.05 to 0.025.
+#   Reference: this grader's MCS (theta = 1/3) on h = 1/40 and 1/80,
+#   Richardson-extrapolated: within 3.0e-6 of the (1/80, 1/160) one and 4.1e-6 of
+#   the (1/160, 1/320) one; against either, every survey row's hidden errors agree
+#   to 1 % and its drops to 0.02.  0.07 s of CPU (the (1/80, 1/160) one: 0.44 s).
+#   Measured drops (0.1 -> 0.05, 0.05 -> 0.025): gold 3.02x, 3.63x (misses 3.0e-4,
+#   1.0e-4, 2.8e-5); accepted family >= 3.02x and >= 3.19x (HV theta = 8), worst miss
+#   8.8e-3 (MCS theta = 8, h = 0.1); first order <= 2.09x and <= 2.08x (CS theta =
+#   0.8), Douglas 2.04x / 2.05x and 2.01x / 2.02x; mixed term dropped 0.91x / 0.98x
+#   and 3.2e-2 to 3.5e-2 off.  Trivial answers miss by: zeros 0.59, the initial
+#   state 0.24, the benchmark's manufactured field 0.57.
 # =============================================================================
 PROBLEM_SOURCE = r'''
 import math as _pm
@@ -169,20 +176,27 @@ HIDDEN_T = 1.0
 
 
 def hidden_problem():
-    a, b, c, G, beta, A = 0.025, 0.018, 0.015, 0.02, 2.0, 0.3
+    """u = s + (1 + beta t) w + v.  s (bilinear, steady) carries the non-zero Dirichlet data;
+    w = G x(1-x) y(1-y) is a carrier driven by the source; v (zero on the boundary, no source)
+    starts from the non-separable bump A (sin(pi x) sin(pi y))^5 q(x, y) and has no closed form."""
+    a, b, c, G, beta, A, S = 0.02, 0.028, 0.012, 2.0, 2.0, 0.01, 0.1
+
+    def s(X, Y):
+        return S * (1.0 + X + 0.5 * Y + X * Y)
 
     def w(X, Y):
-        return G * (1.0 + X + 0.5 * Y + X * Y + 0.5 * X * X)
+        return G * X * (1.0 - X) * Y * (1.0 - Y)
 
     def u0(X, Y):
-        return w(X, Y) + A * _pnp.sin(_pnp.pi * X) * _pnp.sin(_pnp.pi * Y) * (
-            1.0 + 0.6 * X - 0.3 * Y + 0.8 * X * Y)
+        bump = (_pnp.sin(_pnp.pi * X) * _pnp.sin(_pnp.pi * Y)) ** 5
+        return s(X, Y) + w(X, Y) + A * bump * (1.0 + 0.6 * X - 0.3 * Y + 0.8 * X * Y)
 
     def g(X, Y, t):
-        return (1.0 + beta * t) * w(X, Y)
+        return s(X, Y) + (1.0 + beta * t) * w(X, Y)
 
-    def f(X, Y, t):   # w_xx = G, w_xy = G, w_yy = 0
-        return beta * w(X, Y) - (1.0 + beta * t) * G * (a + b)
+    def f(X, Y, t):   # u_t - (a u_xx + b u_xy + c u_yy) for the s and w parts (v has no source)
+        Lw = G * (-2.0 * a * Y * (1.0 - Y) + b * (1.0 - 2.0 * X) * (1.0 - 2.0 * Y) - 2.0 * c * X * (1.0 - X))
+        return beta * w(X, Y) - (1.0 + beta * t) * Lw - b * S
 
     return Problem(a, b, c, u0, g, f)
 '''
@@ -388,22 +402,35 @@ ALLOWED_THIRD_PARTY = ("numpy", "scipy")
 # Reaching the grader's in-process instrumentation (its state, the wrapped
 # originals, the result channel) or native code behind it needs one of these;
 # an ADI solver needs none.  Each use is flagged for review (ours).
-INTROSPECTION_MODULES = ("ctypes", "gc", "inspect", "_ctypes", "cffi")
+INTROSPECTION_MODULES = ("ctypes", "gc", "inspect", "_ctypes", "cffi",
+                         # another process runs outside the solve instrumentation (ours)
+                         "multiprocessing", "subprocess", "_posixsubprocess", "concurrent.futures.process")
+PROCESS_CALLS = ("fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "spawnv",
+                 "spawnve", "system", "popen", "ProcessPoolExecutor")
 INTROSPECTION_NAMES = ("__globals__", "__closure__", "cell_contents", "__code__", "__defaults__",
                        "__kwdefaults__", "f_globals", "f_locals", "f_back", "tb_frame", "_getframe",
                        "__main__", "__pyx_capi__", "get_referrers", "get_objects", "_superlu",
-                       "_umath_linalg", "_flapack", "_fblas")
+                       "_umath_linalg", "_flapack", "_fblas",
+                       # private transform back ends behind numpy.fft / scipy.fft / scipy.fftpack
+                       "_pocketfft", "pypocketfft", "_realtransforms", "_basic_backend")
 
 
 def import_audit(source: str, check_prefix: str, local: set = frozenset(),
                  filename: str = SPEC["solver_file"]) -> list:
     """AST pass: every import outside stdlib + numpy + scipy (+ the submission's own
     `local` modules) fails; importlib / __import__ / exec / eval are flagged for
-    review (the allowlist is static)."""
+    review (the allowlist is static); so are process spawning and introspection."""
     try:
         tree = parse_python(source, filename, f"{check_prefix}.syntax")
+        return _import_audit_tree(tree, check_prefix, local)
     except Reject as exc:
         return [exc.check]
+    except RecursionError:
+        return [Check(f"{check_prefix}.syntax", Status.FAIL, f"{filename}: cannot be audited (nested too "
+                      "deeply)")]
+
+
+def _import_audit_tree(tree, check_prefix: str, local) -> list:
     stdlib = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
     bad, dynamic, intro = [], [], []
     for node in ast.walk(tree):
@@ -411,6 +438,8 @@ def import_audit(source: str, check_prefix: str, local: set = frozenset(),
             isinstance(node, ast.Constant) and isinstance(node.value, str)) else None
         if word is not None and any(n in word for n in INTROSPECTION_NAMES):
             intro.append(f"{word[:40]!r} (line {node.lineno})")
+        if isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS:
+            intro.append(f"{node.attr!r}: another process (line {node.lineno})")
         names = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -423,7 +452,9 @@ def import_audit(source: str, check_prefix: str, local: set = frozenset(),
             if top in ("importlib",):
                 dynamic.append(f"import {name} (line {node.lineno})")
             full = name + " " + " ".join(a.name for a in node.names)
-            if top in INTROSPECTION_MODULES or any(n in full for n in INTROSPECTION_NAMES):
+            if (top in INTROSPECTION_MODULES or name in INTROSPECTION_MODULES
+                    or any(n in full for n in INTROSPECTION_NAMES)
+                    or any(a.name in PROCESS_CALLS for a in node.names)):
                 intro.append(f"import {full.strip()} (line {node.lineno})")
             elif top not in stdlib and top not in ALLOWED_THIRD_PARTY and top not in local:
                 bad.append(f"{name} (line {node.lineno})")
@@ -863,8 +894,8 @@ def mcs_reference(problem, m: int, T: float, theta: float = SPEC["ref_theta"]):
 
 
 def hidden_reference():
-    """Richardson extrapolation of the reference on h = 1/40 and 1/80, returned on
-    the 1/40 grid (which contains the h = 0.1 and 0.05 nodes)."""
+    """Richardson extrapolation of the reference on h = 1/ref_m[0] and 1/ref_m[1],
+    returned on the coarser reference grid (which contains every hidden mesh's nodes)."""
     import numpy as np
     mc, mf = SPEC["ref_m"]
     prob = _PROBLEMS["hidden_problem"]()
@@ -877,37 +908,55 @@ def hidden_reference():
     return ref
 
 
-def hidden_checks(results: dict, ref) -> list:
-    """Each hidden mesh within 3e-2 of the reference, and a >= 2x drop."""
+def hidden_error(U, ref, h: float) -> float:
+    """max |U - reference| on the nodes of mesh h (inf when U is not finite or misshapen)."""
     import numpy as np
+    stride = SPEC["ref_m"][0] // mesh_m(h)
+    R = ref[::stride, ::stride]
+    U = np.asarray(U, dtype=float)
+    if U.shape != R.shape:
+        return float("inf")
+    with np.errstate(all="ignore"):
+        err = float(np.max(np.abs(U - R)))
+    return err if math.isfinite(err) else float("inf")
+
+
+def _drop_check(cid: str, errs: list, i: int, limit: float, rule: str) -> Check:
+    """The error must fall by >= limit from hidden_h[i] to hidden_h[i + 1]."""
+    h0, h1 = SPEC["hidden_h"][i], SPEC["hidden_h"][i + 1]
+    e0, e1 = errs[i], errs[i + 1]
+    if e0 is None or e1 is None or not (math.isfinite(e0) and math.isfinite(e1)):
+        return Check(cid, Status.FAIL, f"no finite hidden errors on h={h0:g} and h={h1:g}")
+    ratio = e0 / e1 if e1 > 0 else float("inf")
+    order = math.log(ratio) / math.log(h0 / h1) if ratio > 0 and math.isfinite(ratio) else float("nan")
+    ok = ratio >= limit
+    return Check(cid, Status.PASS if ok else Status.FAIL,
+                 f"hidden error falls {ratio:.2f}x from h={h0:g} to h={h1:g} (observed order {order:.2f}; "
+                 f"need >= {limit:g}x, {rule})", ratio, limit)
+
+
+def hidden_checks(results: dict, ref) -> list:
+    """Every hidden mesh within hidden_tol of the reference; the error falls by
+    hidden_min_drop from the first to the second mesh (seed) and by
+    hidden_min_fine_drop from the second to the third (ours: tells order 2 from 1)."""
     out, errs = [], []
-    mc = SPEC["ref_m"][0]
     for h in SPEC["hidden_h"]:
-        tag = f"hidden:{h:g}"
-        r = results.get(tag)
+        r = results.get(f"hidden:{h:g}")
         cid = f"hidden.error[{mesh_tag(h)}]"
         if r is None or r["status"] != "ok":
             out.append(Check(cid, Status.FAIL, f"solve(h={h:g}, T, problem) on the hidden instance: "
                              f"{_job_failure(r)}"))
             errs.append(None)
             continue
-        stride = mc // mesh_m(h)
-        with np.errstate(all="ignore"):
-            err = float(np.max(np.abs(r["U"] - ref[::stride, ::stride])))
-        err = err if math.isfinite(err) else float("inf")
+        err = hidden_error(r["U"], ref, h)
         ok = err <= SPEC["hidden_tol"]
         out.append(Check(cid, Status.PASS if ok else Status.FAIL,
                          f"max |U - reference| = {err:.3e} (limit {SPEC['hidden_tol']:g})", err,
                          SPEC["hidden_tol"]))
         errs.append(err)
-    if all(e is not None and math.isfinite(e) for e in errs):
-        ratio = errs[0] / errs[1] if errs[1] > 0 else float("inf")
-        ok = ratio >= SPEC["hidden_min_drop"]
-        out.append(Check("hidden.drop", Status.PASS if ok else Status.FAIL,
-                         f"hidden error falls {ratio:.2f}x from h=0.1 to h=0.05 (need >= "
-                         f"{SPEC['hidden_min_drop']:g}x)", ratio, SPEC["hidden_min_drop"]))
-    else:
-        out.append(Check("hidden.drop", Status.FAIL, "no finite hidden errors on both meshes"))
+    out.append(_drop_check("hidden.drop", errs, 0, SPEC["hidden_min_drop"], "seed"))
+    out.append(_drop_check("hidden.order", errs, 1, SPEC["hidden_min_fine_drop"],
+                           "second order falls ~4x, first order ~2x"))
     return out
 
 
@@ -935,6 +984,13 @@ def plan_jobs() -> list:
     secrets.SystemRandom().shuffle(jobs)
     jobs += [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
     return jobs
+
+
+def driver_request(jobs: list, seed: int) -> dict:
+    """What the driver reads: its jobs, the problems' source and the limits it applies."""
+    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed,
+            "perturb_rel": SPEC["perturb_rel"], "dim_factor": SPEC["dim_factor"],
+            "max_half_bandwidth": SPEC["max_half_bandwidth"], "adi_op_rtol": SPEC["adi_op_rtol"]}
 
 
 def perturb_seed() -> int:
@@ -1047,25 +1103,37 @@ def causal_audit_check(jobs: dict, outcome) -> list:
     its sweeps and reacts only to NaN (raising, falling back, or 0*sweep, which
     NaN turns non-finite) returns an unchanged field and fails."""
     h = SPEC["audit_h"]
-    return (_one_audit("audit.causal", jobs.get(f"hidden:{h:g}"), jobs.get(f"audit:{h:g}"), outcome)
+    theta = submission_theta(jobs)
+    return (_one_audit("audit.causal", jobs.get(f"hidden:{h:g}"), jobs.get(f"audit:{h:g}"), outcome, theta)
             + _one_audit("audit.causal_benchmark", jobs.get("bench:0"), jobs.get(f"auditbench:{h:g}"),
-                         outcome)
+                         outcome, theta)
             + _one_perturbed("audit.perturbed", jobs.get(f"hidden:{h:g}"), jobs.get(f"perturb:{h:g}"),
-                             outcome)
+                             outcome, theta)
             + _one_perturbed("audit.perturbed_benchmark", jobs.get("bench:0"),
-                             jobs.get(f"perturbbench:{h:g}"), outcome))
+                             jobs.get(f"perturbbench:{h:g}"), outcome, theta))
 
 
-def _one_perturbed(cid: str, clean, perturbed, outcome) -> list:
+def _not_evidence(cid: str, count: int, what: str, log, theta):
+    """A changed field proves the data path only when the spoiled solves include the
+    submission's ADI operators (the driver spoils every ADI-shaped solve; the submission's
+    theta is known only afterwards): otherwise REVIEW, not PASS."""
+    if theta is not None and adi_counted(log, theta, both=False) > 0:
+        return None
+    return Check(cid, Status.REVIEW, f"INCONCLUSIVE: {count} solve result(s) spoiled and {what}, but none "
+                 "of them is an ADI operator I - theta k kappa D2 with the theta of the clean runs (not "
+                 "evidence); manual review")
+
+
+def _one_perturbed(cid: str, clean, perturbed, outcome, theta=None) -> list:
     import numpy as np
     if clean is None or clean["status"] != "ok":
         return [Check(cid, Status.SKIP, "no clean run to compare with")]
     if perturbed is None:
         return [Check(cid, Status.REVIEW, "INCONCLUSIVE: the solver did not return under perturbed "
                       f"solves ({outcome.status}: {outcome.reason})")]
-    count = int(perturbed["log"].get("count", 0) or 0)
+    count = _log_int(perturbed["log"], "poisoned")
     if count == 0:
-        return [Check(cid, Status.SKIP, "no interceptable solve to perturb (see audit.causal)")]
+        return [Check(cid, Status.SKIP, "no ADI-operator solve to perturb (see audit.causal)")]
     eps = SPEC["perturb_rel"]
     if perturbed["status"] != "ok":
         return [Check(cid, Status.REVIEW, f"{count} solve result(s) scaled by 1 + O({eps:g}): solve() "
@@ -1081,6 +1149,9 @@ def _one_perturbed(cid: str, clean, perturbed, outcome) -> list:
                       f"returned field is unchanged (max |diff| {diff:.1e} <= {SPEC['audit_atol']:g}, rtol "
                       "0): the observed solves do not produce the result (discarded sweeps?)", diff,
                       SPEC["audit_atol"])]
+    weak = _not_evidence(cid, count, "the field changed", perturbed["log"], theta)
+    if weak is not None:
+        return [weak]
     return [Check(cid, Status.PASS, f"{count} solve result(s) scaled by 1 + O({eps:g}): the field "
                   f"changed (max |diff| {diff:.2e})", diff, SPEC["audit_atol"])]
 
@@ -1112,88 +1183,208 @@ def interface_check(jobs: dict) -> list:
                               "solve({h:g}, 1.0, <benchmark problem object>)", SPEC["iface_rtol"])
 
 
-def _one_audit(cid: str, clean, poisoned, outcome) -> list:
+def _one_audit(cid: str, clean, poisoned, outcome, theta=None) -> list:
     import numpy as np
     if clean is None or clean["status"] != "ok":
         return [Check(cid, Status.SKIP, "no clean run to compare with")]
     if poisoned is None:
         return [Check(cid, Status.REVIEW, "INCONCLUSIVE: the solver did not return under poisoned "
                       f"solves ({outcome.status}: {outcome.reason})")]
-    count = int(poisoned["log"].get("count", 0) or 0)
+    count = _log_int(poisoned["log"], "poisoned")
     if count == 0:
-        return [Check(cid, Status.REVIEW, "INCONCLUSIVE: no interceptable solve to poison "
-                      "(hand-written solver?); manual review")]
+        return [Check(cid, Status.REVIEW, "INCONCLUSIVE: no ADI-operator solve to poison "
+                      "(hand-written solver, or only other systems solved?); manual review")]
     if poisoned["status"] != "ok":
-        return [Check(cid, Status.PASS, f"{count} solve(s) poisoned: solve() raised "
+        return [_not_evidence(cid, count, "solve() raised", poisoned["log"], theta) or
+                Check(cid, Status.PASS, f"{count} solve(s) poisoned: solve() raised "
                       f"({poisoned['error'][:80]}): the observed solves feed the result")]
     U = poisoned["U"]
     if not np.all(np.isfinite(U)):
-        return [Check(cid, Status.PASS, f"{count} solve(s) poisoned: the field became non-finite")]
+        return [_not_evidence(cid, count, "the field became non-finite", poisoned["log"], theta) or
+                Check(cid, Status.PASS, f"{count} solve(s) poisoned: the field became non-finite")]
     diff = float(np.max(np.abs(U - clean["U"])))
     if diff <= SPEC["audit_atol"]:
         return [Check(cid, Status.FAIL, f"{count} solve(s) poisoned with NaN, yet the returned field is "
                       f"finite and unchanged (max |diff| {diff:.1e} <= {SPEC['audit_atol']:g}, rtol 0): "
                       "the observed solves do not produce the result", diff, SPEC["audit_atol"])]
-    return [Check(cid, Status.PASS, f"{count} solve(s) poisoned: the field changed (max |diff| "
+    return [_not_evidence(cid, count, "the field changed", poisoned["log"], theta) or
+            Check(cid, Status.PASS, f"{count} solve(s) poisoned: the field changed (max |diff| "
                   f"{diff:.2e})", diff, SPEC["audit_atol"])]
 
 
+def _log_int(log, key: str) -> int:
+    v = log.get(key, 0) if isinstance(log, dict) else 0
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else 0
+
+
+def _theta_items(log) -> list:
+    """[(theta_x, theta_y, count)] of a run's ADI-operator solves (decoded defensively)."""
+    items = []
+    thetas = log.get("thetas") if isinstance(log, dict) else None
+    for key, cnt in (thetas.items() if isinstance(thetas, dict) else ()):
+        try:
+            tx, ty = (float(v) for v in str(key).split("|"))
+            cnt = int(cnt)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(tx) and math.isfinite(ty) and cnt > 0:
+            items.append((tx, ty, cnt))
+    return items
+
+
+def _matches(items, theta, both: bool = False) -> int:
+    """Solves whose implied theta (for kappa = a or c) is `theta`; with `both`, zero unless
+    some of them are x-line and some y-line operators (an ADI step solves in both directions;
+    one system whose theta happens to match at two meshes, e.g. r h / a = r (h/2) / c on the
+    benchmark where a = 2c, does not)."""
+    rtol = SPEC["adi_theta_rtol"]
+    close = lambda v: abs(v - theta) <= rtol * theta     # noqa: E731
+    n = sum(c for tx, ty, c in items if close(tx) or close(ty))
+    if both and not (any(close(tx) for tx, _, _ in items) and any(close(ty) for _, ty, _ in items)):
+        return 0
+    return n
+
+
+def _clean_runs(jobs: dict) -> list:
+    """The benchmark and hidden runs (not the audits, the interface check or the repeat), in plan order."""
+    return [t for t in sorted(jobs, key=tag_order) if not t.startswith(("audit", "perturb", "iface", "repeat"))]
+
+
+def submission_theta(jobs: dict):
+    """The submission's own theta: the value > 0 (for kappa = a or c) shared by the ADI-shaped
+    solves of the most clean runs (then of the most solves).  A theta that changes with the mesh
+    or the problem (an unrelated tridiagonal system, e.g. tridiag(-1, 4, -1)) is not the scheme's."""
+    per_run = [_theta_items(jobs[t].get("log")) for t in _clean_runs(jobs)]
+    best = ((0, 0), None)
+    for cand in sorted({v for items in per_run for tx, ty, _ in items for v in (tx, ty) if v > 0}):
+        hits = [_matches(items, cand, both=True) for items in per_run]
+        score = (sum(1 for n in hits if n), sum(hits))
+        if score > best[0]:
+            best = (score, cand)
+    return best[1]
+
+
+def adi_counted(log, theta, both: bool = True) -> int:
+    """Counted solves of one run: those whose matrix is the ADI operator I - theta k kappa D2
+    (kappa = a or c of the problem solved) for the submission's theta, x- and y-line operators
+    both present (`both`; an audited run, cut short by its poison, needs one); the rest are
+    not evidence."""
+    return _matches(_theta_items(log), theta, both) if theta is not None else 0
+
+
+_TAG_ORDER = ("import", "bench", "hidden", "audit", "auditbench", "perturb", "perturbbench", "iface", "repeat")
+
+
+def tag_order(tag: str) -> tuple:
+    """A fixed order of job tags (plan order, not the random run order): stable reports."""
+    kind, _, v = str(tag).partition(":")
+    rank = _TAG_ORDER.index(kind) if kind in _TAG_ORDER else len(_TAG_ORDER)
+    try:
+        num = int(v) if kind == "bench" else -float(v)
+    except ValueError:
+        num = 0
+    return rank, num, str(tag)
+
+
 def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
-    """Dimension <= 2(m+1) and half-bandwidth <= 1 for every observed solve;
-    per-mesh REVIEW when a mesh shows no observable solve at all."""
+    """Dimension <= 2(m+1) and half-bandwidth <= 1 for every observed solve (nested ones:
+    the dimension), no problem-sized transform / eigen-decomposition / matrix function;
+    per-mesh REVIEW when a mesh shows no solve that is an ADI operator of its problem."""
     out = []
-    tamper = [v for v in violations if v.get("kind") == "tamper"]
+    tamper = sorted((v for v in violations if v.get("kind") == "tamper"), key=lambda v: tag_order(v.get("job")))
     if tamper:
         what = sorted({str(w) for v in tamper for w in (v.get("what") or [])})
         out.append(Check("structure.instrumentation", Status.FAIL,
                          f"the submission altered the grader's instrumentation ({_job_label(str(tamper[0].get('job')))}"
                          f": {', '.join(what[:5])})", what))
-    dims = [v for v in violations if isinstance(v.get("dim"), int) and isinstance(v.get("m"), int)
-            and v["dim"] > SPEC["dim_factor"] * (v["m"] + 1)]
-    wide = [v for v in violations if isinstance(v.get("hb"), int) and v["hb"] > SPEC["max_half_bandwidth"]]
+    lim_of = lambda v: SPEC["dim_factor"] * (v["m"] + 1)   # noqa: E731
+    sized = [v for v in violations if isinstance(v.get("dim"), int) and isinstance(v.get("m"), int)
+             and v["dim"] > lim_of(v)]
+    dims = [v for v in sized if v.get("route", "solve") != "spectral"]
+    routes = [v for v in sized if v.get("route") == "spectral"]
+    wide = [v for v in violations if isinstance(v.get("hb"), int) and v["hb"] > SPEC["max_half_bandwidth"]
+            and v.get("route", "solve") != "spectral" and not v.get("nested")]
 
     def first(offences):    # the coarsest mesh's: the report must not depend on the random run order
-        return min(offences, key=lambda v: (v["m"] if isinstance(v.get("m"), int) else 0, str(v.get("job"))))
+        return min(offences, key=lambda v: (v["m"] if isinstance(v.get("m"), int) else 0,
+                                            tag_order(str(v.get("job"))), str(v.get("fn"))))
 
     if dims:    # the first offence is reported, with how many runs offended
         v = first(dims)
-        runs = len({w["job"] for w in dims})
-        lim = SPEC["dim_factor"] * (v["m"] + 1)
+        runs = len({str(w["job"]) for w in dims})
+        lim = lim_of(v)
+        where = " (nested inside another call)" if v.get("nested") else ""
         out.append(Check("structure.dimension", Status.FAIL,
                          f"{v['fn']} solved a system of dimension {v['dim']} on the m = {v['m']} grid "
-                         f"({_job_label(str(v['job']))}); limit 2(m+1) = {lim}: not a 1-D "
-                         f"sweep ({runs} run(s) offend)", v["dim"], lim))
+                         f"({_job_label(str(v['job']))}){where}; limit {SPEC['dim_factor']}(m+1) = {lim}: "
+                         f"not a 1-D sweep ({runs} run(s) offend)", v["dim"], lim))
+    if routes:
+        v = first(routes)
+        runs = len({str(w["job"]) for w in routes})
+        lim = lim_of(v)
+        out.append(Check("structure.monolithic_route", Status.FAIL,
+                         f"{v['fn']} worked on {v['dim']} unknowns at once on the m = {v['m']} grid "
+                         f"({_job_label(str(v['job']))}); limit {SPEC['dim_factor']}(m+1) = {lim}: a "
+                         "problem-sized transform, eigen-decomposition or matrix function is a "
+                         f"monolithic 2-D solve ({runs} run(s) offend)", v["dim"], lim))
     if wide:
         v = first(wide)
-        runs = len({w["job"] for w in wide})
+        runs = len({str(w["job"]) for w in wide})
         out.append(Check("structure.bandwidth", Status.FAIL,
                          f"{v['fn']} solved a system of half-bandwidth {v['hb']} (dimension {v['dim']}, "
                          f"{_job_label(str(v['job']))}); limit {SPEC['max_half_bandwidth']}: not "
                          f"tridiagonal ({runs} run(s) offend)", v["hb"], SPEC["max_half_bandwidth"]))
-    done = {t: r for t, r in jobs.items() if not t.startswith(("audit", "perturb", "iface", "repeat"))}
-    total = sum(int(r["log"].get("count", 0) or 0) for r in done.values())
+    done = {t: jobs[t] for t in _clean_runs(jobs)}
+    total = sum(_log_int(r["log"], "count") for r in done.values())
+    nested = sum(_log_int(r["log"], "nested") for r in done.values())
     if not dims:
-        mx = max([int(r["log"].get("max_dim", 0) or 0) for r in done.values()] or [0])
+        mx = max([_log_int(r["log"], "max_dim") for r in done.values()] or [0])
         out.append(Check("structure.dimension", Status.PASS,
-                         f"{total} observed solves, largest dimension {mx} (<= 2(m+1) on every mesh)"))
+                         f"{total} observed solves (+{nested} nested inside them), largest dimension {mx} "
+                         f"(<= {SPEC['dim_factor']}(m+1) on every mesh)"))
     if not wide:
-        mx = max([int(r["log"].get("max_hb", 0) or 0) for r in done.values()] or [0])
+        mx = max([_log_int(r["log"], "max_hb") for r in done.values()] or [0])
         out.append(Check("structure.bandwidth", Status.PASS, f"largest observed half-bandwidth {mx}"))
-    unknown = sum(int(r["log"].get("unknown_hb", 0) or 0) for r in done.values())
+    unknown = sum(_log_int(r["log"], "unknown_hb") for r in done.values())
     if unknown:
         out.append(Check("structure.unknown_bandwidth", Status.REVIEW,
                          f"{unknown} solve(s) whose half-bandwidth could not be measured"))
-    seen = [t for t, r in done.items() if int(r["log"].get("count", 0) or 0) > 0]
-    blind = [t for t, r in done.items() if int(r["log"].get("count", 0) or 0) == 0]
+    used = {}
+    for t in sorted(jobs, key=tag_order):
+        rt = jobs[t]["log"].get("routes") if isinstance(jobs[t]["log"], dict) else None
+        for fn, slot in (rt.items() if isinstance(rt, dict) else ()):
+            if isinstance(slot, list) and len(slot) >= 3 and slot[2] and fn not in used:
+                used[fn] = _job_label(t)
+    if used and not routes:
+        out.append(Check("structure.spectral_route", Status.REVIEW,
+                         "transform / eigen-decomposition / matrix-function route(s) used, which an ADI "
+                         "solver does not need and which can carry an implicit solve the solve audit "
+                         "does not see: " + ", ".join(f"{fn} ({w})" for fn, w in sorted(used.items())[:6])
+                         + "; manual review", sorted(used)))
+    theta = submission_theta(jobs)
+    counted = {t: adi_counted(r["log"], theta) for t, r in done.items()}
+    seen = [t for t in done if counted[t] > 0]
+    blind = [t for t in done if counted[t] == 0]
     for t in blind:
         name = _job_label(t)
+        n = _log_int(done[t]["log"], "count")
+        what = (f"{n} observed solve(s), none an ADI operator I - theta k kappa D2 of this problem along "
+                "grid lines with the theta of the other runs (an identity or unrelated system is not "
+                "evidence)" if n else
+                "zero observable solves")
         if seen:
-            msg = (f"{name}: zero observable solves while {', '.join(_job_label(s) for s in seen)} made "
+            msg = (f"{name}: {what} while {', '.join(_job_label(s) for s in seen)} made "
                    "some: the hybrid-evasion pattern (instrumented path on some meshes, an "
                    "uninstrumented one on others); manual review")
         else:
-            msg = f"{name}: zero observable solves (hand-written Thomas solver?); manual review"
+            msg = f"{name}: {what} (hand-written Thomas solver?); manual review"
         out.append(Check(f"structure.unobserved[{name}]", Status.REVIEW, msg))
+    if seen:
+        ncount = sum(counted.values())
+        out.append(Check("structure.adi_operator", Status.PASS if not blind else Status.INFO,
+                         f"{ncount} of {total} observed solves are ADI operators I - theta k kappa D2 of "
+                         f"the problem solved, theta = {theta:.6g} on every mesh and both problems; the "
+                         "causal audits poison only ADI-operator solves", theta, ncount))
     return out
 
 
@@ -1211,25 +1402,37 @@ def _job_label(tag: str) -> str:
 # =============================================================================
 # ADI STRUCTURE AT RUN TIME (seed: "What the evaluator checks" 8): the driver
 # the isolated interpreter runs.  It wraps every linear-solve entry point of
-# numpy.linalg, scipy.linalg, scipy.linalg.lapack/blas and scipy.sparse.linalg
-# BEFORE the submission is imported, replacing each original by identity in
-# every loaded module (so `from scipy.linalg.lapack import dgtsv` gets the
-# wrapper), records dimension and half-bandwidth of the outermost call only
-# (solve_banded calls LAPACK internally), streams violations as they happen,
-# and in poison mode replaces every intercepted result by NaNs or scales it by
-# 1 + O(perturb_rel) (the causal audits); after each job it checks that no
-# wrapper was removed.
-# Wrapped: solves, inverses, least squares and the factorisations used for
-# solving (LU, Cholesky, LDL, banded/tridiagonal LAPACK), Sylvester/Lyapunov
-# solves (a 2-D solve of size q.size) and the BLAS triangular solves.  SVD, QR
-# and eigen-decompositions are not linear solves and are left alone (a spectral
-# norm of U must not count as a dense solve).
+# numpy.linalg, scipy.linalg, scipy.linalg.lapack/blas and scipy.sparse.linalg,
+# and every route that can do a 2-D implicit solve without a banded system
+# (numpy.fft / scipy.fft / scipy.fftpack transforms including DST/DCT,
+# eigen-decompositions, QR, matrix functions, sparse eigensolvers and
+# expm_multiply), BEFORE the submission is imported, replacing each original by
+# identity in every loaded module (so `from scipy.linalg.lapack import dgtsv`
+# gets the wrapper).  Every call is recorded, in every thread (per-thread
+# nesting depth, one lock for the log): a call made while another wrapped call
+# of the same thread runs is recorded as NESTED when its caller is NumPy/SciPy
+# code (solve_banded calling LAPACK: counted once, dimension rule still
+# applied), and as a solve of its own when its caller is the submission (a
+# callback of an iterative solver, a LinearOperator's matvec).  Each solve's
+# matrix is classified: a direct sum of 1-D operators I - r D2 on grid lines of
+# m - 1 nodes (any scalar factor, r > 0) is an ADI operator, reported with the
+# theta it implies for the x and y coefficients; factor-consuming calls inherit
+# the class of the factorisation that made their factor.  Violations stream as
+# they happen; in poison mode the result of every ADI-operator solve (never a
+# factorisation, never another system) is replaced by NaNs or scaled by
+# 1 + O(perturb_rel) (the causal audits); after each job the driver checks that
+# no wrapper was removed.
 # =============================================================================
 DRIVER_BODY = r'''
-import base64 as _b64, inspect as _inspect, math as _math, time as _time, traceback as _tb
+import base64 as _b64, inspect as _inspect, threading as _threading, time as _time
 _SUBDIR = _sys.path.pop(0)             # numpy/scipy must not be shadowed by submission files
 import numpy as _np
+import numpy.fft as _npfft
 import numpy.linalg as _npl
+import scipy as _scipy
+import scipy.fft as _sfft
+import scipy.fftpack as _fftpack
+import scipy.optimize as _sopt
 import scipy.linalg as _sla
 import scipy.linalg.lapack as _lapack
 import scipy.linalg.blas as _blas
@@ -1240,7 +1443,12 @@ try:
 except Exception:
     _uml = None
 
-_S = {"depth": 0, "poison": False, "job": "import", "m": None, "log": None, "seen": set()}
+_S = {"poison": False, "job": "import", "m": None, "log": None, "seen": set(), "kappa": None,
+      "h2k": None}
+_TL = _threading.local()                # per-thread nesting depth
+_LOCK = _threading.RLock()              # the log, the violation set, the perturbation stream
+_LIBDIRS = tuple(_os.path.dirname(m.__file__) + _os.sep for m in (_np, _scipy))
+_FACTORS = {}                           # id(factor) -> (factor, theta pair or None)
 _BW_CAP = 4096                          # materialise at most this dimension to measure a bandwidth
 
 
@@ -1426,28 +1634,350 @@ _ENTRY.append((_blas, "scipy.linalg.blas", {**{p + "trsv": _x_dense for p in "sd
                                             **{p + "tbsv": _x_tbsv for p in "sdcz"}}))
 
 
-def _send_violation(name, n, hb):
-    key = (_S["job"], name, n, hb)
-    if key not in _S["seen"] and len(_S["seen"]) < 200:
+def _x_are(args, kwargs):                   # solve_{continuous,discrete}_are(a, b, q, r): X is n x n
+    a = _np.asarray(_arg(args, kwargs, 0, "a"))
+    return int(a.shape[0]) ** 2, int(a.shape[0]), False
+
+
+for _m, _mn, _t in _ENTRY:
+    if _m is _sla:
+        _t.update({"solve_continuous_are": _x_are, "solve_discrete_are": _x_are})
+
+# Routes that can do a 2-D implicit solve without a banded system: extractors
+# return (dimension, whether the result can reconstruct an operator).  The
+# dimension of a transform is the product of its lengths along the transformed
+# axes (a batch of 1-D transforms along lines has dimension m - 1).
+
+
+def _ax_dim(a, s, axes, nd):
+    a = _np.asarray(a)
+    if s is not None:
+        return int(_np.prod([int(v) for v in _np.atleast_1d(s)]))
+    if axes is None:
+        axes = range(a.ndim) if nd is None else range(-nd, 0)
+    return int(_np.prod([a.shape[int(v)] for v in _np.atleast_1d(list(axes))])) if a.ndim else 1
+
+
+def _t_fft1(args, kwargs):                  # fft(x, n=None, axis=-1)
+    n = _arg(args, kwargs, 1, "n")
+    return (int(n) if n is not None else _ax_dim(_arg(args, kwargs, 0, "x", kwargs.get("a")), None,
+                                                 [_arg(args, kwargs, 2, "axis", -1)], 1)), True
+
+
+def _t_trig1(args, kwargs):                 # dct(x, type=2, n=None, axis=-1)
+    n = _arg(args, kwargs, 2, "n")
+    return (int(n) if n is not None else _ax_dim(_arg(args, kwargs, 0, "x"), None,
+                                                 [_arg(args, kwargs, 3, "axis", -1)], 1)), True
+
+
+def _t_fftn(nd):                            # fft2(x, s, axes) / fftn(x, s, axes)
+    def x(args, kwargs):
+        s = _arg(args, kwargs, 1, "s", kwargs.get("shape"))
+        return _ax_dim(_arg(args, kwargs, 0, "x", kwargs.get("a")), s, _arg(args, kwargs, 2, "axes"), nd), True
+    return x
+
+
+def _t_trign(args, kwargs):                 # dctn(x, type, s, axes)
+    s = _arg(args, kwargs, 2, "s", kwargs.get("shape"))
+    return _ax_dim(_arg(args, kwargs, 0, "x"), s, _arg(args, kwargs, 3, "axes"), None), True
+
+
+def _m_dense(vectors=True, flag=None, invert=False):
+    """A matrix route on args[0]; `flag` names the keyword that switches vectors off/on."""
+    def x(args, kwargs):
+        a = _np.asarray(_arg(args, kwargs, 0, "a"))
+        v = vectors
+        if flag is not None and flag in kwargs:
+            v = bool(kwargs[flag]) != invert
+        return (int(a.shape[-1]) if a.ndim else 1), v
+    return x
+
+
+def _m_len(args, kwargs):                   # eigh_tridiagonal(d, e)
+    return int(_np.asarray(_arg(args, kwargs, 0, "d")).shape[-1]), not kwargs.get("eigvals_only", False)
+
+
+def _m_op(args, kwargs):                    # sparse eigs(A), expm(A), expm_multiply(A, B)
+    A = _arg(args, kwargs, 0, "A")
+    return int(A.shape[0]), True
+
+
+def _o_x0(args, kwargs):                    # fsolve(func, x0), root(fun, x0), newton_krylov(F, xin)
+    x0 = _arg(args, kwargs, 1, "x0", kwargs.get("xin"))
+    return int(_np.size(x0)), True
+
+
+def _o_lin(args, kwargs):                   # lsq_linear(A, b), nnls(A, b)
+    return int(_arg(args, kwargs, 0, "A").shape[1]), True
+
+
+_FFT1 = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+_FFT2 = ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2")
+_FFTN = ("fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn")
+_TRIG1 = ("dct", "idct", "dst", "idst")
+_TRIGN = ("dctn", "idctn", "dstn", "idstn")
+_ROUTES = [
+    (_npfft, "numpy.fft", {**{n: _t_fft1 for n in _FFT1}, **{n: _t_fftn(2) for n in _FFT2},
+                           **{n: _t_fftn(None) for n in _FFTN}}),
+    (_sfft, "scipy.fft", {**{n: _t_fft1 for n in _FFT1}, **{n: _t_fftn(2) for n in _FFT2},
+                          **{n: _t_fftn(None) for n in _FFTN}, **{n: _t_trig1 for n in _TRIG1},
+                          **{n: _t_trign for n in _TRIGN}}),
+    (_fftpack, "scipy.fftpack", {**{n: _t_fft1 for n in ("fft", "ifft", "rfft", "irfft")},
+                                 **{n: _t_fftn(2) for n in ("fft2", "ifft2")},
+                                 **{n: _t_fftn(None) for n in ("fftn", "ifftn")},
+                                 **{n: _t_trig1 for n in _TRIG1}, **{n: _t_trign for n in _TRIGN}}),
+    (_npl, "numpy.linalg", {"eig": _m_dense(), "eigh": _m_dense(), "eigvals": _m_dense(False),
+                            "eigvalsh": _m_dense(False), "svd": _m_dense(True, "compute_uv"),
+                            "svdvals": _m_dense(False), "qr": _m_dense()}),
+    (_sla, "scipy.linalg", {"eig": _m_dense(), "eigh": _m_dense(True, "eigvals_only", True),
+                            "eigvals": _m_dense(False), "eigvalsh": _m_dense(False),
+                            "eig_banded": _m_dense(True, "eigvals_only", True),
+                            "eigvals_banded": _m_dense(False), "eigh_tridiagonal": _m_len,
+                            "eigvalsh_tridiagonal": _m_len, "svd": _m_dense(True, "compute_uv"),
+                            "svdvals": _m_dense(False), "schur": _m_dense(), "qz": _m_dense(),
+                            "ordqz": _m_dense(), "hessenberg": _m_dense(False, "calc_q"),
+                            "qr": _m_dense(), "rq": _m_dense(), "qr_multiply": _m_dense(),
+                            **{n: _m_dense() for n in ("expm", "logm", "sqrtm", "funm", "signm", "cosm",
+                                                       "sinm", "tanm", "coshm", "sinhm", "tanhm",
+                                                       "fractional_matrix_power", "expm_frechet")}}),
+    (_spl, "scipy.sparse.linalg", {n: _m_op for n in ("eigs", "eigsh", "svds", "lobpcg", "expm",
+                                                      "expm_multiply")}),
+    # a 2-D implicit step is also a root / least-squares / minimisation problem
+    (_sopt, "scipy.optimize", {**{n: _o_x0 for n in ("fsolve", "root", "least_squares", "leastsq", "minimize",
+                                                     "newton_krylov", "anderson", "broyden1", "broyden2",
+                                                     "diagbroyden", "excitingmixing", "linearmixing")},
+                               "lsq_linear": _o_lin, "nnls": _o_lin}),
+    (_lapack, "scipy.linalg.lapack", {p + n: _m_dense() for p in "sdcz" for n in (
+        "syev", "syevd", "syevr", "syevx", "heev", "heevd", "heevr", "geev", "gesdd", "gesvd", "geqrf",
+        "gees", "gges", "stev", "stevd", "stemr", "sbevd", "hbevd")}),
+]
+_FACTORISE = {"lu_factor", "cho_factor", "cholesky_banded", "getrf", "potrf", "gttrf", "pttrf", "gbtrf",
+              "pbtrf", "lu", "cholesky", "ldl", "splu", "spilu", "factorized", "sytrf", "hetrf"}
+_CONSUME = {"lu_solve": lambda a, k: _arg(a, k, 0, "lu_and_piv")[0],
+            "cho_solve": lambda a, k: _arg(a, k, 0, "c_and_lower")[0],
+            "cho_solve_banded": lambda a, k: _arg(a, k, 0, "cb_and_lower")[0],
+            "getrs": lambda a, k: _arg(a, k, 0, "lu"), "getri": lambda a, k: _arg(a, k, 0, "lu"),
+            "potrs": lambda a, k: _arg(a, k, 0, "c"), "potri": lambda a, k: _arg(a, k, 0, "c"),
+            "gttrs": lambda a, k: _arg(a, k, 1, "d"), "pttrs": lambda a, k: _arg(a, k, 0, "d"),
+            "gbtrs": lambda a, k: _arg(a, k, 0, "ab"), "pbtrs": lambda a, k: _arg(a, k, 0, "c"),
+            "solve_triangular": lambda a, k: _arg(a, k, 0, "a"), "trtrs": lambda a, k: _arg(a, k, 0, "a"),
+            "trsv": lambda a, k: _arg(a, k, 0, "a"), "trsm": lambda a, k: _arg(a, k, 1, "a")}
+
+
+def _base(name):
+    short = name.rsplit(".", 1)[-1]
+    if name.startswith(("scipy.linalg.lapack.", "scipy.linalg.blas.")) and short[:1] in "sdcz":
+        return short[1:]
+    return short
+
+
+def _band_rows(ab, diag, zero_rows):
+    """(sub, diag, super) of a LAPACK band layout, or None when another row is non-zero."""
+    ab = _np.asarray(ab)
+    if ab.ndim != 2 or any(_np.any(ab[r] != 0) for r in zero_rows if 0 <= r < ab.shape[0]):
+        return None
+    sub = ab[diag + 1, :-1] if diag + 1 < ab.shape[0] else _np.zeros(ab.shape[1] - 1)
+    sup = ab[diag - 1, 1:] if diag >= 1 else _np.zeros(ab.shape[1] - 1)
+    return sub, ab[diag], sup
+
+
+def _sym_band(ab, lower):
+    ab = _np.asarray(ab)
+    if ab.ndim != 2:
+        return None
+    if lower:
+        if any(_np.any(ab[r] != 0) for r in range(2, ab.shape[0])):
+            return None
+        e = ab[1, :-1] if ab.shape[0] > 1 else _np.zeros(ab.shape[1] - 1)
+        return e, ab[0], e
+    if any(_np.any(ab[r] != 0) for r in range(ab.shape[0] - 2)):
+        return None
+    e = ab[-2, 1:] if ab.shape[0] > 1 else _np.zeros(ab.shape[1] - 1)
+    return e, ab[-1], e
+
+
+def _dense_tri(a):
+    if _sp.issparse(a):
+        if a.shape[0] != a.shape[1] or a.shape[0] < 2:
+            return None
+        coo = a.tocoo()
+        if _np.any(_np.abs(coo.row[coo.data != 0] - coo.col[coo.data != 0]) > 1):
+            return None
+        return a.diagonal(-1), a.diagonal(0), a.diagonal(1)
+    if isinstance(a, _spl.LinearOperator):
+        if a.shape[0] > _BW_CAP:
+            return None
+        a = a.matmat(_np.eye(a.shape[1]))
+    a = _np.asarray(a)
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 2 or a.shape[0] > _BW_CAP:
+        return None
+    if _np.any(_np.triu(a, 2)) or _np.any(_np.tril(a, -2)):
+        return None
+    return _np.diagonal(a, -1), _np.diagonal(a), _np.diagonal(a, 1)
+
+
+def _tri(base, args, kwargs):
+    """The three diagonals of the system a solve or factorisation is handed, when tridiagonal."""
+    if base == "solve_banded":
+        low, up = (int(v) for v in _arg(args, kwargs, 0, "l_and_u"))
+        return _band_rows(_arg(args, kwargs, 1, "ab"), up, [r for r in range(low + up + 1)
+                                                           if abs(r - up) > 1])
+    if base == "solveh_banded":
+        return _sym_band(_arg(args, kwargs, 0, "ab"), bool(_arg(args, kwargs, 4, "lower", False)))
+    if base == "cholesky_banded":
+        return _sym_band(_arg(args, kwargs, 0, "ab"), bool(_arg(args, kwargs, 2, "lower", False)))
+    if base in ("gtsv", "gttrf"):
+        return tuple(_arg(args, kwargs, i, nm) for i, nm in enumerate(("dl", "d", "du")))
+    if base in ("ptsv", "pttrf"):
+        e = _arg(args, kwargs, 1, "e")
+        return e, _arg(args, kwargs, 0, "d"), e
+    if base in ("gbsv", "gbtrf"):
+        if base == "gbsv":
+            kl, ku, ab = int(_arg(args, kwargs, 0, "kl")), int(_arg(args, kwargs, 1, "ku")), _arg(args, kwargs, 2, "ab")
+        else:
+            ab, kl, ku = _arg(args, kwargs, 0, "ab"), int(_arg(args, kwargs, 1, "kl")), int(_arg(args, kwargs, 2, "ku"))
+        dg = kl + ku
+        return _band_rows(ab, dg, [r for r in range(kl, 2 * kl + ku + 1) if abs(r - dg) > 1])
+    if base in ("pbsv", "pbtrf"):
+        return _sym_band(_arg(args, kwargs, 0, "ab"), bool(kwargs.get("lower", 0)))
+    if base == "solve_toeplitz":
+        c = _arg(args, kwargs, 0, "c_or_cr")
+        col, row = (c if isinstance(c, tuple) else (c, c))
+        col, row = _np.asarray(col).ravel(), _np.asarray(row).ravel()
+        if col.size < 2 or _np.any(col[2:]) or _np.any(row[2:]):
+            return None
+        n = col.size
+        return _np.full(n - 1, col[1]), _np.full(n, col[0]), _np.full(n - 1, row[1])
+    if base in ("solve", "inv", "pinv", "pinvh", "lstsq", "lu_factor", "cho_factor", "cholesky", "lu", "ldl",
+                "gesv", "getrf", "posv", "potrf", "sysv", "sytrf", "gels", "gelsd", "gelss", "gelsy",
+                "spsolve", "splu", "spilu", "factorized", "cg", "bicg", "bicgstab", "cgs", "gmres",
+                "lgmres", "minres", "qmr", "gcrotmk", "tfqmr", "lsqr", "lsmr"):
+        return _dense_tri(_arg(args, kwargs, 0, "a", kwargs.get("A")))
+    return None
+
+
+def _theta(tri):
+    """(theta_x, theta_y) when the tridiagonal matrix is, up to a scalar factor, a direct sum of
+    I - r D2 (D2 = tridiag(1, -2, 1)) on grid lines of m - 1 nodes with one r > 0 (decoupled
+    single rows allowed); theta = r h^2 / (k kappa) for kappa = a and c.  Otherwise None."""
+    m, kap, h2k = _S["m"], _S["kappa"], _S["h2k"]
+    if tri is None or m is None or kap is None:
+        return None
+    dl, d, du = (_np.asarray(v, dtype=float).ravel() for v in tri)
+    n = d.size
+    if n < 2 or dl.size != n - 1 or du.size != n - 1 or not (
+            _np.all(_np.isfinite(dl)) and _np.all(_np.isfinite(d)) and _np.all(_np.isfinite(du))):
+        return None
+    rtol = float(_REQ["adi_op_rtol"])
+    cut = _np.flatnonzero((dl == 0) & (du == 0)) + 1
+    rs = []
+    for lo, hi in zip(_np.concatenate(([0], cut)), _np.concatenate((cut, [n]))):
+        if hi - lo == 1:
+            continue
+        if hi - lo == m - 1:
+            bl, bd, bu = dl[lo:hi - 1], d[lo:hi], du[lo:hi - 1]
+        elif hi - lo == m + 1 and du[lo] == 0 and dl[hi - 2] == 0 and d[lo] != 0 and d[hi - 1] != 0:
+            bl, bd, bu = dl[lo:hi - 2], d[lo + 1:hi - 1], du[lo + 1:hi - 1]   # Dirichlet rows kept
+        else:
+            return None
+        o, dd = bl[0], bd[0]
+        tol = rtol * max(abs(o), abs(dd))
+        if (_np.any(_np.abs(bl - o) > tol) or _np.any(_np.abs(bu - o) > tol)
+                or _np.any(_np.abs(bd - dd) > tol)):
+            return None
+        s = dd + 2.0 * o
+        if abs(s) <= tol:
+            return None
+        r = -o / s
+        if not r > 0:
+            return None
+        rs.append(r)
+    if not rs or max(rs) - min(rs) > rtol * max(rs):
+        return None
+    return [rs[0] * h2k / kap[0], rs[0] * h2k / kap[1]]
+
+
+def _register(out, base, theta):
+    """Remember the factor a factorisation returned, with its class, for its consumers."""
+    if base in ("lu_factor", "cho_factor", "getrf", "potrf", "gbtrf", "pbtrf", "pttrf"):
+        objs = [out[0]]
+    elif base == "gttrf":
+        objs = [out[1]]
+    elif base == "lu":
+        objs = list(out[-2:])
+    elif base in ("cholesky", "cholesky_banded"):
+        objs = [out]
+    else:
+        return
+    with _LOCK:
+        for o in objs:
+            if len(_FACTORS) < 20000:
+                _FACTORS[id(o)] = (o, theta)
+
+
+def _factor_theta(base, args, kwargs):
+    try:
+        f = _CONSUME[base](args, kwargs)
+    except Exception:
+        return None
+    entry = _FACTORS.get(id(f))
+    return entry[1] if entry is not None and entry[0] is f else None
+
+
+def _send_violation(name, n, hb, nested=False, route="solve"):
+    with _LOCK:
+        key = (_S["job"], name, n, hb, nested)
+        if key in _S["seen"] or len(_S["seen"]) >= 200:
+            return
         _S["seen"].add(key)
-        send({"kind": "violation", "job": _S["job"], "fn": name, "dim": n, "hb": hb, "m": _S["m"]})
+    send({"kind": "violation", "job": _S["job"], "fn": name, "dim": n, "hb": hb, "m": _S["m"],
+          "nested": nested, "route": route})
 
 
-def _record(name, n, hb, factor):
-    log = _S["log"]
+def _limit(m):
+    return _REQ["dim_factor"] * (m + 1)
+
+
+def _record(name, n, hb, factor, nested, theta):
     m = _S["m"]
-    if log is not None:
-        log["count"] += 1
-        log["fns"][name] = log["fns"].get(name, 0) + 1
-        if n is not None:
-            log["max_dim"] = max(log["max_dim"], n)
-        if hb is not None:
-            log["max_hb"] = max(log["max_hb"], hb)
-        elif not factor:
-            log["unknown_hb"] += 1
-    if m is not None and ((n is not None and n > _REQ["dim_factor"] * (m + 1)) or
-                          (hb is not None and hb > _REQ["max_half_bandwidth"])):
-        _send_violation(name, n, hb)
+    with _LOCK:
+        log = _S["log"]
+        if log is not None:
+            if nested:
+                log["nested"] += 1
+                log["nested_fns"][name] = log["nested_fns"].get(name, 0) + 1
+            else:
+                log["count"] += 1
+                log["fns"][name] = log["fns"].get(name, 0) + 1
+                if n is not None:
+                    log["max_dim"] = max(log["max_dim"], n)
+                if hb is not None:
+                    log["max_hb"] = max(log["max_hb"], hb)
+                elif not factor:
+                    log["unknown_hb"] += 1
+                if theta is not None:
+                    log["adi"] += 1
+                    key = "%.10e|%.10e" % tuple(theta)
+                    if key in log["thetas"] or len(log["thetas"]) < 64:
+                        log["thetas"][key] = log["thetas"].get(key, 0) + 1
+    if m is not None and ((n is not None and n > _limit(m)) or
+                          (not nested and hb is not None and hb > _REQ["max_half_bandwidth"])):
+        _send_violation(name, n, hb, nested)
+
+
+def _record_route(name, n, vectors, nested):
+    m = _S["m"]
+    with _LOCK:
+        log = _S["log"]
+        if log is not None:
+            slot = log["routes"].setdefault(name, [0, 0, False, 0])   # calls, largest size,
+            slot[0] += 1                                                # used with vectors at
+            slot[1] = max(slot[1], n or 0)                              # top level, nested calls
+            slot[2] = slot[2] or (bool(vectors) and not nested)
+            slot[3] += bool(nested)
+    if vectors and not nested and m is not None and n is not None and n > _limit(m):
+        _send_violation(name, n, None, nested, route="spectral")   # a library's own sub-call: the
+                                                                   # outer call was judged
 
 
 _RNG = _np.random.default_rng(int(_REQ["perturb_seed"]))
@@ -1458,7 +1988,8 @@ def _spoil(a):
     drawn per run (finite, invisible to an isnan/isfinite test)."""
     if _S["poison"] == "nan":
         return _np.full_like(a, _np.nan)
-    r = _RNG.uniform(1.0, 2.0, size=a.shape)
+    with _LOCK:
+        r = _RNG.uniform(1.0, 2.0, size=a.shape)
     return a * (1.0 + float(_REQ["perturb_rel"]) * r)
 
 
@@ -1477,12 +2008,14 @@ def _poison(out):
 
 
 class _SolverProxy:
-    """SuperLU objects (and factorized() callables): their solves are counted and poisoned."""
+    """SuperLU objects (and factorized() callables): their solves are counted, classified
+    by the factorised matrix, and poisoned when it is an ADI operator."""
 
-    def __init__(self, obj, name, n):
+    def __init__(self, obj, name, n, theta):
         object.__setattr__(self, "_obj", obj)
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_n", n)
+        object.__setattr__(self, "_theta", theta)
 
     def __getattr__(self, attr):
         val = getattr(self._obj, attr)
@@ -1492,29 +2025,82 @@ class _SolverProxy:
 
     def _wrap(self, fn, name):
         def solve(*args, **kwargs):
-            return _call(fn, name, args, kwargs, lambda a, k: (self._n, None, True))
+            return _call(fn, name, args, kwargs, lambda a, k: (self._n, None, True), theta=self._theta)
         return solve
 
     def __call__(self, *args, **kwargs):
-        return _call(self._obj, self._name + "()", args, kwargs, lambda a, k: (self._n, None, True))
+        return _call(self._obj, self._name + "()", args, kwargs, lambda a, k: (self._n, None, True),
+                     theta=self._theta)
 
 
-def _call(fn, name, args, kwargs, extract, proxy=False):
-    if _S["depth"]:
+def _depth():
+    return getattr(_TL, "depth", 0)
+
+
+def _nested():
+    """Inside another wrapped call of this thread AND called from NumPy/SciPy code (a
+    library's own sub-call).  A call from the submission (a callback, a matvec) is a
+    solve of its own at any depth."""
+    if not _depth():
+        return False
+    try:
+        return _sys._getframe(3).f_code.co_filename.startswith(_LIBDIRS)
+    except Exception:
+        return False
+
+
+def _run(fn, args, kwargs):
+    _TL.depth = _depth() + 1
+    try:
         return fn(*args, **kwargs)
+    finally:
+        _TL.depth -= 1
+
+
+_NOTHETA = object()
+
+
+def _call(fn, name, args, kwargs, extract, proxy=False, theta=_NOTHETA):
+    nested = _nested()
     try:
         n, hb, factor = extract(args, kwargs)
     except Exception:
         n, hb, factor = None, None, False
-    _record(name, n, hb, factor)
-    _S["depth"] += 1
-    try:
-        out = fn(*args, **kwargs)
-    finally:
-        _S["depth"] -= 1
+    base = _base(name)
+    if nested:
+        _record(name, n, hb, factor, True, None)
+        return _run(fn, args, kwargs)
+    if theta is _NOTHETA:
+        try:
+            theta = _factor_theta(base, args, kwargs) if base in _CONSUME else _theta(_tri(base, args, kwargs))
+        except Exception:
+            theta = None
+    _record(name, n, hb, factor, False, theta)
+    out = _run(fn, args, kwargs)
     if proxy:
-        return _SolverProxy(out, name, n)
-    return _poison(out) if _S["poison"] else out
+        return _SolverProxy(out, name, n, theta)
+    if base in _FACTORISE:
+        if theta is not None:
+            try:
+                _register(out, base, theta)
+            except Exception:
+                pass
+        return out
+    if _S["poison"] and theta is not None:
+        with _LOCK:
+            _S["log"]["poisoned"] += 1
+        return _poison(out)
+    return out
+
+
+def _call_route(fn, name, args, kwargs, extract):
+    nested = _nested()
+    try:
+        n, vectors = extract(args, kwargs)
+    except Exception:
+        n, vectors = None, True
+    _record_route(name, n, vectors, nested)
+    return _run(fn, args, kwargs)
 
 
 _WRAPPED = {}
@@ -1524,16 +2110,19 @@ _PATCHED = []                           # (module, name, wrapper): checked after
 def _integrity():
     """Names of entry points the submission un-wrapped, and a depth left non-zero."""
     bad = [f"{getattr(m, '__name__', '?')}.{k}" for m, k, w in _PATCHED if getattr(m, k, None) is not w]
-    if _S["depth"] != 0:
+    if _depth() != 0:
         bad.append("instrumentation depth counter")
     return bad
 
 
-def _make(fn, name, extract):
+def _make(fn, name, extract, route=False):
     proxy = name.rsplit(".", 1)[-1] in ("splu", "spilu", "factorized")
-
-    def wrapper(*args, **kwargs):
-        return _call(fn, name, args, kwargs, extract, proxy)
+    if route:
+        def wrapper(*args, **kwargs):
+            return _call_route(fn, name, args, kwargs, extract)
+    else:
+        def wrapper(*args, **kwargs):
+            return _call(fn, name, args, kwargs, extract, proxy)
     for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
         try:
             setattr(wrapper, attr, getattr(fn, attr))
@@ -1546,14 +2135,15 @@ def _make(fn, name, extract):
     return wrapper
 
 
-for _mod, _mname, _table in _ENTRY:
-    if _mod is None:
-        continue
-    for _name, _x in _table.items():
-        _fn = getattr(_mod, _name, None)
-        if _fn is None or id(_fn) in _WRAPPED:
+for _tables, _route in ((_ENTRY, False), (_ROUTES, True)):
+    for _mod, _mname, _table in _tables:
+        if _mod is None:
             continue
-        _WRAPPED[id(_fn)] = (_fn, _make(_fn, f"{_mname}.{_name}", _x))
+        for _name, _x in _table.items():
+            _fn = getattr(_mod, _name, None)
+            if _fn is None or id(_fn) in _WRAPPED:
+                continue
+            _WRAPPED[id(_fn)] = (_fn, _make(_fn, f"{_mname}.{_name}", _x, _route))
 
 for _modobj in list(_sys.modules.values()):
     _d = getattr(_modobj, "__dict__", None)
@@ -1600,7 +2190,8 @@ def _b64f(a):
 
 
 def _new_log():
-    return {"count": 0, "fns": {}, "max_dim": 0, "max_hb": 0, "unknown_hb": 0}
+    return {"count": 0, "fns": {}, "max_dim": 0, "max_hb": 0, "unknown_hb": 0, "adi": 0, "thetas": {},
+            "poisoned": 0, "nested": 0, "nested_fns": {}, "routes": {}}
 
 
 def _import_job():
@@ -1623,7 +2214,7 @@ def _import_job():
               "import_solves": _S["log"]["count"]})
         if _integrity():
             send({"kind": "tamper", "job": "import", "what": _integrity()[:10]})
-            _S["depth"] = 0
+            _TL.depth = 0
     except BaseException as _exc:
         send({"kind": "import_error", "error": f"{type(_exc).__name__}: {_exc}"[:400]})
         raise SystemExit(3)
@@ -1636,45 +2227,54 @@ def _fresh_solve():
     return adi_solver.solve
 
 
-def _solve_job(_job):
-    _h = float(_job["h"])
-    _m = int(round(1.0 / _h))
-    _S["job"], _S["m"], _S["log"] = _job["tag"], _m, _new_log()
-    if _job["problem"] == "hidden":
-        _call_args = (_h, float(_PNS["HIDDEN_T"]), _PNS["hidden_problem"]())
-    elif _job["problem"] == "benchmark_object":
-        _call_args = (_h, 1.0, _PNS["benchmark_problem"]())
+def _run_job(job):
+    """One job: the solve on its problem, with the instrumentation set for its mesh."""
+    h = float(job["h"])
+    m = int(round(1.0 / h))
+    if job["problem"] == "hidden":
+        prob = _PNS["hidden_problem"]()
+        call_args = (h, float(_PNS["HIDDEN_T"]), prob)
+    elif job["problem"] == "benchmark_object":
+        prob = _PNS["benchmark_problem"]()
+        call_args = (h, 1.0, prob)
     else:
-        _call_args = (_h, 1.0, None)
-    _S["poison"] = _job.get("poison") or False
-    _t0 = _time.monotonic()
-    _msg = {"kind": "job", "tag": _job["tag"]}
+        prob = _PNS["benchmark_problem"]()
+        call_args = (h, 1.0, None)
+    steps = max(1, int(round(call_args[1] / h)))
+    with _LOCK:
+        _S["job"], _S["m"], _S["log"] = job["tag"], m, _new_log()
+        _S["kappa"], _S["h2k"] = (float(prob.a), float(prob.c)), h * h / (call_args[1] / steps)
+        _S["poison"] = job.get("poison") or False
+    t0 = _time.monotonic()
+    msg = {"kind": "job", "tag": job["tag"]}
     try:
-        _res = _fresh_solve()(*_call_args)
+        res = _fresh_solve()(*call_args)
         _S["poison"] = False
-        if not isinstance(_res, (tuple, list)) or len(_res) != 3:
-            raise TypeError(f"solve returned {type(_res).__name__}, expected (X, Y, U)")
-        _arrs = [_np.array(_v, dtype=_np.float64) for _v in _res]
-        for _nm, _a in zip("XYU", _arrs):
-            if _a.shape != (_m + 1, _m + 1):
-                raise ValueError(f"{_nm} has shape {_a.shape}, expected {(_m + 1, _m + 1)}")
-        _msg.update(status="ok", X=_b64f(_arrs[0]), Y=_b64f(_arrs[1]), U=_b64f(_arrs[2]))
-    except BaseException as _exc:
+        if not isinstance(res, (tuple, list)) or len(res) != 3:
+            raise TypeError(f"solve returned {type(res).__name__}, expected (X, Y, U)")
+        arrs = [_np.array(v, dtype=_np.float64) for v in res]
+        for nm, a in zip("XYU", arrs):
+            if a.shape != (m + 1, m + 1):
+                raise ValueError(f"{nm} has shape {a.shape}, expected {(m + 1, m + 1)}")
+        msg.update(status="ok", X=_b64f(arrs[0]), Y=_b64f(arrs[1]), U=_b64f(arrs[2]))
+    except BaseException as exc:
         _S["poison"] = False
-        if isinstance(_exc, (KeyboardInterrupt, SystemExit)):
-            _msg.update(status="error", error=f"{type(_exc).__name__}")
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            msg.update(status="error", error=f"{type(exc).__name__}")
         else:
-            _msg.update(status="error", error=f"{type(_exc).__name__}: {_exc}"[:400])
-    _msg.update(wall=_time.monotonic() - _t0, log=_S["log"], m=_m)
-    _bad = _integrity()
-    if _bad:
-        send({"kind": "tamper", "job": _job["tag"], "what": _bad[:10]})
-        _S["depth"] = 0
-    send(_msg)
+            msg.update(status="error", error=f"{type(exc).__name__}: {exc}"[:400])
+    with _LOCK:
+        log = _json.loads(_json.dumps(_S["log"]))
+    msg.update(wall=_time.monotonic() - t0, log=log, m=m)
+    bad = _integrity()
+    if bad:
+        send({"kind": "tamper", "job": job["tag"], "what": bad[:10]})
+        _TL.depth = 0
+    send(msg)
 
 
 if fork_jobs([{"id": "import"}], lambda _job: _import_job())[0]["status"] == "ok":
-    fork_jobs([dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]], _solve_job)
+    fork_jobs([dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]], _run_job)
 send({"kind": "done"})
 '''
 
@@ -2845,11 +3445,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     worker.start()
     checks.append(sandbox_check())
     progress("solver jobs started in an isolated child; hidden reference computing")
-    outcome = run_isolated(submission, DRIVER_BODY,
-                           {"jobs": plan_jobs(), "problem_source": PROBLEM_SOURCE,
-                            "perturb_seed": perturb_seed(), "perturb_rel": SPEC["perturb_rel"],
-                            "dim_factor": SPEC["dim_factor"],
-                            "max_half_bandwidth": SPEC["max_half_bandwidth"]}, budget)
+    outcome = run_isolated(submission, DRIVER_BODY, driver_request(plan_jobs(), perturb_seed()), budget)
     outcomes["solve"] = outcome
     worker.join()
     phases["execute"] = time.monotonic() - t1
@@ -2881,8 +3477,11 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     keys["errors_regenerated"] = [None if v is None else float(v) for v in regen]
     hid = [c.measured for c in checks if c.id.startswith("hidden.error")]
     keys["hidden_errors"] = [float(v) if isinstance(v, float) else None for v in hid]
-    keys["observed_solves"] = sorted(({"run": _job_label(t), "solves": int(r["log"].get("count", 0) or 0)}
-                                      for t, r in jobs.items()), key=lambda row: row["run"])
+    keys["observed_solves"] = [{"run": _job_label(t), "solves": _log_int(jobs[t]["log"], "count")}
+                               for t in sorted(jobs, key=tag_order)]
+    theta = submission_theta(jobs)
+    keys["adi_operator_solves"] = [{"run": _job_label(t), "solves": adi_counted(jobs[t]["log"], theta)}
+                                   for t in sorted(jobs, key=tag_order)]
     return report
 
 

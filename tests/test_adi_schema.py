@@ -3,7 +3,7 @@ positive; any violation is 0.0 and is reported before anything runs."""
 import numpy as np
 import pytest
 
-from test_adi_support import copy_gold, failed, grade, grader, message, read_arrays, write_arrays
+from test_adi_support import copy_gold, failed, grade, grader, read_arrays, write_arrays
 
 
 def _edit(name):

@@ -1,5 +1,7 @@
 """Dependency allowlist (static AST pass), missing files, and the import
 entry point."""
+import pytest
+
 from test_adi_support import copy_gold, failed, grade, grader, message, reviews, status
 
 
@@ -61,3 +63,27 @@ def test_disallowed_import_in_a_local_package_is_caught(tmp_path):
     rc, stdout, stderr, doc = grade(sub)
     assert doc["score"] == 0.0 and failed(doc) == {"static.imports"}
     assert "fenics" in message(doc, "static.imports")
+
+
+def test_source_too_deep_for_the_parser_is_a_clean_fail(tmp_path):
+    """issue 11, bad input: an ast.parse that raises MemoryError/RecursionError is a FAIL
+    record (score 0.0, exit 1), never a grader failure (exit 3)."""
+    sub = copy_gold(tmp_path / "sub")
+    (sub / "adi_solver.py").write_text("x = " + "-" * 200000 + "1\n")
+    rc, stdout, stderr, doc = grade(sub)
+    assert rc == 1 and doc["score"] == 0.0, (rc, stdout[-500:], stderr[-500:])
+    assert "static.syntax" in failed(doc) and "cannot be parsed" in stdout
+
+
+@pytest.mark.parametrize("snippet", ["import multiprocessing", "from subprocess import run",
+                                     "import os\nos.fork()", "from concurrent.futures import ProcessPoolExecutor"])
+def test_another_process_is_flagged(snippet):
+    G = grader()
+    ids = {c.id: c.status for c in G.import_audit(snippet + "\n", "static")}
+    assert ids.get("static.introspection") is G.Status.REVIEW, (snippet, ids)
+
+
+def test_threads_are_not_flagged():
+    G = grader()
+    src = "import threading\nimport concurrent.futures as cf\npool = cf.ThreadPoolExecutor(2)\n"
+    assert all(c.status is G.Status.PASS for c in G.import_audit(src, "static"))

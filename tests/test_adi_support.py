@@ -35,6 +35,13 @@ def survey():
     return _load("scheme_survey", ADI_REF / "scheme_survey.py")
 
 
+@functools.lru_cache(maxsize=None)
+def survey_rows() -> dict:
+    """The survey's 19 rows (benchmark and hidden columns, hidden fields kept), computed
+    once per session and shared by the survey and hidden-instance tests."""
+    return {r["label"]: r for r in survey().survey(keep_fields=True)}
+
+
 def make_gold():
     return _load("adi_make_gold", ADI_REF / "make_gold.py")
 
@@ -121,3 +128,14 @@ def gold_grade(tmp_root: str):
     report = root / "gold.json"
     rc, stdout, stderr, doc = run_grader(alone / "grade.py", GOLD, "--json", report, cwd=alone)
     return rc, stdout, stderr, doc
+
+
+def drive(sub: Path, source: str, jobs=None, timeout: float = 120):
+    """The grader's own driver on a few jobs of `source` (no full grading: fast).
+    Returns (ready, {tag: job}, violations, outcome)."""
+    G = grader()
+    sub.mkdir(parents=True, exist_ok=True)
+    (sub / "adi_solver.py").write_text(source)
+    jobs = jobs or [{"tag": "bench:0", "h": 0.1, "problem": "benchmark"}]
+    outcome = G.run_isolated(str(sub), G.DRIVER_BODY, G.driver_request(jobs, 1), timeout)
+    return G.decode_jobs(outcome) + (outcome,)

@@ -1,14 +1,18 @@
 """Threshold calibration: run the in 't Hout-Foulon ADI family (Douglas, CS, MCS,
-HV, plus MCS with the mixed term dropped) on the benchmark's five meshes and
-apply the published Tier 2 thresholds.  Prints the calibration table.
+HV, plus MCS with the mixed term dropped) on the benchmark's five meshes and on
+the hidden instance's three, and apply the published Tier 2 and hidden-instance
+thresholds.  Prints the calibration table (benchmark columns, then hidden ones).
 
     python reference/adi/scheme_survey.py
 
 Every variant is the gold solver (gold/adi_solver.py) with its SCHEME / THETA /
 MIXED constants changed, so `variant_source(...)` is also a ready submission
-(tests grade a few of them end to end).  The Tier 2 rules below are the
-published ones (problem_spec.md); they are written here independently of
-grade_adi.py so the grader can be checked against them.
+(tests grade a few of them end to end).  The Tier 2 and hidden-instance rules
+below are the published ones (problem_spec.md); they are written here
+independently of grade_adi.py so the grader can be checked against them.  The
+hidden problem itself is read from grade_adi.py (defined once, there); its
+reference here is the gold scheme's own Richardson extrapolation, not the
+grader's reference solver.
 """
 import math
 import os
@@ -21,6 +25,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLD_SOLVER = os.path.join(HERE, "gold", "adi_solver.py")
+GRADER = os.path.join(HERE, "..", "..", "grade_adi.py")
 H_VALUES = [0.1 * 2.0 ** -p for p in range(5)]
 
 # (label, scheme, theta, mixed term kept, the seed's verdict)
@@ -46,11 +51,20 @@ ROWS = [
     ("mixed term dropped (MCS 1/3)", "MCS", 1 / 3, False, "reject"),
 ]
 
+# Rows the hidden instance must reject by itself (first order, or inconsistent)
+FIRST_ORDER = ("CS θ=0.8", "Douglas θ=1/2", "Douglas θ=1", "mixed term dropped (MCS 1/3)")
+
 # The published Tier 2 thresholds (problem_spec.md, "Tier 2")
 MIN_REDUCTION = 100.0
 FIT_BAND = (1.70, 2.30)
 LAST_TWO_BAND = (1.60, 2.60)
 FINEST_MAX = 1e-2
+# The published hidden-instance thresholds (problem_spec.md, "Hidden instance")
+HIDDEN_H = (0.1, 0.05, 0.025)
+HIDDEN_TOL = 3e-2
+HIDDEN_MIN_DROP = 2.0          # h = 0.1 -> 0.05 (seed)
+HIDDEN_MIN_FINE_DROP = 2.5     # h = 0.05 -> 0.025 (ours)
+HIDDEN_REF_M = (80, 160)       # the gold scheme's Richardson reference
 
 
 def variant_source(scheme: str, theta: float, mixed: bool = True) -> str:
@@ -112,21 +126,78 @@ def tier2_reasons(errs: list) -> list:
     return out
 
 
-def survey(rows=ROWS) -> list:
+def hidden_instance():
+    """(problem, T) of the hidden instance, from grade_adi.py's PROBLEMS source."""
+    with open(GRADER) as fh:
+        src = fh.read()
+    start = src.index("PROBLEM_SOURCE = r\'\'\'") + len("PROBLEM_SOURCE = r\'\'\'")
+    ns = {}
+    exec(compile(src[start:src.index("\'\'\'", start)], GRADER, "exec"), ns)
+    return ns["hidden_problem"](), ns["HIDDEN_T"]
+
+
+def hidden_reference():
+    """The gold scheme (MCS, theta = 1/3) on h = 1/80 and 1/160, Richardson-extrapolated,
+    on the 1/80 grid (which holds every hidden mesh's nodes)."""
+    prob, T = hidden_instance()
+    gold = load_variant("MCS", 1 / 3)
+    mc, mf = HIDDEN_REF_M
+    coarse, fine = (gold.solve(1.0 / m, T, prob)[2] for m in (mc, mf))
+    return (4.0 * fine[:: mf // mc, :: mf // mc] - coarse) / 3.0
+
+
+def hidden_study(mod, ref) -> tuple:
+    """Max |U - reference| on the hidden meshes, and the fields."""
+    prob, T = hidden_instance()
+    errs, fields = [], []
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for h in HIDDEN_H:
+            X, Y, U = mod.solve(h, T, prob)
+            stride = HIDDEN_REF_M[0] // int(round(1.0 / h))
+            e = float(np.max(np.abs(U - ref[::stride, ::stride])))
+            errs.append(e if math.isfinite(e) else float("inf"))
+            fields.append(U)
+    return errs, fields
+
+
+def hidden_reasons(errs: list) -> list:
+    """Every published hidden-instance rule the errors break (empty = passes)."""
+    out = [f"h={h:g}: {e:.3e} > {HIDDEN_TOL:g}" for h, e in zip(HIDDEN_H, errs) if not e <= HIDDEN_TOL]
+    for i, lim in ((0, HIDDEN_MIN_DROP), (1, HIDDEN_MIN_FINE_DROP)):
+        drop = errs[i] / errs[i + 1] if errs[i + 1] > 0 else float("inf")
+        if not drop >= lim:
+            out.append(f"falls {drop:.2f}x from h={HIDDEN_H[i]:g} to {HIDDEN_H[i + 1]:g} < {lim:g}x")
+    return out
+
+
+def survey(rows=ROWS, keep_fields: bool = False) -> list:
     out = []
+    ref = hidden_reference()
     for label, scheme, theta, mixed, seed in rows:
-        errs = study(load_variant(scheme, theta, mixed))
+        mod = load_variant(scheme, theta, mixed)
+        errs = study(mod)
         reasons = tier2_reasons(errs)
-        out.append({"label": label, "scheme": scheme, "theta": theta, "mixed": mixed,
-                    "errors": errs, "orders": orders(errs), "reasons": reasons,
-                    "verdict": "reject" if reasons else "accept", "seed": seed})
+        herrs, fields = hidden_study(mod, ref)
+        hreasons = hidden_reasons(herrs)
+        row = {"label": label, "scheme": scheme, "theta": theta, "mixed": mixed,
+               "errors": errs, "orders": orders(errs), "reasons": reasons,
+               "tier2": "reject" if reasons else "accept",
+               "hidden_errors": herrs, "hidden_reasons": hreasons,
+               "hidden": "fail" if hreasons else "pass",
+               "verdict": "reject" if reasons or hreasons else "accept", "seed": seed}
+        if keep_fields:
+            row["hidden_fields"] = fields
+        out.append(row)
     return out
 
 
 def main() -> int:
     rows = survey()
-    print("| scheme | e(0.1) | e(0.00625) | reduction | fitted | last two orders | verdict | seed |")
-    print("|---|---|---|---|---|---|---|---|")
+    hh = ", ".join(f"{h:g}" for h in HIDDEN_H)
+    print(f"| scheme | e(0.1) | e(0.00625) | reduction | fitted | last two orders | Tier 2 | "
+          f"hidden e({hh}) | hidden drops | hidden | verdict | seed |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         e, o = r["errors"], r["orders"]
         if all(math.isfinite(v) for v in e):
@@ -135,11 +206,18 @@ def main() -> int:
         else:
             cols = f"{e[0]:.3e} | {e[-1]:.1e} | — | — | —"
         why = f" ({'; '.join(r['reasons'])})" if r["reasons"] else ""
-        print(f"| {r['label']} | {cols} | {r['verdict']}{why} | {r['seed']} |")
+        he = r["hidden_errors"]
+        drops = ", ".join(f"{he[i] / he[i + 1]:.2f}x" if he[i + 1] > 0 else "—" for i in range(len(he) - 1))
+        hwhy = f" ({'; '.join(r['hidden_reasons'])})" if r["hidden_reasons"] else ""
+        print(f"| {r['label']} | {cols} | {r['tier2']}{why} | {', '.join(f'{v:.3e}' for v in he)} | "
+              f"{drops} | {r['hidden']}{hwhy} | {r['verdict']} | {r['seed']} |")
     bad = [r["label"] for r in rows if r["verdict"] != r["seed"]]
     print(f"{len(rows) - len(bad)}/{len(rows)} verdicts agree with the seed"
           + (f"; disagree: {', '.join(bad)}" if bad else ""))
-    return 1 if bad else 0
+    first = [r["label"] for r in rows if r["label"] in FIRST_ORDER and r["hidden"] != "fail"]
+    print(f"first-order / inconsistent rows failing the hidden instance alone: "
+          f"{len(FIRST_ORDER) - len(first)}/{len(FIRST_ORDER)}" + (f"; pass: {', '.join(first)}" if first else ""))
+    return 1 if bad or first else 0
 
 
 if __name__ == "__main__":
