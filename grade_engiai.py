@@ -96,7 +96,7 @@ SPEC = {
     "copy_distance_frac": 0.25,
     "copy_max_share": 0.05,
     "copy_rigid_shift": 2,             # rigid moves that count as copies: flips x shifts by <= 2 cells
-    "copy_rigid_max_ops": 1 << 35,     # distance work (moves x pairs x cells x 2) the check may take
+    "copy_rigid_max_ops": 1 << 33,     # distance work (moves x pairs x cells x 2) the check may take
     "copy_share_z": 3.0,               # standard errors of (sample near share - reference near
                                        # rate) tolerated beyond copy_max_share
     "copy_max_ground_truths": 4096,    # design copy check: more ground truths of a problem than
@@ -1603,19 +1603,13 @@ def copy_ratios(samples, known, spacing: dict, *, rigid: bool = False, same: boo
     from scipy.spatial.distance import cdist
     ratio = np.full(len(samples), np.inf)
     xs = copy_spaces(samples)
-    x2 = {k: np.einsum("ij,ij->i", x, x) for k, x in xs.items()}
     known = np.asarray(known)
     for move in ((0, 0, 0),) + (rigid_moves() if rigid else ()):
         ks = copy_spaces(known if move == (0, 0, 0) else rigid_move(known, *move))
         for space, x in xs.items():
             if not spacing.get(space):
                 continue
-            if move == (0, 0, 0):
-                d = cdist(x, ks[space])             # exact
-            else:                                   # the 99 moves: one matrix product each
-                k = ks[space]
-                d = np.sqrt(np.maximum(x2[space][:, None] + np.einsum("ij,ij->i", k, k)[None, :]
-                                       - 2.0 * (x @ k.T), 0.0))
+            d = cdist(x, ks[space])     # exact, and no BLAS threads (which crawl on a loaded host)
             if same:
                 d[np.arange(len(x)), np.arange(len(x))] = np.inf
             ratio = np.minimum(ratio, d.min(axis=1) / spacing[space])
