@@ -1651,8 +1651,8 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
     is an exact copy of a row no reference design duplicates.  `credited` masks the samples the
     MMD is computed on: near-copies within the allowed share but beyond the count p predicts
     (p m + copy_share_z standard deviations, per group; the nearest ones first) are left out,
-    so they buy nothing.  An INFO record
-    gives the nearest ratio either way."""
+    so they buy nothing; a set left with nothing is held.  An INFO record gives the nearest
+    ratio either way."""
     import numpy as np
     m, frac = samples.shape[0], SPEC["copy_distance_frac"]
     n_ref = len(base["reference"])
@@ -1705,6 +1705,8 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                                f"{SPEC['copy_rigid_shift']} cells count as copies" if rigid else
                                "; rigid moves not checked (beyond copy_rigid_max_ops)"),
                             float(ratios.min()), frac))
+    if excess.all() and not held_by:        # nothing would be left to score: a copied set
+        held_by.append(f"every one of the {m} sample(s) is a near-copy")
     held = bool(held_by)
     credited = np.ones(m, dtype=bool)
     if held:
@@ -1714,7 +1716,7 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                             f"baseline's samples ({'; '.join(held_by)}): the MMD would measure "
                             "copied data, not the agent's model; model_quality is not credited "
                             "until a reviewer clears it", n, 0))
-    elif excess.any() and not excess.all():
+    elif excess.any():
         credited = ~excess
         k = int(excess.sum())
         checks.append(Check(f"trial.{tid}.sample_copies_excluded", Status.INFO,

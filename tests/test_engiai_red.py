@@ -321,3 +321,12 @@ def test_beyond_the_budget_rigid_moves_are_not_checked_and_it_says_so(gold, monk
     monkeypatch.setitem(G.SPEC, "copy_rigid_max_ops", 1)
     held, _, checks = G.sample_copy_checks(np.roll(base["reference"], 1, axis=2), base, "t")
     assert not held and "rigid moves not checked" in checks[0].message
+
+
+def test_a_single_copied_sample_with_few_references_is_held(gold):
+    """Attack: one sample, a reference + 1e-6, against the gold run's 4 references: the share
+    test alone cannot tell (1 of 1 is within the noise of a rate measured on 4 designs), but
+    leaving the near-copy out would leave nothing to score: held."""
+    base = gold_base(gold)
+    held, _, checks = G.sample_copy_checks(base["reference"][:1] + 1e-6, base, "t")
+    assert held and "every one of the 1 sample(s) is a near-copy" in checks[-1].message
