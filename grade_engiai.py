@@ -100,6 +100,8 @@ SPEC = {
     "copy_scale_percentile": 5.0,
     "copy_distance_frac": 0.25,
     "copy_max_share": 0.05,
+    "copy_rigid_shift": 2,             # rigid moves that count as copies: flips x shifts by <= 2 cells
+    "copy_rigid_max_ops": 1 << 33,     # distance work (moves x pairs x cells x 2) the check may take
     "copy_share_z": 3.0,               # standard errors of (sample near share - reference near
                                        # rate) tolerated beyond copy_max_share
     "copy_max_ground_truths": 4096,    # design copy check: more ground truths of a problem than
@@ -1586,40 +1588,64 @@ def reference_spacing(refs) -> dict:
     return out
 
 
-def copy_ratios(samples, known, spacing: dict):
+# rigid moves of a design: the four flips (left-right, up-down, both) times the cyclic shifts by
+# up to copy_rigid_shift cells on each axis; the identity is the plain distance
+def rigid_moves():
+    k = SPEC["copy_rigid_shift"]
+    return tuple((f, dy, dx) for f in range(4) for dy in range(-k, k + 1) for dx in range(-k, k + 1)
+                 if (f, dy, dx) != (0, 0, 0))
+
+
+def rigid_move(a, f: int, dy: int, dx: int):
+    import numpy as np
+    a = a[:, :, ::-1] if f & 1 else a
+    a = a[:, ::-1, :] if f & 2 else a
+    return np.roll(a, (dy, dx), axis=(1, 2))
+
+
+def rigid_affordable(rows: int, group: int, size: int) -> bool:
+    """Whether comparing `rows` designs with every rigid move of `group` designs of `size` cells
+    (both spaces) stays within copy_rigid_max_ops."""
+    return len(rigid_moves()) * rows * group * size * 2 <= SPEC["copy_rigid_max_ops"]
+
+
+def copy_ratios(samples, known, spacing: dict, *, rigid: bool = False, same: bool = False):
     """Per sample: the smallest over spaces of (distance to the nearest known design) / (that
-    space's reference spacing); inf where no space has a spacing."""
+    space's reference spacing); inf where no space has a spacing.  With rigid, the known
+    designs' rigid moves (flips, small shifts) count as known designs too (a reference shifted
+    by a cell is a copy).  With same, samples are the known designs themselves and row i is
+    never compared with row i (nor with its own moves)."""
     import numpy as np
     from scipy.spatial.distance import cdist
     ratio = np.full(len(samples), np.inf)
-    ks = copy_spaces(known)
-    for space, x in copy_spaces(samples).items():
-        if spacing.get(space):
-            ratio = np.minimum(ratio, cdist(x, ks[space]).min(axis=1) / spacing[space])
+    xs = copy_spaces(samples)
+    known = np.asarray(known)
+    for move in ((0, 0, 0),) + (rigid_moves() if rigid else ()):
+        ks = copy_spaces(known if move == (0, 0, 0) else rigid_move(known, *move))
+        for space, x in xs.items():
+            if not spacing.get(space):
+                continue
+            d = cdist(x, ks[space])     # exact, and no BLAS threads (which crawl on a loaded host)
+            if same:
+                d[np.arange(len(x)), np.arange(len(x))] = np.inf
+            ratio = np.minimum(ratio, d.min(axis=1) / spacing[space])
     return ratio
 
 
-def reference_near_rate(refs, group, spacing: dict, *, same: bool) -> tuple:
+def reference_near_rate(refs, group, spacing: dict, *, same: bool, rigid: bool = False) -> tuple:
     """(near rate, exact rate) of the reference designs against a group of known designs: the
-    fraction of reference designs nearer than copy_distance_frac of the spacing (either space)
-    to some row of the group, and the fraction byte-identical to one.  With same=True the group
-    is the references themselves (each against the others; duplicates count).  A reference
-    design is a fresh draw of the data, as an honest generator's sample is: what the data
-    shows against a group is what an honest sample shows against it."""
+    fraction of reference designs nearer than copy_distance_frac of the spacing (either space;
+    with rigid, also to a rigid move of a group design) to some row of the group, and the
+    fraction byte-identical to one.  With same=True the group is the references themselves
+    (each against the others; duplicates count).  A reference design is a fresh draw of the
+    data, as an honest generator's sample is: what the data shows against a group is what an
+    honest sample shows against it."""
     import collections
     import numpy as np
-    from scipy.spatial.distance import cdist
     n = len(refs)
     if n < 2:
         return 0.0, 0.0
-    ratio = np.full(n, np.inf)
-    gs, rs = copy_spaces(group), copy_spaces(refs)
-    for space, x in rs.items():
-        if spacing.get(space):
-            d = cdist(x, gs[space])
-            if same:
-                d[np.arange(n), np.arange(n)] = np.inf
-            ratio = np.minimum(ratio, d.min(axis=1) / spacing[space])
+    ratio = copy_ratios(refs, group, spacing, rigid=rigid, same=same)
     gh = [hashlib.sha256(r.tobytes()).digest() for r in group]
     rh = [hashlib.sha256(r.tobytes()).digest() for r in refs]
     count = collections.Counter(gh)
@@ -1641,12 +1667,15 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
     is an exact copy of a row no reference design duplicates.  `credited` masks the samples the
     MMD is computed on: near-copies within the allowed share but beyond the count p predicts
     (p m + copy_share_z standard deviations, per group; the nearest ones first) are left out,
-    so they buy nothing.  An INFO record
-    gives the nearest ratio either way."""
+    so they buy nothing; a set left with nothing is held.  An INFO record gives the nearest
+    ratio either way."""
     import numpy as np
     m, frac = samples.shape[0], SPEC["copy_distance_frac"]
     n_ref = len(base["reference"])
     rows = [hashlib.sha256(row.tobytes()).digest() for row in samples]
+    size = int(np.prod(samples.shape[1:]))
+    rigid = bool(base.get("rigid")) and rigid_affordable(
+        m, n_ref + len(base["baseline_samples"]), size)
     ratios, near_any, held_by = np.full(m, np.inf), np.zeros(m, dtype=bool), []
     excess = np.zeros(m, dtype=bool)
     exact_total = 0
@@ -1654,11 +1683,11 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
         group = base[key]
         gset = {hashlib.sha256(r.tobytes()).digest() for r in group}
         exact = sum(h in gset for h in rows)
-        r = copy_ratios(samples, group, base["spacing"])
+        r = copy_ratios(samples, group, base["spacing"], rigid=rigid)
         ratios = np.minimum(ratios, r)
         near_any |= r < frac
         near = int(np.sum(r < frac))
-        p, p_exact = base["near_rate"][key]
+        p, p_exact = base["near_rate" if rigid else "near_rate_plain"][key]
         # beyond the count the data's own rate predicts (plus copy_share_z of its noise), the
         # nearest near-copies are excess; with p = 0 every near-copy is
         expect = p * m + SPEC["copy_share_z"] * math.sqrt(p * (1.0 - p) * m * (1.0 + m / n_ref))
@@ -1686,9 +1715,14 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                             + ", ".join(f"{k} {v:.4g}" for k, v in spaced.items())
                             + f"); near-copy below {frac:g}: {near} of {m}; the reference "
                               "designs' own near rate "
-                            + ", ".join(f"{base['near_rate'][k][0]:.3g} ({lab})"
-                                        for k, lab in _COPY_GROUPS),
+                            + ", ".join(f"{base['near_rate' if rigid else 'near_rate_plain'][k][0]:.3g}"
+                                        f" ({lab})" for k, lab in _COPY_GROUPS)
+                            + ("; flips and shifts by up to "
+                               f"{SPEC['copy_rigid_shift']} cells count as copies" if rigid else
+                               "; rigid moves not checked (beyond copy_rigid_max_ops)"),
                             float(ratios.min()), frac))
+    if excess.all() and not held_by:        # nothing would be left to score: a copied set
+        held_by.append(f"every one of the {m} sample(s) is a near-copy")
     held = bool(held_by)
     credited = np.ones(m, dtype=bool)
     if held:
@@ -1698,7 +1732,7 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                             f"baseline's samples ({'; '.join(held_by)}): the MMD would measure "
                             "copied data, not the agent's model; model_quality is not credited "
                             "until a reviewer clears it", n, 0))
-    elif excess.any() and not excess.all():
+    elif excess.any():
         credited = ~excess
         k = int(excess.sum())
         checks.append(Check(f"trial.{tid}.sample_copies_excluded", Status.INFO,
@@ -1905,11 +1939,16 @@ class RunRefs:
                                 f"recorded baseline_mmd {rec:.6g} differs from the recomputed "
                                 f"{value:.6g}; the recomputed one is used", rec, value))
         spacing = reference_spacing(ref)
+        rigid = rigid_affordable(len(ref), len(ref) + len(bsm), int(ref[0].size))
+
+        def rates(rig):
+            return {"reference": reference_near_rate(ref, ref, spacing, same=True, rigid=rig),
+                    "baseline_samples": reference_near_rate(ref, bsm, spacing, same=False,
+                                                            rigid=rig)}
+        plain = rates(False)
         return {"mmd": value, "sigma": sigma, "reference": ref, "baseline_samples": bsm,
-                "spacing": spacing, "checks": checks,
-                "near_rate": {"reference": reference_near_rate(ref, ref, spacing, same=True),
-                              "baseline_samples": reference_near_rate(ref, bsm, spacing,
-                                                                      same=False)}}
+                "spacing": spacing, "checks": checks, "rigid": rigid, "near_rate_plain": plain,
+                "near_rate": rates(True) if rigid else plain}
 
 
 TERM_NAMES = ("overall", "design_quality", "iou", "pixel_accuracy", "objective_match",

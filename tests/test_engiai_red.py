@@ -83,41 +83,49 @@ def family(u):
 
 
 def base_of(refs, bsm, sigma=10.0):
+    """A baseline record as RunRefs builds it (rigid moves checked)."""
     sp = G.reference_spacing(refs)
+
+    def rates(rigid):
+        return {"reference": G.reference_near_rate(refs, refs, sp, same=True, rigid=rigid),
+                "baseline_samples": G.reference_near_rate(refs, bsm, sp, same=False, rigid=rigid)}
     return {"mmd": G.mmd(bsm, refs, sigma), "sigma": sigma, "reference": refs,
-            "baseline_samples": bsm, "spacing": sp, "checks": [],
-            "near_rate": {"reference": G.reference_near_rate(refs, refs, sp, same=True),
-                          "baseline_samples": G.reference_near_rate(refs, bsm, sp, same=False)}}
+            "baseline_samples": bsm, "spacing": sp, "checks": [], "rigid": True,
+            "near_rate": rates(True), "near_rate_plain": rates(False)}
 
 
 def draws(rng, k):
     return np.stack([family(rng.random(3)) for _ in range(k)])
 
 
-def test_a_perfect_generator_of_low_dimensional_data_is_not_held():
+@pytest.fixture(scope="module")
+def low_dim():
+    """32 references, 32 baseline samples and 32 fresh draws of the 3-parameter family."""
+    rng = np.random.default_rng(13)
+    refs, bsm, samples = draws(rng, 32), draws(rng, 32), draws(rng, 32)
+    return refs, bsm, samples, base_of(refs, bsm)
+
+
+def test_a_perfect_generator_of_low_dimensional_data_is_not_held(low_dim):
     """Honest: samples drawn from the very distribution of the references (32 of each, a
     3-parameter family).  Before: 13 of 32 such samples lie below a quarter of the spacing (the
     references show it too: 2 of 32 among themselves, 4 of 32 against the baseline's samples),
     so the set was held and model_quality 0.  Now the share against each group is judged
-    against the references' own rate: not held.  Measured over 9 draws of this family: 9 held
-    before, 2 now (both where none of the 32 references happens to lie near another, so the
-    rate is estimated 0: TRIAL_FORMAT.md decision 19, what stays open)."""
-    rng = np.random.default_rng(13)
-    refs, bsm, samples = draws(rng, 32), draws(rng, 32), draws(rng, 32)
-    base = base_of(refs, bsm)
+    against the references' own rate: not held (TRIAL_FORMAT.md decision 19, measured rates)."""
+    refs, bsm, samples, base = low_dim
     ratios = G.copy_ratios(samples, np.concatenate([refs, bsm]), base["spacing"])
     assert np.sum(ratios < 0.25) == 13                  # the old 5% rule held it
-    assert base["near_rate"]["reference"][0] == 2 / 32
+    assert base["near_rate_plain"]["reference"][0] == 2 / 32
+    assert base["near_rate"]["reference"][0] == 0.5      # shifted references coincide more
     held, credited, checks = G.sample_copy_checks(samples, base, "t")
     assert not held and credited.all()
 
 
-def test_copies_of_low_dimensional_data_are_still_held():
+def test_copies_of_low_dimensional_data_are_still_held(low_dim):
     """Attack in the same world: every sample a reference plus noise 1e-2 (far below the noise
     that would move it off its reference)."""
+    refs, _, _, base = low_dim
     rng = np.random.default_rng(12)
-    refs, bsm = draws(rng, 32), draws(rng, 32)
-    base = base_of(refs, bsm)
     copies = refs[rng.integers(0, 32, 32)] + 0.01 * rng.standard_normal((32, 50, 100))
     held, _, checks = G.sample_copy_checks(copies, base, "t")
     assert held and [c for c in checks if c.id == "trial.t.sample_copies"][0].status is G.Status.REVIEW
@@ -272,3 +280,53 @@ def test_extra_shells_whose_volume_and_moments_cancel_are_not_the_design():
     rep2 = G.watertight_report(B.mesh(two).astype(np.float64))
     assert rep2["shells"] == 2 and rep2["partial_shells"] == 0
     assert witnessed(B.mesh(two), two.astype(np.float64))
+
+
+# ---------------------------------------------------------------- rigid moves of the references
+def gold_base(gold_dir):
+    run = G.RunRefs(str(gold_dir))
+    return run.baseline("training_code_beams2d", "cgan_cnn_2d", 5)
+
+
+@pytest.mark.parametrize("move", [
+    lambda r: np.roll(r, 1, axis=2),                               # shifted a cell right
+    lambda r: np.roll(r, -2, axis=1),                              # two cells up
+    lambda r: np.pad(r, ((0, 0), (0, 0), (1, 0)))[:, :, :100],     # shifted, zero-filled
+    lambda r: np.roll(r[:, ::-1, :], 1, axis=2),                   # flipped and shifted
+])
+def test_references_moved_rigidly_are_copies(gold, move):
+    """Attack: the test designs shifted by a cell or two, or flipped (the pixel distance puts a
+    one-cell shift at 0.45-0.62 of the spacing, where honest new designs sit).  Before: not
+    held, model_quality 1.0.  Now the references' flips and shifts by up to 2 cells count as
+    known designs."""
+    base = gold_base(gold)
+    held, _, checks = G.sample_copy_checks(move(base["reference"]), base, "t")
+    assert held and "flips and shifts" in checks[0].message
+
+
+def test_honest_gold_samples_stay_clear_of_rigid_copies(gold):
+    """Honest: the gold model's new beams lie at 0.447 of the spacing from the references even
+    allowing flips and shifts (0.444 from the baseline's samples): 1.8x the threshold."""
+    base = gold_base(gold)
+    honest = np.stack([B.beam(webs=(10 + s, 30 + s, 50 + s, 70 + s, 90 - s))
+                       for s in (1, 3, 5, 7)]).astype(np.float64)
+    held, credited, checks = G.sample_copy_checks(honest, base, "t")
+    assert not held and credited.all()
+    r = G.copy_ratios(honest, base["reference"], base["spacing"], rigid=True)
+    assert r.min() == pytest.approx(np.sqrt(152) / np.sqrt(760), rel=1e-9)     # 0.447
+
+
+def test_beyond_the_budget_rigid_moves_are_not_checked_and_it_says_so(gold, monkeypatch):
+    base = gold_base(gold)
+    monkeypatch.setitem(G.SPEC, "copy_rigid_max_ops", 1)
+    held, _, checks = G.sample_copy_checks(np.roll(base["reference"], 1, axis=2), base, "t")
+    assert not held and "rigid moves not checked" in checks[0].message
+
+
+def test_a_single_copied_sample_with_few_references_is_held(gold):
+    """Attack: one sample, a reference + 1e-6, against the gold run's 4 references: the share
+    test alone cannot tell (1 of 1 is within the noise of a rate measured on 4 designs), but
+    leaving the near-copy out would leave nothing to score: held."""
+    base = gold_base(gold)
+    held, _, checks = G.sample_copy_checks(base["reference"][:1] + 1e-6, base, "t")
+    assert held and "every one of the 1 sample(s) is a near-copy" in checks[-1].message
