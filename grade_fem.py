@@ -162,6 +162,11 @@ SPEC = {
     # pointwise: bitwise is expected (same code and inputs, BLAS pinned to one thread); this
     # is the tolerance (the reconstruction round-off, far below any jitter that matters).
     "determinism_atol": 1e-15,
+    # An explicit inverse Z = inv(K) is substituted by Z + u v^T: the field must move by
+    # exactly beta = v^T b / gamma times the reconstruction of u (beta predicted from the load
+    # vector within lam_tol), to this fraction of its scale.  Measured (numpy.linalg.inv, every
+    # mesh): at most 1.1e-15 relative, 93x inside; a field that does not follow is off by O(1).
+    "inverse_audit_rel": 1e-13,
     # grader self-check: its own 5-point solution must reproduce the method error
     "self_check_rel": 1e-3,     # specs/fem.md: e*(32) = 5.402333e-07 measured independently
     # -- subprocess runner (the same names in every grader; read at call time) ----
@@ -894,7 +899,7 @@ _LAPACK = {"gesv": ("solve", 2), "gbsv": ("solve", 2), "posv": ("solve", 1), "pb
            "sysv": ("solve", 2), "getrf": ("factor", 0), "gbtrf": ("factor", 0),
            "potrf": ("factor", 0), "pbtrf": ("factor", 0), "getrs": ("fsolve", 0),
            "gbtrs": ("fsolve", 0), "potrs": ("fsolve", 0), "pbtrs": ("fsolve", 0),
-           "getri": ("inverse", 0), "potri": ("inverse", 0)}
+           "getri": ("other", 0), "potri": ("other", 0)}
 _OTHER_LAPACK = ("hesv", "gtsv", "ptsv", "gesvx", "posvx", "gbsvx", "sytrf", "sytrs", "hetrf",
                  "pttrf", "pttrs", "gels", "gelsd", "gelss", "gelsy", "trtrs", "tbtrs", "geqrf",
                  "trsv", "trsm", "tbsv")
@@ -1070,6 +1075,24 @@ def _substitute(x, reply):
                      not x.flags.c_contiguous else "C")
 
 
+def _inverse_substitute(Z, reply):
+    """The grader's substitute for an explicit inverse: Z + u v^T (its vectors), or Z with
+    NaN rows; Z itself otherwise."""
+    if not isinstance(reply, dict):
+        return Z
+    m = Z.shape[0]
+    if isinstance(reply.get("rank1"), list) and len(reply["rank1"]) == 2:
+        u, v = (_np.frombuffer(_b64d(t), dtype=_np.float64) for t in reply["rank1"])
+        if u.size == m and v.size == m:
+            return _np.array(Z + _np.outer(u, v), dtype=Z.dtype, order="F" if
+                             Z.flags.f_contiguous and not Z.flags.c_contiguous else "C")
+    if isinstance(reply.get("nanrows"), list):
+        new = Z.copy()
+        new[[int(i) for i in reply["nanrows"] if isinstance(i, int) and 0 <= i < m]] = _np.nan
+        return new
+    return Z
+
+
 def _factor_id(name, args, kwargs):
     base = name.rsplit(".", 1)[-1]
     key = _arg(args, kwargs, 0, "lu_and_piv")
@@ -1127,6 +1150,9 @@ def _record(name, args, kwargs, out, fid):
         if kind == "factor":
             rec["fid"] = fid
             ask(rec)
+        elif kind == "inverse" and rec["dim"] and isinstance(_pick(out, idx), _np.ndarray) and \
+                _pick(out, idx).dtype == _np.float64 and _pick(out, idx).shape == (rec["dim"],) * 2:
+            return _put_back(out, idx, _inverse_substitute(_pick(out, idx), ask(rec)))
         else:
             send(dict(rec, kind="call", cls=kind))
     except Exception as exc:
@@ -1220,6 +1246,18 @@ def _block_processes():
     _subprocess._USE_POSIX_SPAWN = False
 
 
+def _children():
+    """This process's live child processes (pids), from /proc."""
+    kids = set()
+    try:
+        for tid in _os.listdir("/proc/self/task"):
+            with open("/proc/self/task/%s/children" % tid) as fh:
+                kids.update(int(p) for p in fh.read().split())
+    except (OSError, ValueError):
+        pass
+    return sorted(kids)
+
+
 def _snapshot():
     snap = {}
     for root, dirs, files in _os.walk(_WORK):
@@ -1303,7 +1341,6 @@ def _run_job(job):
     """One solve(n) in a fresh child: import fem_solver, call, report the field."""
     n = int(job["n"])
     _ST["n"] = n
-    _block_processes()
     before = _snapshot()
     t0 = _time.monotonic()
     try:
@@ -1312,11 +1349,16 @@ def _run_job(job):
     except BaseException as e:
         _sub, err = None, (type(e).__name__ + ": " + str(e))[:400]
     solve = getattr(_sub, "solve", None) if _sub is not None else None
+    kids = _children()
     msg = {"kind": "mesh", "n": n, "import": {
         "ok": _sub is not None, "error": err, "has_solve": callable(solve),
         "writes": _diff(before, _snapshot()), "wall": _time.monotonic() - t0,
-        "targets": _ntargets, "patched": _npatched}}
-    if callable(solve):
+        "processes": len(kids), "targets": _ntargets, "patched": _npatched}}
+    _block_processes()
+    if kids:                        # a solve in those processes could not be observed
+        msg.update(fields=None, error="importing fem_solver started %d process(es): a solve in "
+                   "another process cannot be observed" % len(kids), calls=[], ncalls=0, writes=[])
+    elif callable(solve):
         before = _snapshot()
         _ST["calls"], _ST["depth"], _ST["seq"] = [], 0, 0
         t = _time.monotonic()
@@ -1332,6 +1374,9 @@ def _run_job(job):
 
 fork_jobs(_REQ["jobs"], _run_job)
 send({"kind": "done"})
+for _stream in (_sys.stdout, _sys.stderr):
+    _stream.flush()
+_os._exit(0)                        # nothing left to finalise: skip the interpreter's teardown
 '''
 
 
@@ -1647,12 +1692,11 @@ class AuditSession:
     from `calls` afterwards."""
 
     def __init__(self, plan: dict):
-        import numpy as np
         self.plan = plan                    # job id -> {"n": n, "mode": "clean"|"substitute"|"nan"}
         self.calls = {jid: [] for jid in plan}
         self.factors: dict = {}             # (job, fid) -> matrix verdict
         self.cache: dict = {}               # matrix digest -> verdict
-        self.rng = np.random.default_rng(secrets.randbits(64))
+        self.rng = None                     # drawn at the first substitute (numpy not imported yet)
         self.faults: list = []
         self.lock = threading.Lock()
 
@@ -1700,6 +1744,8 @@ class AuditSession:
                 self.factors[(jid, fid)] = v
             calls.append({"fn": fn, "kind": "factor", "K": v["K"], "why": v["why"], "dim": v["dim"]})
             return None
+        if body.get("kind") == "inverse":
+            return self._inverse(jid, job, fn, body)
         if body.get("kind") != "solve":
             return None
         if body.get("mat") is not None or fid is None:
@@ -1716,6 +1762,8 @@ class AuditSession:
         calls.append(rec)
         if z is None or not v["K"] or job["mode"] == "clean":
             return {"sub": None}
+        if self.rng is None:
+            self.rng = np.random.default_rng(secrets.randbits(128))
         if job["mode"] == "nan":
             sub = z.copy()
             sub[self.rng.choice(m, size=SPEC["audit_nan_entries"], replace=False)] = math.nan
@@ -1725,6 +1773,35 @@ class AuditSession:
                 SPEC["audit_additive"] * (scale or 1.0) * self.rng.standard_normal(z.shape)
         rec["sub"] = sub
         return {"sub": base64.b64encode(np.ascontiguousarray(sub, dtype="<f8").tobytes()).decode("ascii")}
+
+    def _inverse(self, jid, job, fn, body):
+        """An explicit inverse Z of the stiffness matrix: substituted by Z + u v^T (random u;
+        v with the signs of the load in the system's unknowns, so that v^T b is far from 0)
+        or by NaN rows.  The field's change must then be (v^T b / gamma) times the
+        reconstruction of u mapped back (judge_inverse)."""
+        import numpy as np
+        n = job["n"]
+        m = 2 * (n - 1)
+        v = self.verdict(body.get("mat"), n)
+        rec = {"fn": fn, "kind": "inverse", "K": v["K"], "why": v["why"], "maps": v["maps"],
+               "digest": v["digest"], "dim": v["dim"], "rank1": None, "sub": None}
+        self.calls[jid].append(rec)
+        if not v["K"] or job["mode"] == "clean":
+            return None
+        if self.rng is None:
+            self.rng = np.random.default_rng(secrets.randbits(128))
+        if job["mode"] == "nan":
+            rows = [int(i) for i in self.rng.choice(m, size=SPEC["audit_nan_entries"], replace=False)]
+            rec["sub"] = "nan"
+            return {"nanrows": rows}
+        mp = v["maps"][0]
+        F = free_system(n)[1]
+        u = self.rng.standard_normal(m)
+        w = np.empty(m)
+        w[mp.perm] = np.sign(mp.dt * F) * self.rng.uniform(0.5, 1.0, m)
+        rec["rank1"], rec["sub"] = (u, w), "rank1"
+        enc = lambda a: base64.b64encode(np.ascontiguousarray(a, dtype="<f8").tobytes()).decode("ascii")
+        return {"rank1": [enc(u), enc(w)]}
 
 
 # =============================================================================
@@ -1900,6 +1977,72 @@ def output_solves(call: dict, col: int) -> bool:
     return float(np.max(np.abs(A @ z - b))) <= bound
 
 
+def unknowns_from_field(nodes, dense, n: int):
+    """The free (value, slope) unknowns of a returned field read back from it: values at
+    the nodes, slopes by least squares over each element's interior dense points (exact
+    for a cubic-Hermite field), the clamped ends zero.  None if not finite."""
+    import numpy as np
+    from scipy.linalg import solveh_banded
+    if not (np.all(np.isfinite(nodes)) and np.all(np.isfinite(dense))) or n < 3:
+        return None
+    f = SPEC["dense_factor"]
+    t = np.arange(1, f) / f
+    N = hermite_shapes(t, 1.0 / n)                        # (f-1, 4)
+    k = np.arange(n)
+    pts = dense[(f * k)[:, None] + np.arange(1, f)[None, :]]              # (n, f-1)
+    r = pts - N[:, 0] * nodes[k, None] - N[:, 2] * nodes[k + 1, None]
+    a22, a24, a44 = (float(np.dot(N[:, i], N[:, j])) for i, j in ((1, 1), (1, 3), (3, 3)))
+    g2, g4 = (r * N[:, 1]).sum(axis=1), (r * N[:, 3]).sum(axis=1)   # per element: s_k, s_{k+1}
+    diag = np.full(n + 1, a22 + a44)
+    rhs = np.zeros(n + 1)
+    np.add.at(rhs, k, g2)
+    np.add.at(rhs, k + 1, g4)
+    ab = np.zeros((2, n - 1))                             # upper band storage over s_1..s_{n-1}
+    ab[0, 1:] = a24
+    ab[1] = diag[1:-1]
+    s = solveh_banded(ab, rhs[1:-1])
+    return np.column_stack([nodes[1:-1], s]).ravel()
+
+
+def judge_inverse(n: int, calls: list, fields, clean) -> dict:
+    """An explicit-inverse path.  Clean (clean is None): the field is a cubic-Hermite field
+    whose unknowns solve K u = F.  Audited: the field moved by exactly beta times the
+    reconstruction of the substitute's u mapped back, beta = v^T b / gamma predicted from
+    the load vector."""
+    import numpy as np
+    out = {"ok": False, "res": math.inf, "tol": 0.0, "residual": math.inf, "bound": 0.0}
+    inv = [c for c in calls if c["kind"] == "inverse" and c["K"]]
+    if not inv or fields is None:
+        return out
+    if clean is None:
+        u = unknowns_from_field(fields[0], fields[1], n)
+        if u is None:
+            return out
+        nodes, dense = field_of(u, n)
+        res = max(float(np.max(np.abs(nodes - fields[0]))), float(np.max(np.abs(dense - fields[1]))))
+        tol = reconstruction_tol(float(np.max(np.abs(fields[1]))))
+        out.update(res=res, tol=tol, ok=res <= tol)
+        out["residual"], out["bound"] = load_residual(u, n)
+        return out
+    rec = next((c for c in inv if c.get("rank1") is not None), None)
+    if rec is None:
+        return out
+    d = np.concatenate([fields[0] - clean[0], fields[1] - clean[1]])
+    F = free_system(n)[1]
+    ur, vr = rec["rank1"]
+    scale = max(float(np.max(np.abs(d))), float(np.max(np.abs(fields[1]))))
+    out["tol"] = SPEC["inverse_audit_rel"] * scale
+    for mp in rec["maps"]:
+        hw = np.concatenate(field_of(statement_unknowns(mp, 1.0, ur), n))
+        beta = float(np.dot(hw, d)) / float(np.dot(hw, hw))
+        terms = vr[mp.perm] * mp.dt * F
+        res = float(np.max(np.abs(d - beta * hw)))
+        pred_ok = abs(beta - float(np.sum(terms))) <= lam_tol(n) * float(np.sum(np.abs(terms)))
+        if res < out["res"]:
+            out.update(res=res, ok=res <= out["tol"] and pred_ok, beta=beta, beta_pred=float(np.sum(terms)))
+    return out
+
+
 def lam_tol(n: int) -> float:
     """How far the common factor of a reconstruction may be from 1: the scale of the
     unknowns is read from a right-hand side that may deviate from the grader's load
@@ -1938,9 +2081,12 @@ def check_import_phase(outcome, results: dict) -> list:
     out = [Check("provenance.import", Status.PASS, f"fem_solver imported in {_num(infos[0].get('wall')):.2f} s "
                  f"(fresh in each of {len(infos)} jobs)")]
     writes = sorted({str(w) for i in infos for w in _as_list(i.get("writes"))})
-    out.append(Check("provenance.import_side_effects", Status.FAIL if writes else Status.PASS,
-                     ("importing fem_solver wrote: " + ", ".join(writes[:5])) if writes
-                     else "importing fem_solver writes no file", writes))
+    procs = max((int(_num(i.get("processes"))) for i in infos), default=0)
+    why = (["importing fem_solver wrote: " + ", ".join(writes[:5])] if writes else []) + \
+        ([f"importing fem_solver started {procs} process(es)"] if procs else [])
+    out.append(Check("provenance.import_side_effects", Status.FAIL if why else Status.PASS,
+                     "; ".join(why) or "importing fem_solver writes no file and starts no process",
+                     writes + ([f"{procs} process(es)"] if procs else [])))
     ok = all(i.get("has_solve") for i in infos)
     out.append(Check("provenance.solve_callable", Status.PASS if ok else Status.FAIL,
                      "fem_solver.solve is callable" if ok else "fem_solver exposes no callable solve(n)"))
@@ -2025,6 +2171,20 @@ def check_solve_system(plan: dict, results: dict, session, fields: dict) -> list
                 unread = [c for c in sized if "could not be read" in str(c.get("why"))]
                 not_k = [c for c in sized if c not in unread and c["kind"] in ("solve", "factor")]
                 inverse = [c for c in child if c.get("kind") == "inverse" and c.get("dim") == mdim]
+                k_inverse = [c for c in calls if c["kind"] == "inverse" and c["K"]]
+                if k_inverse:
+                    seen.append(k_inverse[0]["fn"] + " (explicit inverse)")
+                    j = judge_inverse(n, calls, got, None)
+                    rec_worst.append((j["res"] / j["tol"] if j["tol"] else math.inf, n, j))
+                    if not j["ok"]:
+                        rec_bad.setdefault(n, f"n={n}: the field is not a cubic-Hermite field "
+                                           f"(max |field - its reconstruction| = {j['res']:.2e}, "
+                                           f"tolerance {j['tol']:.1e})")
+                    elif not j["residual"] <= j["bound"]:
+                        load_bad.setdefault(n, f"n={n}: the field's unknowns leave |K u - F| = "
+                                            f"{j['residual']:.3e} (allowed {j['bound']:.3e})")
+                    load_worst.append(j["residual"] / j["bound"] if j["bound"] else math.inf)
+                    continue
                 others = [c for c in child if c.get("kind") == "other" and c.get("dim") == mdim]
                 if not_k:
                     wrong.setdefault(n, f"n={n}: {not_k[0]['fn']}: the {mdim}x{mdim} system is not the "
@@ -2107,7 +2267,7 @@ def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
     import numpy as np
     out = []
     solved = {plan[jid]["n"] for jid, calls in session.calls.items() if plan[jid]["mode"] == "clean"
-              and any(c["kind"] == "solve" and c["K"] for c in calls)}
+              and any(c["kind"] in ("solve", "inverse") and c["K"] for c in calls)}
     for mode, cid in (("substitute", "provenance.causal_substitution"), ("nan", "provenance.causal_nan")):
         ok, bad, review, unaudited = [], [], [], []
         for n, jids in jobs_of(plan, mode).items():
@@ -2142,9 +2302,22 @@ def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
                     (bad if finite else ok).append(n if not finite else
                                                    f"n={n}: the field stayed finite with NaN in the solve output")
                     continue
+                if any(c["kind"] == "inverse" for c in subs):
+                    j = judge_inverse(n, calls, got, fields[n][:2])
+                    if j["ok"]:
+                        ok.append(n)
+                    else:
+                        bad.append(f"n={n}: the explicit inverse was replaced by Z + u v^T: max |field "
+                                   f"change - beta * reconstruction of u| = {j['res']:.2e} (tolerance "
+                                   f"{j['tol']:.1e}), beta {j.get('beta', math.nan):.6g} for "
+                                   f"{j.get('beta_pred', math.nan):.6g} predicted")
+                    continue
                 j = judge_job(n, calls, got)
                 if j["ok"] and j.get("substituted"):
                     ok.append(n)
+                elif not j["cands"]:
+                    bad.append(f"n={n}: no stiffness solve with the load vector as right-hand side "
+                               "to reconstruct the field from")
                 else:
                     bad.append(f"n={n}: max |field - reconstruction of the substitute| = {j['res']:.2e} "
                                f"(tolerance {j['tol']:.1e}, factor {j['lam']:.6g}, 0/1 combination "

@@ -148,3 +148,27 @@ def test_a_recorded_output_must_solve_its_recorded_system():
     u = np.column_stack([np.exp(x) * x**2 * (1 - x)**2,
                          np.exp(x) * (x**4 + 2 * x**3 - 5 * x**2 + 2 * x)]).ravel()[2:-2]
     assert not G.output_solves(dict(call, z=u), 0)
+
+
+def test_explicit_inverse_clean_and_substituted_pure():
+    """inv(K) @ b: the clean field is a Hermite field solving K u = F; with Z + u v^T the
+    field moves by beta times the reconstruction of u, beta predicted from the load."""
+    n = 32
+    K, F = G.free_system(n)[0], load(n, 3)
+    maps, _ = G.stiffness_maps(K, n)
+    Z = np.linalg.inv(K.toarray())
+    clean = G.field_of(Z @ F, n)
+    rec = {"kind": "inverse", "K": True, "maps": maps, "rank1": None}
+    j = G.judge_inverse(n, [rec], clean, None)
+    assert j["ok"] and j["residual"] <= j["bound"]
+    rng = np.random.default_rng(3)
+    u, v = rng.standard_normal(F.size), np.sign(F) * rng.uniform(0.5, 1, F.size)
+    rec["rank1"] = (u, v)
+    audited = G.field_of((Z + np.outer(u, v)) @ F, n)
+    j = G.judge_inverse(n, [rec], audited, clean)
+    assert j["ok"] and j["res"] < j["tol"] / 10
+    # a field that ignores the substitute (the clean field again, plus nothing) does not pass
+    assert not G.judge_inverse(n, [rec], clean, clean)["ok"]
+    # nor does one that follows it at small weight
+    weak = G.field_of(Z @ F + 1e-3 * u * float(v @ F), n)
+    assert not G.judge_inverse(n, [rec], weak, clean)["ok"]
