@@ -1121,7 +1121,25 @@ class _LUProxy:
         return object.__getattribute__(self, "_solve")(*args, **kwargs)
 
 
-def _record(name, args, kwargs, out, fid):
+def _capture(name, args, kwargs):
+    """The matrix entries and a copy of the right-hand side, taken BEFORE the call (an
+    overwrite_a / overwrite_b call leaves factors or the solution in its arguments)."""
+    kind = _kind(name)[0]
+    pre = {"ent": None, "rhs": None}
+    try:
+        if kind in ("solve", "factor", "inverse"):
+            pre["ent"] = _matrix(name, args, kwargs)
+            if pre["ent"] is not None:
+                pre["ent"] = tuple(_np.array(a, copy=True) if i else a for i, a in enumerate(pre["ent"]))
+        if kind in ("solve", "fsolve"):
+            b = _rhs(name, kind, args, kwargs)
+            pre["rhs"] = _np.array(b, dtype=_np.float64, copy=True) if b is not None else None
+    except Exception:
+        pass
+    return pre
+
+
+def _record(name, args, kwargs, out, fid, pre):
     """Describe one outermost call to the grader; for a solve, return the grader's
     substitute for its output (the output itself in a clean run)."""
     kind, idx = _kind(name)
@@ -1135,15 +1153,15 @@ def _record(name, args, kwargs, out, fid):
             x = _pick(out, idx)
             m = int(_np.shape(x)[0]) if _np.ndim(x) >= 1 else 0
             rec.update(fid=fid if fid is not None else _factor_id(name, args, kwargs),
-                       rhs=_arr(_rhs(name, kind, args, kwargs), m), out=_arr(x, m), dim=m)
+                       rhs=_arr(pre["rhs"], m), out=_arr(x, m), dim=m)
             if kind == "solve":
-                rec["mat"] = _mat_msg(_matrix(name, args, kwargs))
+                rec["mat"] = _mat_msg(pre["ent"])
             _ST["calls"].append({"fn": name, "kind": kind, "dim": m})
             if isinstance(x, _np.ndarray) and x.dtype == _np.float64 and rec["out"].get("b64"):
                 return _put_back(out, idx, _substitute(x, ask(dict(rec, kind="solve"))))
             send(dict(rec, kind="solve", unusable=True))
             return out
-        ent = _matrix(name, args, kwargs) if kind in ("factor", "inverse") else None
+        ent = pre["ent"] if kind in ("factor", "inverse") else None
         rec["mat"] = _mat_msg(ent)
         rec["dim"] = int(ent[0][-1]) if ent is not None else None
         _ST["calls"].append({"fn": name, "kind": kind, "dim": rec["dim"]})
@@ -1166,6 +1184,7 @@ def _wrap(name, fn, fid=None):
         outer = _ST["depth"] == 0
         _ST["depth"] += 1
         try:
+            pre = _capture(name, args, kwargs) if outer else None
             out = fn(*args, **kwargs)
         finally:
             _ST["depth"] -= 1
@@ -1191,7 +1210,7 @@ def _wrap(name, fn, fid=None):
                     pass
         _ST["depth"] += 1              # what the grader's exchange does is not observed
         try:
-            return _record(name, args, kwargs, out, new_fid if kind == "factor" else fid)
+            return _record(name, args, kwargs, out, new_fid if kind == "factor" else fid, pre)
         finally:
             _ST["depth"] -= 1
     try:

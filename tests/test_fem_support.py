@@ -255,6 +255,11 @@ HONEST_SOLVES = {
     # a direct solve polished by conjugate gradients (observed as a solve of its own)
     "cg_polish": ("x0 = scipy.linalg.solveh_banded(band(A, 0, 3), b)\n"
                   "    x, info = scipy.sparse.linalg.cg(A, b, x0=x0, rtol=1e-14, maxiter=5)"),
+    # LAPACK told to overwrite its inputs (the matrix with its LU factors, b with x): the
+    # recorder reads both before the call
+    "overwrite": ("ab = np.asfortranarray(np.vstack([np.zeros((3, A.shape[0])), band(A, 3, 3)]))\n"
+                  "    x = b.copy()\n"
+                  "    lu, piv, x, info = dgbsv(3, 3, ab, x, overwrite_ab=1, overwrite_b=1)"),
     # SuperLU's private entry point (dimension misread as nnz = 364 at n = 32 before issue 10)
     "superlu_gssv": ("from scipy.sparse.linalg._dsolve import _superlu\n"
                      "    C = A.tocsc()\n"
