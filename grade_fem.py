@@ -113,21 +113,60 @@ SPEC = {
     "fidelity_atol": 1e-9,
     "fidelity_clean_max_n": 256,
     "fidelity_growth": 4,
-    # seed: "observes a library linear solve of dimension 2(n-1)" -> 2*(n-1)
-    # seed: "reruns n = 32 after replacing the results ... with non-finite values" -> NaN mode at
-    # n = 32.  Decision (problem_spec.md): the finite perturbation (and an untampered repeat,
-    # provenance.deterministic) runs at EVERY mesh: a solver honest at n = 32 only, with a
-    # discarded dummy solve and an analytic field elsewhere, must not escape.
+    # -- provenance: the stiffness solve, its map and the reconstruction ---------------
+    # seed: "observes a library linear solve of dimension 2(n-1), exactly the free value/slope
+    # DOF count".  Decision (problem_spec.md, "What the audit proves"): the solve's matrix must be
+    # the statement's K under a DOF permutation P, a symmetric diagonal scaling D and a common
+    # factor: normalised by its diagonal, its off-diagonal entries are K's (+-1/2, +-1/4,
+    # +-sqrt(3)/4) to this absolute tolerance, entries below it count as zero.  Honest
+    # assemblies (also equilibrated, scaled slopes) sit at ~1e-16.
+    "stiffness_entry_tol": 1e-9,
+    # Its right-hand side must be the load vector under the same map, to a relative tolerance
+    # rhs_rel_32 * (32/n)^rhs_rel_power (max norm in the statement's unknowns, over max |F|).
+    # Measured against the grader's 5-point load at n = 32: 3-point Gauss 1.8e-9 (falling like
+    # h^4), 4-point 1.8e-14; 2-point 3.4e-5 and midpoint 1.8e-4 (falling like h^2).  2.5e-7
+    # (32/n)^3 is 137x above the 3-point load and 137x below the 2-point one at n = 32, and
+    # wider apart at every finer mesh (>= 540x both ways from n = 256).
+    "rhs_rel_32": 2.5e-7,
+    "rhs_rel_power": 3,
+    # The scale of the unknowns is read from that right-hand side, so the reconstruction allows
+    # a common factor within lam_factor * rhs tolerance of 1 (measured 2.3x at n = 32).
+    "lam_factor": 10.0,
+    # The field must be the cubic-Hermite reconstruction of a 0/1 combination of the observed
+    # stiffness-solve outputs to reconstruction_rel of its scale (max |field|, at least
+    # reconstruction_floor).  Measured over 19 honest solver variants: at most 0.078 of the
+    # tolerance (8.3e-17 at a scale of 0.106; 13x inside); the closest cheat (the exact
+    # interpolant beside a real solve) is off by >= 1.8e-14 (n = 64, against a 5-point solve;
+    # 4.3e-14 against the 3-point gold; 4.5e-12 at n = 32): 17x outside.
+    "reconstruction_rel": 1e-14,
+    "reconstruction_floor": 1e-2,
+    # and its unknowns must solve K u = F: max |K u - F| (extended precision) <= the load
+    # tolerance * max |F| + residual_roundoff * eps * max(|K| |u|) (a backward-stable solve;
+    # the 19 honest variants reach at most 0.058 of it, 17x inside; fake n^4 round-off noise
+    # on an interpolant exceeds it by > 1e6).
+    "residual_roundoff": 16.0,
+    "fit_enumerate_max": 8,     # up to 8 candidate outputs: every 0/1 combination is tried
+    "max_candidates": 16,       # solve-output columns considered per call
+    "max_calls": 64,            # library calls recorded per call of solve(n)
+    # seed: "reruns n = 32 after replacing the results ... with non-finite values".  Decision:
+    # every mesh has clean_runs clean calls and one audited call whose stiffness-solve outputs
+    # are replaced by the grader's random vectors (z (1 + U(-1/2, 1/2)) + audit_additive max|z|
+    # N(0, 1), per entry; drawn after the child showed z); at audit_nan_meshes another with NaN
+    # at audit_nan_entries chosen entries.  Each call is a fresh fork, in a shuffled order.
+    "clean_runs": 2,
+    "parallel_runs": 2,         # the jobs are split over this many isolated children (2 cores)
+    "audit_additive": 0.05,
     "audit_nan_meshes": (32,),
-    "audit_meshes": (32, 64, 128, 256, 512, 1024, 2048),
-    "audit_rel_perturbation": 1e-6,  # specs/fem.md: "a finite perturbation (relative 1e-6)"
-    "audit_unchanged_atol": 1e-12,   # seed: "an unchanged-field comparison uses rtol=0, atol=1e-12"
-    # seed: "a library linear solve of dimension 2(n-1), exactly the free value/slope DOF count".
-    # Decision (problem_spec.md): that solve's matrix must also carry the statement's stiffness
-    # entries (distinct |entries| / max = 1, 1/2, h/4, h^2/3, h^2/12, to 1e-9 relative; entries
-    # below 1e-10 of the largest count as zero), and only such solves are tampered with.
-    "stiffness_sig_rel": 1e-9,
-    "stiffness_sig_floor": 1e-10,
+    "audit_nan_entries": 2,
+    # seed: "solve(n) must be deterministic".  Two clean runs of a mesh return the same field
+    # pointwise: bitwise is expected (same code and inputs, BLAS pinned to one thread); this
+    # is the tolerance (the reconstruction round-off, far below any jitter that matters).
+    "determinism_atol": 1e-15,
+    # An explicit inverse Z = inv(K) is substituted by Z + u v^T: the field must move by
+    # exactly beta = v^T b / gamma times the reconstruction of u (beta predicted from the load
+    # vector within lam_tol), to this fraction of its scale.  Measured (numpy.linalg.inv, every
+    # mesh): at most 1.1e-15 relative, 93x inside; a field that does not follow is off by O(1).
+    "inverse_audit_rel": 1e-13,
     # grader self-check: its own 5-point solution must reproduce the method error
     "self_check_rel": 1e-3,     # specs/fem.md: e*(32) = 5.402333e-07 measured independently
     # -- subprocess runner (the same names in every grader; read at call time) ----
@@ -336,13 +375,15 @@ def get_array(arrays: dict, name: str, shape: tuple, check_id: str):
 ALLOWED_THIRD_PARTY = ("numpy", "scipy")
 
 
-def import_audit(source: str, check_prefix: str) -> list:
-    """AST pass: every import outside stdlib + numpy + scipy fails; importlib /
-    __import__ / exec / eval are flagged for review (the allowlist is static)."""
-    try:
-        tree = parse_python(source, SPEC["solver_file"], f"{check_prefix}.syntax")
-    except Reject as exc:
-        return [exc.check]
+def import_audit(tree, check_prefix: str) -> list:
+    """AST pass (over a tree, or source text parsed with parse_python): every import
+    outside stdlib + numpy + scipy fails; importlib / __import__ / exec / eval are
+    flagged for review (the allowlist is static)."""
+    if isinstance(tree, str):
+        try:
+            tree = parse_python(tree, SPEC["solver_file"], f"{check_prefix}.syntax")
+        except Reject as exc:
+            return [exc.check]
     stdlib = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
     bad, dynamic = [], []
     for node in ast.walk(tree):
@@ -410,6 +451,12 @@ def hermite_field(coef, n: int, x):
     t = x * n - k
     local = np.stack([coef[2 * k], coef[2 * k + 1], coef[2 * k + 2], coef[2 * k + 3]], axis=-1)
     return np.sum(hermite_shapes(t, 1.0 / n) * local, axis=-1)
+
+
+def mesh_text() -> str:
+    """The mesh sequence as text, e.g. "32..2048 (2^5..2^11)"."""
+    ns = SPEC["meshes"]
+    return f"{ns[0]}..{ns[-1]} (2^{ns[0].bit_length() - 1}..2^{ns[-1].bit_length() - 1})"
 
 
 def prescribed_grids(n: int) -> tuple:
@@ -532,7 +579,7 @@ def check_schema(raw: dict, parsed: dict) -> list:
         arrs[name] = get_array(raw, name, (SPEC["artifact_points"],), "schema.arrays")
     extra = sorted(set(raw) - set(STUDY_ARRAYS) - set(ARTIFACT_ARRAYS))
     out.append(Check("schema.arrays", Status.PASS,
-                     f"{len(arrs)} arrays with shapes (7,) / (2561,)"
+                     f"{len(arrs)} arrays with shapes {n7} / ({SPEC['artifact_points']},)"
                      + (f"; extra arrays ignored: {', '.join(extra)}" if extra else "")))
     for name in ("n_values", "nodal_errors", "dense_errors") + tuple(present):
         where = nonfinite_where(arrs[name])
@@ -545,9 +592,9 @@ def check_schema(raw: dict, parsed: dict) -> list:
     out.append(Check("schema.finite", Status.PASS, "all values finite (EOC heads excepted)"))
     want = np.array(SPEC["meshes"], float)
     if not np.array_equal(arrs["n_values"], want):
-        raise Reject("schema.n_values", f"n_values = {arrs['n_values'].tolist()}, expected 2^5..2^11",
+        raise Reject("schema.n_values", f"n_values = {arrs['n_values'].tolist()}, expected {mesh_text()}",
                      arrs["n_values"], list(SPEC["meshes"]))
-    out.append(Check("schema.n_values", Status.PASS, "n = 32..2048 (2^5..2^11)"))
+    out.append(Check("schema.n_values", Status.PASS, f"n = {mesh_text()}"))
     for name in ("nodal_errors", "dense_errors"):
         if not np.all(arrs[name] > 0):
             i = int(np.argmin(arrs[name]))
@@ -572,7 +619,6 @@ def check_schema(raw: dict, parsed: dict) -> list:
 @guarded
 def check_sidecar(doc, arrs: dict) -> list:
     """results.json against the (schema-checked) arrays."""
-    import numpy as np
     out = []
     if not isinstance(doc, dict):
         raise Reject("sidecar.document", "results.json must hold a JSON object")
@@ -583,8 +629,8 @@ def check_sidecar(doc, arrs: dict) -> list:
         raise Reject("sidecar.fields", f"dofs_per_node must be {SPEC['dofs_per_node']}")
     if get_number(doc, ("asymptotic_order",), "sidecar.fields") != SPEC["asymptotic_order"]:
         raise Reject("sidecar.fields", f"asymptotic_order must be {SPEC['asymptotic_order']}")
-    out.append(Check("sidecar.fields", Status.PASS,
-                     'exact_solution, dofs_per_node == ["value", "slope"], asymptotic_order == 4'))
+    out.append(Check("sidecar.fields", Status.PASS, f"exact_solution, dofs_per_node == "
+                     f"{json.dumps(SPEC['dofs_per_node'])}, asymptotic_order == {SPEC['asymptotic_order']}"))
     ns = SPEC["meshes"]
     for study, key, arr in (("nodal_study", "e_n", "nodal_errors"),
                             ("dense_study", "e_star_n", "dense_errors")):
@@ -619,9 +665,10 @@ def check_sidecar(doc, arrs: dict) -> list:
     fit = lsq_order([ns[k] for k in clean], [arrs["dense_errors"][k] for k in clean])
     if abs(claimed - fit) > SPEC["lsq_order_tol"]:
         raise Reject("sidecar.observed_order", f"observed_order_clean_regime = {claimed:.4f}, "
-                     f"least-squares fit over n = 32..256: {fit:.4f}", claimed, fit)
+                     f"least-squares fit over n = {ns[0]}..{SPEC['artifact_n']}: {fit:.4f}", claimed, fit)
     out.append(Check("sidecar.observed_order", Status.PASS,
-                     f"observed_order_clean_regime = {claimed:.4f}, fit {fit:.4f} (tol 0.25)"))
+                     f"observed_order_clean_regime = {claimed:.4f}, fit {fit:.4f} (tol {SPEC['lsq_order_tol']:g})",
+                     abs(claimed - fit), SPEC["lsq_order_tol"]))
     has_arrays = all(a in arrs for a in ARTIFACT_ARRAYS)
     if "artifact" not in doc and not has_arrays:
         out.append(Check("sidecar.artifact", Status.SKIP, "no artifact block and no artifact arrays "
@@ -638,8 +685,8 @@ def check_sidecar(doc, arrs: dict) -> list:
     if abs(dme - ref) > SPEC["json_error_rel"] * ref:
         raise Reject(cid, f"artifact.dense_max_error = {dme:.6e}, dense_errors[{k}] = {ref:.6e}",
                      dme, ref)
-    out.append(Check(cid, Status.PASS, "artifact block: n = 256, 2561 points, "
-                     "dense_max_error == dense_errors[3]"))
+    out.append(Check(cid, Status.PASS, f"artifact block: n = {SPEC['artifact_n']}, "
+                     f"{SPEC['artifact_points']} points, dense_max_error == dense_errors[{k}]"))
     return out
 
 
@@ -650,13 +697,16 @@ def check_tier1(arrs: dict) -> list:
     e = dict(zip(SPEC["meshes"], arrs["dense_errors"].tolist()))
     out = []
     bad = []
+    pct = 100 * SPEC["tier1_band"]
     for n, gold in SPEC["tier1_gold"].items():
         if abs(e[n] - gold) > SPEC["tier1_band"] * gold:
-            bad.append(f"e*({n}) = {e[n]:.3e} (band {gold:.6e} +-25%)")
+            bad.append(f"e*({n}) = {e[n]:.3e} (band {gold:.6e} +-{pct:g}%)")
     msg = ", ".join(f"e*({n}) = {e[n]:.4e}" for n in SPEC["tier1_gold"])
     out.append(Check("tier1.dense_band", Status.FAIL if bad else Status.PASS,
-                     "; ".join(bad) if bad else msg + " within +-25% of gold",
-                     [e[n] for n in SPEC["tier1_gold"]], list(SPEC["tier1_gold"].values())))
+                     "; ".join(bad) if bad else msg + f" within +-{pct:g}% of gold",
+                     [e[n] for n in SPEC["tier1_gold"]],
+                     [[g * (1 - SPEC["tier1_band"]), g * (1 + SPEC["tier1_band"])]
+                      for g in SPEC["tier1_gold"].values()]))
     beta = orders(arrs["dense_errors"])[:2]
     lo, hi = SPEC["order_band"]
     ok = all(lo <= b <= hi for b in beta)
@@ -671,28 +721,30 @@ def check_tier2(arrs: dict) -> list:
     ns = list(SPEC["meshes"])
     e = arrs["dense_errors"].tolist()
     en = arrs["nodal_errors"].tolist()
+    n0 = ns[0]
     beta = orders(e)[:ns.index(SPEC["artifact_n"])]      # 32->64, 64->128, 128->256
     lo, hi = SPEC["order_band"]
     good = sum(lo <= b <= hi for b in beta)
     need = SPEC["clean_orders_needed"]
     out.append(Check("tier2.order4", Status.PASS if good >= need else Status.FAIL,
-                     f"clean dense orders {', '.join(f'{b:.3f}' for b in beta)}: {good} of 3 in "
+                     f"clean dense orders {', '.join(f'{b:.3f}' for b in beta)}: {good} of {len(beta)} in "
                      f"[{lo}, {hi}] (need {need})", beta, [lo, hi]))
     cap = min(SPEC["nodal_abs_max"], e[0] / SPEC["nodal_ratio"])
     ok = en[0] < SPEC["nodal_abs_max"] and en[0] < e[0] / SPEC["nodal_ratio"]
     out.append(Check("tier2.nodal_superconvergence", Status.PASS if ok else Status.FAIL,
-                     f"e_n(32) = {en[0]:.3e}, need < 1e-8 and < e*(32)/100 = {e[0] / 100:.3e}",
+                     f"e_n({n0}) = {en[0]:.3e}, need < {SPEC['nodal_abs_max']:g} and < e*({n0})/"
+                     f"{SPEC['nodal_ratio']:g} = {e[0] / SPEC['nodal_ratio']:.3e}",
                      en[0], cap))
-    i256, i2048 = ns.index(SPEC["artifact_n"]), ns.index(2048)
+    i256, i2048 = ns.index(SPEC["artifact_n"]), len(ns) - 1
     ok = e[i2048] > SPEC["roundoff_factor"] * e[i256]
     out.append(Check("tier2.roundoff_floor", Status.PASS if ok else Status.FAIL,
-                     f"e*(2048) = {e[i2048]:.3e}, need > 10 e*(256) = {10 * e[i256]:.3e}",
-                     e[i2048], 10 * e[i256]))
+                     f"e*({ns[-1]}) = {e[i2048]:.3e}, need > {SPEC['roundoff_factor']:g} e*({SPEC['artifact_n']})"
+                     f" = {SPEC['roundoff_factor'] * e[i256]:.3e}", e[i2048], SPEC["roundoff_factor"] * e[i256]))
     return out
 
 
 def check_tier3(arrs: dict) -> list:
-    """The n = 256 artifact, from the arrays alone."""
+    """The artifact (n = SPEC["artifact_n"]), from the arrays alone."""
     import numpy as np
     if not all(a in arrs for a in ARTIFACT_ARRAYS):
         return [Check("tier3.artifact", Status.FAIL, "artifact arrays absent (Tier 3 missing)")]
@@ -705,13 +757,13 @@ def check_tier3(arrs: dict) -> list:
     ok = ok_inc and ok_ends and d <= SPEC["grid_atol"]
     why = [] if ok_inc else ["not strictly increasing"]
     why += [] if ok_ends else [f"ends {x[0]!r}, {x[-1]!r} (need exactly 0.0 and 1.0)"]
-    why += [] if d <= SPEC["grid_atol"] else [f"|x - i/2560| = {d:.2e} at i = {i} (tol 1e-15)"]
+    why += [] if d <= SPEC["grid_atol"] else [f"|x - i/{m}| = {d:.2e} at i = {i} (tol {SPEC['grid_atol']:g})"]
     out.append(Check("tier3.x_dense", Status.PASS if ok else Status.FAIL,
-                     "; ".join(why) if why else "strictly increasing, exactly 0.0..1.0, == i/2560",
+                     "; ".join(why) if why else f"strictly increasing, exactly 0.0..1.0, == i/{m}",
                      d, SPEC["grid_atol"]))
     i, d = worst(ue - exact_u(x))
     out.append(Check("tier3.uexact_dense", Status.PASS if d <= SPEC["uexact_atol"] else Status.FAIL,
-                     f"max |uexact_dense - e^x x^2 (1-x)^2| = {d:.2e} at i = {i} (tol 1e-14)",
+                     f"max |uexact_dense - e^x x^2 (1-x)^2| = {d:.2e} at i = {i} (tol {SPEC['uexact_atol']:g})",
                      d, SPEC["uexact_atol"]))
     i, d = worst(err - (uh - ue))
     out.append(Check("tier3.error_dense", Status.PASS if d <= SPEC["error_field_atol"] else Status.FAIL,
@@ -720,13 +772,14 @@ def check_tier3(arrs: dict) -> list:
     i, emax = worst(uh - exact_u(x))
     ok = emax < SPEC["artifact_max_error"]
     out.append(Check("tier3.max_error", Status.PASS if ok else Status.FAIL,
-                     f"max |uh_dense - u| = {emax:.3e} at i = {i} (need < 1e-9)",
+                     f"max |uh_dense - u| = {emax:.3e} at i = {i} (need < {SPEC['artifact_max_error']:g})",
                      emax, SPEC["artifact_max_error"]))
     k = SPEC["meshes"].index(SPEC["artifact_n"])
     row = float(arrs["dense_errors"][k])
     ok = abs(emax - row) <= SPEC["artifact_rel"] * row
     out.append(Check("tier3.matches_table", Status.PASS if ok else Status.FAIL,
-                     f"recomputed {emax:.6e} vs dense_errors[{k}] = {row:.6e} (rel 1e-6)", emax, row))
+                     f"recomputed {emax:.6e} vs dense_errors[{k}] = {row:.6e} (rel {SPEC['artifact_rel']:g})",
+                     abs(emax - row) / row, SPEC["artifact_rel"]))
     return out
 
 
@@ -744,11 +797,9 @@ def check_source(sub: str) -> list:
             source = fh.read().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise Reject("static.source", f"{SPEC['solver_file']} unreadable: {exc}")
-    out = import_audit(source, "static")
-    if any(c.id == "static.syntax" for c in out):
-        return out
-    names = set()
     tree = parse_python(source, SPEC["solver_file"], "static.syntax")
+    out = import_audit(tree, "static")
+    names = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names.add(node.name)
@@ -763,28 +814,59 @@ def check_source(sub: str) -> list:
     return out + introspection_audit(tree)
 
 
-# The grader's driver shares the child process with the submission: code that
-# reaches the driver's namespace or frames could forge what it records.
+# The grader's instrumentation shares the child process with the submission: code that
+# reaches the interpreter's internals could rewrite what it records.  Reached by any
+# spelling: attribute syntax, getattr/setattr/hasattr/delattr with a computed or dunder
+# name, vars/globals/locals, __dict__ / __getattribute__, a dunder name as a string
+# (a dict key, attrgetter), operator.attrgetter/methodcaller.
 INTROSPECTION_MODULES = ("__main__", "gc", "inspect", "ctypes", "builtins")
-INTROSPECTION_ATTRS = ("modules", "_getframe", "f_back", "f_globals", "f_locals", "tb_frame",
-                       "gi_frame", "cr_frame", "__globals__", "get_objects", "get_referrers")
+INTROSPECTION_ATTRS = ("modules", "_getframe", "f_back", "f_globals", "f_locals", "f_builtins",
+                       "tb_frame", "gi_frame", "cr_frame", "ag_frame", "get_objects",
+                       "get_referrers", "get_referents", "_current_frames", "settrace", "setprofile")
+HARMLESS_DUNDERS = ("__name__", "__doc__", "__init__", "__main__", "__version__", "__all__",
+                    "__file__", "__future__", "__annotations__")
+INTROSPECTION_BUILTINS = ("vars", "globals", "locals", "__builtins__", "__import__", "breakpoint")
+ATTR_FUNCTIONS = ("getattr", "setattr", "hasattr", "delattr")
+
+
+def _reaching_name(name: str) -> bool:
+    """A name that reaches interpreter internals: a dunder other than the harmless few,
+    or one of the frame / module-table attributes."""
+    dunder = len(name) > 4 and name.startswith("__") and name.endswith("__")
+    return (dunder and name not in HARMLESS_DUNDERS) or name in INTROSPECTION_ATTRS
 
 
 def introspection_audit(tree) -> list:
-    """REVIEW when the source touches sys.modules, frames, gc, inspect or ctypes."""
+    """REVIEW when the source reaches sys.modules, frames, gc, inspect, ctypes, a
+    namespace or a dunder attribute, however spelled."""
     hits = []
+    literal = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Name) and node.func.id in ATTR_FUNCTIONS
+               and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+               and isinstance(node.args[1].value, str) and not _reaching_name(node.args[1].value)}
     for node in ast.walk(tree):
+        line = getattr(node, "lineno", "?")
         if isinstance(node, ast.Import):
-            hits += [f"import {a.name} (line {node.lineno})" for a in node.names
+            hits += [f"import {a.name} (line {line})" for a in node.names
                      if a.name.split(".")[0] in INTROSPECTION_MODULES]
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in \
                 INTROSPECTION_MODULES and not node.level:
-            hits.append(f"from {node.module} import ... (line {node.lineno})")
-        elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION_ATTRS:
-            hits.append(f".{node.attr} (line {node.lineno})")
+            hits.append(f"from {node.module} import ... (line {line})")
+        elif isinstance(node, ast.Attribute) and (_reaching_name(node.attr) or
+                                                  node.attr in ("attrgetter", "methodcaller")):
+            hits.append(f".{node.attr} (line {line})")
+        elif isinstance(node, ast.Name) and node.id in INTROSPECTION_BUILTINS + \
+                ("attrgetter", "methodcaller"):
+            hits.append(f"{node.id} (line {line})")
+        elif isinstance(node, ast.Name) and node.id in ATTR_FUNCTIONS and id(node) not in literal:
+            hits.append(f"{node.id} with a computed or internal name (line {line})")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                _reaching_name(node.value.strip()):
+            hits.append(f"string {node.value.strip()!r} (line {line})")
     if not hits:
         return [Check("static.introspection", Status.PASS,
-                      "no access to sys.modules, frames, gc, inspect or ctypes")]
+                      "no access to sys.modules, frames, namespaces, dunder attributes, gc, inspect "
+                      "or ctypes")]
     return [Check("static.introspection", Status.REVIEW,
                   "reaches interpreter internals the grader's in-process instrumentation shares "
                   "(it could forge the recorded solves): " + ", ".join(hits[:6]), hits)]
@@ -793,35 +875,47 @@ def introspection_audit(tree) -> list:
 # =============================================================================
 # 5-8. PROVENANCE: the instrumented driver run inside the isolated child
 # =============================================================================
-# Phase "regen": import fem_solver (watching for file writes), call solve(n)
-# for all seven meshes, stream each returned field and the observed solves.
-# Phase "audit": import afresh, call solve(32) with the outermost library
-# solve/factor outputs tampered (finite relative perturbation first, then NaN).
-# Instrumentation is installed before the submission is imported, by identity
-# over every attribute of every loaded numpy/scipy module.
+# One run: the warm parent (numpy/scipy imported, BLAS pinned, instrumentation
+# installed by identity over every attribute of every loaded numpy/scipy module,
+# the submission NOT imported) forks one fresh child per job (fork_jobs); each
+# child imports fem_solver afresh, calls solve(n) once and reports the field.
+# Every outermost library call is shown to the grader as it happens: factorisations
+# and solves with their matrix, right-hand side and output (ask), the solve's
+# output replaced by whatever the grader answers (unchanged in a clean job, the
+# grader's substitute in an audited one: decided in the grader, after the child
+# has shown the real output).  Process creation is refused in a job.
 FEM_DRIVER = r'''
 import time as _time
-from base64 import b64encode as _b64
+from base64 import b64encode as _b64e, b64decode as _b64d
 _SUBDIR = _REQ["submission_dir"]
 _WORK = _os.path.dirname(_SUBDIR)
 while _SUBDIR in _sys.path:          # numpy/scipy must not be shadowed by submitted files
     _sys.path.remove(_SUBDIR)
 import functools as _functools
+import importlib.util as _importlib_util
+import subprocess as _subprocess
 import numpy as _np
 import numpy.linalg
-_MODS = ["scipy", "scipy.linalg", "scipy.linalg.lapack", "scipy.linalg.blas", "scipy.sparse",
-         "scipy.sparse.linalg"]
-for _m in _MODS:
+for _m in ("scipy", "scipy.linalg", "scipy.linalg.lapack", "scipy.linalg.blas", "scipy.sparse",
+           "scipy.sparse.linalg"):
     try:
         __import__(_m)
     except Exception:
         pass
 _sys.path.insert(0, _SUBDIR)
 
-_LAPACK = ("gesv", "gbsv", "pbsv", "posv", "sysv", "hesv", "gtsv", "ptsv", "gesvx", "posvx",
-           "gbsvx", "getrf", "getrs", "getri", "gbtrf", "gbtrs", "potrf", "potrs", "potri",
-           "pbtrf", "pbtrs", "pttrf", "pttrs", "sytrf", "sytrs", "hetrf", "gels", "gelsd",
-           "gelss", "gelsy", "trtrs", "tbtrs", "geqrf", "trsv", "trsm", "tbsv")
+# Entry points by kind.  solve: (matrix, right-hand side) -> solution; factor: matrix -> a
+# factorisation that a later fsolve applies; inverse: matrix -> its inverse; other: counted.
+_LAPACK = {"gesv": ("solve", 2), "gbsv": ("solve", 2), "posv": ("solve", 1), "pbsv": ("solve", 1),
+           "sysv": ("solve", 2), "getrf": ("factor", 0), "gbtrf": ("factor", 0),
+           "potrf": ("factor", 0), "pbtrf": ("factor", 0), "getrs": ("fsolve", 0),
+           "gbtrs": ("fsolve", 0), "potrs": ("fsolve", 0), "pbtrs": ("fsolve", 0),
+           "getri": ("other", 0), "potri": ("other", 0)}
+_OTHER_LAPACK = ("hesv", "gtsv", "ptsv", "gesvx", "posvx", "gbsvx", "sytrf", "sytrs", "hetrf",
+                 "pttrf", "pttrs", "gels", "gelsd", "gelss", "gelsy", "trtrs", "tbtrs", "geqrf",
+                 "trsv", "trsm", "tbsv")
+_ITER = ("cg", "cgs", "bicg", "bicgstab", "gmres", "lgmres", "minres", "qmr", "gcrotmk", "tfqmr",
+         "lsqr", "lsmr")
 _NAMES = {
     "numpy.linalg": ("solve", "inv", "lstsq", "pinv", "cholesky", "qr", "tensorsolve", "tensorinv"),
     "numpy.linalg._umath_linalg": ("solve", "solve1", "inv", "cholesky_lo", "cholesky_up", "lstsq",
@@ -831,106 +925,205 @@ _NAMES = {
                      "cholesky", "cholesky_banded", "cho_solve_banded", "ldl", "qr",
                      "solve_toeplitz", "solve_circulant"),
     "scipy.linalg._batched_linalg": ("_solve", "_inv"),
-    "scipy.linalg._flapack": tuple(p + b for p in "sdcz" for b in _LAPACK),
-    "scipy.linalg._fblas": tuple(p + b for p in "sdcz" for b in _LAPACK),
-    "scipy.sparse.linalg": ("spsolve", "splu", "spilu", "factorized", "spsolve_triangular", "cg",
-                            "cgs", "bicg", "bicgstab", "gmres", "lgmres", "minres", "qmr",
-                            "gcrotmk", "tfqmr", "lsqr", "lsmr", "inv"),
+    "scipy.linalg._flapack": tuple(p + b for p in "sdcz" for b in tuple(_LAPACK) + _OTHER_LAPACK),
+    "scipy.linalg._fblas": tuple(p + b for p in "sdcz" for b in _OTHER_LAPACK),
+    "scipy.sparse.linalg": ("spsolve", "splu", "spilu", "factorized", "spsolve_triangular",
+                            "inv") + _ITER,
     "scipy.sparse.linalg._dsolve._superlu": ("gssv", "gstrf"),
 }
-_ST = {"depth": 0, "calls": [], "mode": None, "tampered": 0, "n": 1}
-_FACTORY = ("splu", "spilu", "factorized")
+_KIND = {"solve": ("solve", None), "solve1": ("solve", None), "_solve": ("solve", 0),
+         "solve_banded": ("solve", None), "solveh_banded": ("solve", None),
+         "spsolve": ("solve", None), "lstsq": ("solve", 0), "gssv": ("solve", 0),
+         "lu_factor": ("factor", 0), "cho_factor": ("factor", 0), "cholesky_banded": ("factor", None),
+         "splu": ("factor", None), "spilu": ("factor", None), "factorized": ("factor", None),
+         "gstrf": ("factor", None), "lu_solve": ("fsolve", None), "cho_solve": ("fsolve", None),
+         "cho_solve_banded": ("fsolve", None), "SuperLU.solve": ("fsolve", None),
+         "factorized.solve": ("fsolve", None), "inv": ("inverse", None), "_inv": ("inverse", 0),
+         "pinv": ("inverse", None), "tensorinv": ("inverse", None)}
+_KIND.update({k: ("solve", 0) for k in _ITER})
+_ST = {"depth": 0, "seq": 0, "calls": [], "n": 1, "fid": 0}
+_FACT = {}                           # id(factor object) -> (fid, object)
 
 
-def _matrix_of(args):
-    flat = []
-    for a in args:
-        flat.extend(a if isinstance(a, (tuple, list)) and len(a) <= 4 else [a])
-    for a in flat:
-        shp = getattr(a, "shape", None)
-        if isinstance(shp, tuple) and len(shp) >= 2:
-            return a, flat
-    for a in flat:
-        shp = getattr(a, "shape", None)
-        if isinstance(shp, tuple) and len(shp) == 1:
-            return a, flat
-    return None, flat
+def _kind(name):
+    base = name.rsplit(".", 1)[-1]
+    if name.startswith(("scipy.linalg._flapack.", "scipy.linalg._fblas.")) and base[1:] in _LAPACK:
+        return _LAPACK[base[1:]]
+    if name in ("SuperLU.solve", "factorized.solve"):
+        return _KIND[name]
+    return _KIND.get(base, ("other", None))
 
 
-def _describe(name, args):
-    rec = {"fn": name, "dim": None, "hb": None}
-    try:
-        a, flat = _matrix_of(args)
-        if a is None:
-            return rec
-        shp = a.shape
-        rec["dim"] = int(shp[-1])
-        ints = [v for v in flat if isinstance(v, (int, _np.integer)) and not isinstance(v, bool)]
-        pair = [v for v in args if isinstance(v, tuple) and len(v) == 2
-                and all(isinstance(w, (int, _np.integer)) for w in v)]
-        if pair:
-            rec["hb"] = int(max(pair[0]))
-        elif "gb" in name and len(ints) >= 2:
-            rec["hb"] = int(max(ints[0], ints[1]))
-        elif hasattr(a, "tocoo"):
-            c = a.tocoo()
-            rec["hb"] = int(_np.max(_np.abs(c.row.astype(_np.int64) - c.col))) if c.nnz else 0
-        elif len(shp) == 2 and isinstance(a, _np.ndarray):
-            if shp[0] == shp[1] and shp[0] <= 6000:
-                i, j = _np.nonzero(a)
-                rec["hb"] = int(_np.max(_np.abs(i - j))) if i.size else 0
-            elif shp[0] < shp[1]:
-                rec["hb"] = int(shp[0] - 1)
-        rec["sig"] = _signature(a, rec["hb"])
-    except Exception as exc:
-        rec["note"] = type(exc).__name__
-    return rec
+def _arg(args, kwargs, i, key, default=None):
+    if key in kwargs:
+        return kwargs[key]
+    return args[i] if len(args) > i else default
 
 
-def _signature(a, hb):
-    """Does the matrix argument carry the statement's stiffness matrix?  Its
-    distinct nonzero |entries|, over the largest, are {1, 1/2, h/4, h^2/3, h^2/12}
-    (24/h^3, 12/h^3, 6/h^2, 8/h, 2/h) whatever the scaling, ordering or storage
-    (dense, sparse, banded).  None when the argument's entries cannot be read."""
+def _band(ab, l, u, sym=None):
+    """Rows, cols, values of the matrix in LAPACK band storage ab[u + i - j, j] = A[i, j]
+    (sym "upper"/"lower": one triangle of a symmetric matrix, mirrored)."""
+    ab = _np.asarray(ab)
+    m = ab.shape[1]
+    rs, cs, vs = [], [], []
+    for r in range(ab.shape[0]):
+        off = r - u                  # i - j
+        j = _np.arange(max(0, -off), min(m, m - off))
+        rs.append(j + off)
+        cs.append(j)
+        vs.append(ab[r, j])
+    i, j, v = _np.concatenate(rs), _np.concatenate(cs), _np.concatenate(vs)
+    if sym:
+        keep = i != j
+        i, j, v = _np.concatenate([i, j[keep]]), _np.concatenate([j, i[keep]]), _np.concatenate([v, v[keep]])
+    return (m, m), i, j, v
+
+
+def _entries(a):
     if hasattr(a, "tocoo"):
-        vals = _np.asarray(a.tocoo().data)
-    elif isinstance(a, _np.ndarray) and a.ndim == 2:
-        vals = a[a != 0]
-    else:
+        c = a.tocoo()
+        return c.shape, c.row, c.col, c.data
+    if isinstance(a, _np.ndarray) and a.ndim == 2:
+        i, j = _np.nonzero(a)
+        return a.shape, i, j, a[i, j]
+    return None
+
+
+def _matrix(name, args, kwargs):
+    """The matrix argument as (shape, rows, cols, values), or None when unreadable."""
+    base = name.rsplit(".", 1)[-1]
+    lap = base[1:] if name.startswith("scipy.linalg._flapack.") else None
+    if base == "solve_banded":
+        l, u = _arg(args, kwargs, 0, "l_and_u")
+        return _band(_arg(args, kwargs, 1, "ab"), int(l), int(u))
+    if base in ("solveh_banded", "cholesky_banded"):
+        ab = _np.asarray(_arg(args, kwargs, 0, "ab"))
+        lower = bool(kwargs.get("lower", False))
+        return _band(ab, ab.shape[0] - 1, 0, "lower") if lower else \
+            _band(ab, 0, ab.shape[0] - 1, "upper")
+    if lap in ("gbsv", "gbtrf"):
+        if lap == "gbsv":
+            kl, ku, ab = (_arg(args, kwargs, i, k) for i, k in ((0, "kl"), (1, "ku"), (2, "ab")))
+        else:
+            ab, kl, ku = (_arg(args, kwargs, i, k) for i, k in ((0, "ab"), (1, "kl"), (2, "ku")))
+        return _band(_np.asarray(ab)[int(kl):], int(kl), int(ku))
+    if lap in ("pbsv", "pbtrf"):
+        ab = _np.asarray(_arg(args, kwargs, 0, "ab"))
+        lower = bool(_arg(args, kwargs, 2 if lap == "pbsv" else 1, "lower", 0))
+        return _band(ab, ab.shape[0] - 1, 0, "lower") if lower else \
+            _band(ab, 0, ab.shape[0] - 1, "upper")
+    if base in ("gssv", "gstrf"):
+        import scipy.sparse
+        N, data, ind, ptr = int(args[0]), args[2], args[3], args[4]
+        csc = base == "gstrf" or bool(_arg(args, kwargs, 6, "csc", 0))
+        cls = scipy.sparse.csc_matrix if csc else scipy.sparse.csr_matrix
+        return _entries(cls((_np.asarray(data), _np.asarray(ind), _np.asarray(ptr)), shape=(N, N)))
+    return _entries(_arg(args, kwargs, 0, "a", args[0] if args else None))
+
+
+def _rhs(name, kind, args, kwargs):
+    base = name.rsplit(".", 1)[-1]
+    lap = base[1:] if name.startswith("scipy.linalg._flapack.") else None
+    if name in ("SuperLU.solve", "factorized.solve"):
+        return _arg(args, kwargs, 0, "rhs")
+    pos = {"solve_banded": 2, "gssv": 5, "gbsv": 3, "getrs": 2, "gbtrs": 3}.get(lap or base, 1)
+    return _arg(args, kwargs, pos, "b")
+
+
+def _arr(x, m):
+    """A float64 array as a message (data only for at most 16 columns of length m)."""
+    try:
+        a = _np.asarray(x)
+    except Exception:
         return None
-    if vals.dtype.kind not in "fiu" or not vals.size:
-        return False
-    vals = _np.abs(vals.astype(_np.float64))
-    if not _np.all(_np.isfinite(vals)) or (hb is not None and hb < 1):
-        return False
-    vals = vals / vals.max()
-    vals = vals[vals > _REQ["sig_floor"]]
-    h = 1.0 / _ST["n"]
-    ref = _np.array([1.0, 0.5, h / 4, h * h / 3, h * h / 12])
-    rel = _np.abs(vals[:, None] / ref[None, :] - 1) <= _REQ["sig_rel"]
-    return bool(rel.any(axis=1).all() and rel.any(axis=0).all())
+    if a.dtype.kind not in "fiu" or a.ndim not in (1, 2) or a.shape[0] != m:
+        return {"shape": list(a.shape), "dtype": str(a.dtype)}
+    a = _np.ascontiguousarray(a, dtype=_np.float64)
+    return {"shape": list(a.shape), "b64": _b64e(a.tobytes()).decode("ascii") if a.size <= 16 * m else None}
 
 
-def _tamper(out):
-    mode = _ST["mode"]
-    if isinstance(out, _np.ndarray) and out.dtype.kind in "fc" and out.size:
-        _ST["tampered"] += 1
-        return _np.full_like(out, _np.nan) if mode == "nan" else out * (1 + _REQ["rel"])
-    if isinstance(out, (tuple, list)):
-        items = [_tamper(o) for o in out]
-        try:
-            return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
-        except Exception:
-            return tuple(items)
-    return out
+def _mat_msg(ent):
+    if ent is None:
+        return None
+    shape, i, j, v = ent
+    v = _np.asarray(v)
+    if v.dtype.kind not in "fiu":
+        return {"shape": list(shape), "dtype": str(v.dtype)}
+    nz = v != 0
+    i, j, v = _np.asarray(i)[nz], _np.asarray(j)[nz], v[nz]
+    m = int(shape[-1])
+    msg = {"shape": [int(s) for s in shape], "nnz": int(v.size)}
+    if v.size <= 16 * m:
+        msg.update(r=_b64e(i.astype(_np.int32).tobytes()).decode("ascii"),
+                   c=_b64e(j.astype(_np.int32).tobytes()).decode("ascii"),
+                   v=_b64e(v.astype(_np.float64).tobytes()).decode("ascii"))
+    return msg
+
+
+def _pick(out, idx):
+    return out if idx is None else out[idx]
+
+
+def _put_back(out, idx, new):
+    if idx is None:
+        return new
+    items = list(out)
+    items[idx] = new
+    try:
+        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+    except Exception:
+        return tuple(items)
+
+
+def _substitute(x, reply):
+    """The grader's substitute for a solve's output (same shape, dtype and layout)."""
+    if not isinstance(reply, dict) or not isinstance(reply.get("sub"), str):
+        return x
+    new = _np.frombuffer(_b64d(reply["sub"]), dtype=_np.float64)
+    if not isinstance(x, _np.ndarray) or new.size != x.size:
+        return x
+    return _np.array(new.reshape(x.shape), dtype=x.dtype, order="F" if x.flags.f_contiguous and
+                     not x.flags.c_contiguous else "C")
+
+
+def _inverse_substitute(Z, reply):
+    """The grader's substitute for an explicit inverse: Z + u v^T (its vectors), or Z with
+    NaN rows; Z itself otherwise."""
+    if not isinstance(reply, dict):
+        return Z
+    m = Z.shape[0]
+    if isinstance(reply.get("rank1"), list) and len(reply["rank1"]) == 2:
+        u, v = (_np.frombuffer(_b64d(t), dtype=_np.float64) for t in reply["rank1"])
+        if u.size == m and v.size == m:
+            return _np.array(Z + _np.outer(u, v), dtype=Z.dtype, order="F" if
+                             Z.flags.f_contiguous and not Z.flags.c_contiguous else "C")
+    if isinstance(reply.get("nanrows"), list):
+        new = Z.copy()
+        new[[int(i) for i in reply["nanrows"] if isinstance(i, int) and 0 <= i < m]] = _np.nan
+        return new
+    return Z
+
+
+def _factor_id(name, args, kwargs):
+    base = name.rsplit(".", 1)[-1]
+    key = _arg(args, kwargs, 0, "lu_and_piv")
+    if base in ("lu_solve", "cho_solve", "cho_solve_banded") and isinstance(key, (tuple, list)) and key:
+        key = key[0]
+    hit = _FACT.get(id(key))
+    return hit[0] if hit is not None and hit[1] is key else None
+
+
+def _register(obj):
+    _ST["fid"] += 1
+    _FACT[id(obj)] = (_ST["fid"], obj)
+    return _ST["fid"]
 
 
 class _LUProxy:
-    """Stands in for a SuperLU object so that its C-level solve is observed; the
-    solve inherits the factorised matrix's stiffness signature."""
-    def __init__(self, lu, sig):
+    """Stands in for a SuperLU object so that its C-level solve is observed."""
+    def __init__(self, lu, fid):
         object.__setattr__(self, "_lu", lu)
-        object.__setattr__(self, "_solve", _wrap("SuperLU.solve", lu.solve, sig))
+        object.__setattr__(self, "_solve", _wrap("SuperLU.solve", lu.solve, fid))
 
     def __getattr__(self, name):
         return getattr(object.__getattribute__(self, "_lu"), name)
@@ -939,44 +1132,103 @@ class _LUProxy:
         return object.__getattribute__(self, "_solve")(*args, **kwargs)
 
 
-_UNSET = object()
+def _capture(name, args, kwargs):
+    """The matrix entries and a copy of the right-hand side, taken BEFORE the call (an
+    overwrite_a / overwrite_b call leaves factors or the solution in its arguments)."""
+    kind = _kind(name)[0]
+    pre = {"ent": None, "rhs": None}
+    try:
+        if kind in ("solve", "factor", "inverse"):
+            pre["ent"] = _matrix(name, args, kwargs)
+            if pre["ent"] is not None:
+                pre["ent"] = tuple(_np.array(a, copy=True) if i else a for i, a in enumerate(pre["ent"]))
+        if kind in ("solve", "fsolve"):
+            b = _rhs(name, kind, args, kwargs)
+            pre["rhs"] = _np.array(b, dtype=_np.float64, copy=True) if b is not None else None
+    except Exception:
+        pass
+    return pre
 
 
-def _wrap(name, fn, sig=_UNSET):
-    """Record the outermost call; in an audit run tamper with its floating
-    outputs unless its matrix is known NOT to be the stiffness matrix (a probe
-    solve with a known answer must not reveal the audit)."""
+def _record(name, args, kwargs, out, fid, pre):
+    """Describe one outermost call to the grader; for a solve, return the grader's
+    substitute for its output (the output itself in a clean run)."""
+    kind, idx = _kind(name)
+    rec = {"fn": name, "kind": kind, "seq": _ST["seq"]}
+    _ST["seq"] += 1
+    if len(_ST["calls"]) >= _REQ["max_calls"]:
+        _ST["calls"].append({"fn": name, "kind": kind})
+        return out
+    try:
+        if kind in ("solve", "fsolve"):
+            x = _pick(out, idx)
+            m = int(_np.shape(x)[0]) if _np.ndim(x) >= 1 else 0
+            rec.update(fid=fid if fid is not None else _factor_id(name, args, kwargs),
+                       rhs=_arr(pre["rhs"], m), out=_arr(x, m), dim=m)
+            if kind == "solve":
+                rec["mat"] = _mat_msg(pre["ent"])
+            _ST["calls"].append({"fn": name, "kind": kind, "dim": m})
+            if isinstance(x, _np.ndarray) and x.dtype == _np.float64 and rec["out"].get("b64"):
+                return _put_back(out, idx, _substitute(x, ask(dict(rec, kind="solve"))))
+            send(dict(rec, kind="solve", unusable=True))
+            return out
+        ent = pre["ent"] if kind in ("factor", "inverse") else None
+        rec["mat"] = _mat_msg(ent)
+        rec["dim"] = int(ent[0][-1]) if ent is not None else None
+        _ST["calls"].append({"fn": name, "kind": kind, "dim": rec["dim"]})
+        if kind == "factor":
+            rec["fid"] = fid
+            ask(rec)
+        elif kind == "inverse" and rec["dim"] and isinstance(_pick(out, idx), _np.ndarray) and \
+                _pick(out, idx).dtype == _np.float64 and _pick(out, idx).shape == (rec["dim"],) * 2:
+            return _put_back(out, idx, _inverse_substitute(_pick(out, idx), ask(rec)))
+        else:
+            send(dict(rec, kind="call", cls=kind))
+    except Exception as exc:
+        send({"kind": "call", "fn": name, "cls": kind, "note": type(exc).__name__ + ": " + str(exc)[:200]})
+    return out
+
+
+def _wrap(name, fn, fid=None):
+    """Observe the outermost library call (nested layers run unobserved under it)."""
     def wrapper(*args, **kwargs):
         outer = _ST["depth"] == 0
-        rec = {}
-        if outer:                      # the outermost call is recorded once ...
-            rec = _describe(name, args)
-            if sig is not _UNSET:
-                rec["sig"] = sig
-            _ST["calls"].append(rec)
-        elif _ST["calls"]:             # ... nested library layers only counted under it
-            rec = _ST["calls"][-1]
-            rec["nested"] = rec.get("nested", 0) + 1
-            rec["depth"] = max(rec.get("depth", 0), _ST["depth"])
         _ST["depth"] += 1
         try:
+            pre = _capture(name, args, kwargs) if outer else None
             out = fn(*args, **kwargs)
         finally:
             _ST["depth"] -= 1
-        if name.rsplit(".", 1)[-1] in ("splu", "spilu") and not isinstance(out, _LUProxy):
-            out = _LUProxy(out, rec.get("sig"))
-        elif name.endswith(".factorized") and callable(out):
-            out = _wrap("factorized.solve", out, rec.get("sig"))
-        if outer and _ST["mode"] and rec.get("sig") is not False:
-            out = _tamper(out)
-        return out
+        if not outer:
+            return out
+        kind = _kind(name)[0]
+        new_fid = None
+        if kind == "factor":
+            base = name.rsplit(".", 1)[-1]
+            if base in ("splu", "spilu", "gstrf") and not isinstance(out, _LUProxy):
+                new_fid = _ST["fid"] + 1
+                out = _LUProxy(out, new_fid)
+                _register(out)
+            elif base == "factorized" and callable(out):
+                new_fid = _ST["fid"] + 1
+                out = _wrap("factorized.solve", out, new_fid)
+                _register(out)
+            else:
+                try:
+                    key = _pick(out, _kind(name)[1])
+                    new_fid = _register(key)
+                except Exception:
+                    pass
+        _ST["depth"] += 1              # what the grader's exchange does is not observed
+        try:
+            return _record(name, args, kwargs, out, new_fid if kind == "factor" else fid, pre)
+        finally:
+            _ST["depth"] -= 1
     try:
         _functools.update_wrapper(wrapper, fn)
     except Exception:
         pass
     return wrapper
-
-
 
 
 def _install():
@@ -1004,6 +1256,36 @@ def _install():
                 except (AttributeError, TypeError):
                     pass
     return len(targets), patched
+
+
+def _no_processes(*args, **kwargs):
+    raise RuntimeError("the grader refuses to start processes: a solve in another process "
+                       "cannot be observed (solve in the calling process)")
+
+
+def _block_processes():
+    """No process creation in a job: os.fork, posix_spawn, subprocess and multiprocessing
+    (every start method) fail at once instead of hanging the job."""
+    import _posixsubprocess
+    for mod, names in ((_os, ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "popen",
+                              "execv", "execve", "execl", "execle", "execlp", "execvp", "execvpe")),
+                       (_posixsubprocess, ("fork_exec",)), (_subprocess, ("_fork_exec",))):
+        for nm in names:
+            if hasattr(mod, nm):
+                setattr(mod, nm, _no_processes)
+    _subprocess._USE_POSIX_SPAWN = False
+
+
+def _children():
+    """This process's live child processes (pids), from /proc."""
+    kids = set()
+    try:
+        for tid in _os.listdir("/proc/self/task"):
+            with open("/proc/self/task/%s/children" % tid) as fh:
+                kids.update(int(p) for p in fh.read().split())
+    except (OSError, ValueError):
+        pass
+    return sorted(kids)
 
 
 def _snapshot():
@@ -1040,91 +1322,521 @@ def _fields(res, n):
     for k, v, cap in zip(keys, vals, caps):
         arr = _np.ascontiguousarray(_np.asarray(v, dtype=_np.float64))
         out[k] = {"shape": list(arr.shape),
-                  "b64": _b64(arr.tobytes()).decode("ascii") if arr.size <= cap else None}
+                  "b64": _b64e(arr.tobytes()).decode("ascii") if arr.size <= cap else None}
     return out
 
 
 _ntargets, _npatched = _install()
 _MODS0 = set(_sys.modules)
-_ALLOWED = set(getattr(_sys, "stdlib_module_names", ())) | {"numpy", "scipy", "fem_solver"}
+_ALLOWED = set(getattr(_sys, "stdlib_module_names", ())) | {"numpy", "scipy", "fem_solver",
+                                                                 "__mp_main__"}
 
 
 def _new_modules():
     return sorted({m.split(".")[0] for m in set(_sys.modules) - _MODS0} - _ALLOWED)[:20]
 
 
+def _compiled():
+    """fem_solver.py compiled once here (compiling runs none of it), so that each job only
+    executes it into a fresh module; None when it does not compile (the job's import then
+    reports the error)."""
+    try:
+        with open(_os.path.join(_SUBDIR, "fem_solver.py"), "rb") as fh:
+            return compile(fh.read(), _os.path.join(_SUBDIR, "fem_solver.py"), "exec",
+                           dont_inherit=True)
+    except BaseException:
+        return None
+
+
+_CODE = _compiled()
+
+
 def _import_solver():
-    """fem_solver imported in this (fresh, forked) job child; its solve or None."""
-    _before = _snapshot()
-    _t0 = _time.monotonic()
+    """A fresh fem_solver module, as `import fem_solver` makes it."""
+    if _CODE is None:
+        import fem_solver
+        return fem_solver
+    spec = _importlib_util.spec_from_file_location("fem_solver", _os.path.join(_SUBDIR, "fem_solver.py"))
+    mod = _importlib_util.module_from_spec(spec)
+    _sys.modules["fem_solver"] = mod
     try:
-        import fem_solver as _sub
-        _err = None
-    except BaseException as _e:
-        _sub, _err = None, (type(_e).__name__ + ": " + str(_e))[:400]
-    _fn = getattr(_sub, "solve", None) if _sub is not None else None
-    send({"kind": "import", "ok": _sub is not None, "error": _err, "has_solve": callable(_fn),
-          "new_modules": _new_modules(),
-          "writes": _diff(_before, _snapshot()), "wall": _time.monotonic() - _t0,
-          "targets": _ntargets, "patched": _npatched})
-    return _fn if callable(_fn) else None
-
-
-_solve = None
-
-
-def _call(n):
-    _ST["calls"], _ST["tampered"], _ST["depth"], _ST["n"] = [], 0, 0, n
-    t = _time.monotonic()
-    try:
-        fields, err = _fields(_solve(n), n), None
-    except BaseException as e:
-        fields, err = None, (type(e).__name__ + ": " + str(e))[:400]
-    return {"n": n, "fields": fields, "error": err, "wall": _time.monotonic() - t,
-            "calls": _ST["calls"][:50], "ncalls": len(_ST["calls"]), "tampered": _ST["tampered"]}
+        exec(_CODE, mod.__dict__)
+    except BaseException:
+        _sys.modules.pop("fem_solver", None)
+        raise
+    return mod
 
 
 def _run_job(job):
-    """One solve call in a forked child that imports fem_solver afresh (the warm parent
-    never imports it): no state of one call reaches another."""
-    global _solve
-    _solve = _import_solver()
-    if _solve is None:
-        raise SystemExit(3)             # no solve(n): the remaining calls are not made
-    _n, _mode = job["n"], job["mode"]
-    if _mode == "regen":
-        _b = _snapshot()
-        _msg = _call(_n)
-        _msg.update(kind="mesh", writes=_diff(_b, _snapshot()))
-    else:
-        _ST["mode"] = None if _mode == "repeat" else _mode
-        _msg = _call(_n)
-        _ST["mode"] = None
-        _msg.update(kind="audit", mode=_mode)
-    send(_msg)
-    send({"kind": "done", "new_modules": _new_modules()})
+    """One solve(n) in a fresh child: import fem_solver, call, report the field."""
+    n = int(job["n"])
+    _ST["n"] = n
+    before = _snapshot()
+    t0 = _time.monotonic()
+    try:
+        _sub = _import_solver()
+        err = None
+    except BaseException as e:
+        _sub, err = None, (type(e).__name__ + ": " + str(e))[:400]
+    solve = getattr(_sub, "solve", None) if _sub is not None else None
+    kids = _children()
+    msg = {"kind": "mesh", "n": n, "import": {
+        "ok": _sub is not None, "error": err, "has_solve": callable(solve),
+        "writes": _diff(before, _snapshot()), "wall": _time.monotonic() - t0,
+        "processes": len(kids), "targets": _ntargets, "patched": _npatched}}
+    _block_processes()
+    if kids:                        # a solve in those processes could not be observed
+        msg.update(fields=None, error="importing fem_solver started %d process(es): a solve in "
+                   "another process cannot be observed" % len(kids), calls=[], ncalls=0, writes=[])
+    elif callable(solve):
+        before = _snapshot()
+        _ST["calls"], _ST["depth"], _ST["seq"] = [], 0, 0
+        t = _time.monotonic()
+        try:
+            msg.update(fields=_fields(solve(n), n), error=None)
+        except BaseException as e:
+            msg.update(fields=None, error=(type(e).__name__ + ": " + str(e))[:400])
+        msg.update(wall=_time.monotonic() - t, calls=_ST["calls"][:64], ncalls=len(_ST["calls"]),
+                   writes=_diff(before, _snapshot()))
+    msg["new_modules"] = _new_modules()
+    send(msg)
 
 
-if _REQ["phase"] == "regen":
-    _JOBS = [{"id": "regen:%d" % _n, "n": _n, "mode": "regen"} for _n in _REQ["meshes"]]
-else:                               # every mesh: an untampered repeat, then tampered runs
-    _JOBS = [{"id": "%s:%d" % (_mode, _n), "n": _n, "mode": _mode} for _n in _REQ["audit_meshes"]
-             for _mode in (("repeat", "perturb", "nan") if _n in _REQ["audit_nan_meshes"]
-                           else ("repeat", "perturb"))]
-for _job in _JOBS:
-    if fork_jobs([_job], _run_job)[0]["status"] != "ok" and _job is _JOBS[0]:
-        break                       # the first call could not even import solve(n)
+fork_jobs(_REQ["jobs"], _run_job)
+send({"kind": "done"})
+for _stream in (_sys.stdout, _sys.stderr):
+    _stream.flush()
+_os._exit(0)                        # nothing left to finalise: skip the interpreter's teardown
 '''
+
+
+# =============================================================================
+# 5-8. PROVENANCE: the stiffness solve, its map onto the statement's unknowns,
+# and the reconstruction of the field from it (pure functions)
+# =============================================================================
+# A recorded solve of dimension m = 2(n-1) is the statement's system when its
+# matrix A = alpha D P^T K P D for a permutation P of the unknowns, a diagonal
+# D (equilibration, scaled slopes, signs) and a factor alpha: normalised by its
+# own diagonal, A is a permuted, sign-flipped copy of K normalised by K's
+# diagonal, whose off-diagonal entries are only 1/2 (value-value), 1/4
+# (slope-slope) and sqrt(3)/4 (value-slope of neighbouring nodes).  Its
+# right-hand side must then be gamma D P^T F (gamma = sign(alpha) |alpha|^(1/2)),
+# F the load vector, and its output maps back to the statement's (value, slope)
+# unknowns as u = P D z.
+_FREE_SYSTEMS: dict = {}
+
+
+def free_system(n: int) -> tuple:
+    """(K, F, Kabs): the statement's free 2(n-1) stiffness matrix (CSR, interleaved
+    value/slope; exact entries when n is a power of two), the grader's
+    `grader_gauss_points` load vector, and |K| (for round-off bounds).  Cached."""
+    import numpy as np
+    import scipy.sparse
+    if n in _FREE_SYSTEMS:
+        return _FREE_SYSTEMS[n]
+    h = 1.0 / n
+    ndof = 2 * (n + 1)
+    ke = np.array([[12, 6 * h, -12, 6 * h], [6 * h, 4 * h * h, -6 * h, 2 * h * h],
+                   [-12, -6 * h, 12, -6 * h], [6 * h, 2 * h * h, -6 * h, 4 * h * h]]) / h**3
+    tq, wq = np.polynomial.legendre.leggauss(SPEC["grader_gauss_points"])
+    tq, wq = (tq + 1) / 2, wq / 2
+    elems = np.arange(n)
+    fe = h * (load_f((elems[:, None] + tq[None, :]) * h) * wq) @ hermite_shapes(tq, h)
+    rhs = np.zeros(ndof)
+    for a in range(4):
+        np.add.at(rhs, 2 * elems + a, fe[:, a])
+    d = np.arange(4)
+    rows = (2 * elems[:, None] + np.repeat(d, 4)[None, :]).ravel()
+    cols = (2 * elems[:, None] + np.tile(d, 4)[None, :]).ravel()
+    K = scipy.sparse.coo_matrix((np.tile(ke.ravel(), n), (rows, cols)), shape=(ndof, ndof)).tocsr()
+    K = K[2:-2][:, 2:-2].tocsr()
+    K.eliminate_zeros()
+    _FREE_SYSTEMS[n] = (K, rhs[2:-2].copy(), abs(K))
+    return _FREE_SYSTEMS[n]
+
+
+def rhs_tol(n: int) -> float:
+    """Relative tolerance on a load vector (see SPEC "rhs_rel_32")."""
+    return SPEC["rhs_rel_32"] * (SPEC["meshes"][0] / n) ** SPEC["rhs_rel_power"]
+
+
+@dataclasses.dataclass(frozen=True)
+class StiffnessMap:
+    """How a recorded system maps onto the statement's: K position q is the
+    system's unknown perm[q]; dt[q] = sign * sqrt(|A_qq| / K_qq) (= |alpha|^(1/2) D_q);
+    sigma the sign of A's diagonal (of alpha)."""
+    perm: object
+    dt: object
+    sigma: float
+
+
+def _chain(nodes, pairs) -> list:
+    """The nodes in path order along `pairs` (an undirected simple path), or []."""
+    nbr = {int(v): [] for v in nodes}
+    for a, b in pairs:
+        if a in nbr and b in nbr and b not in nbr[a]:
+            nbr[a].append(b)
+    ends = [v for v, ns in nbr.items() if len(ns) == 1]
+    if len(nbr) == 1:
+        return list(nbr)
+    if len(ends) != 2 or any(len(ns) > 2 for ns in nbr.values()):
+        return []
+    path, prev = [min(ends)], None
+    while len(path) < len(nbr):
+        nxt = [w for w in nbr[path[-1]] if w != prev]
+        if not nxt:
+            return []
+        prev = path[-1]
+        path.append(nxt[0])
+    return path if len(set(path)) == len(nbr) else []
+
+
+def stiffness_maps(A, n: int) -> tuple:
+    """([StiffnessMap, ...], reason): the ways the square sparse matrix A is the
+    statement's free stiffness matrix under a DOF permutation, a symmetric diagonal
+    scaling and a common factor (the mirror image x -> 1 - x is a second map; the
+    load vector decides between them), or ([], why not)."""
+    import numpy as np
+    import scipy.sparse
+    m = 2 * (n - 1)
+    if A.shape != (m, m):
+        return [], f"dimension {A.shape[0]}x{A.shape[1]}, expected {m} = 2(n-1)"
+    A = scipy.sparse.csr_matrix(A, dtype=np.float64)
+    A.sum_duplicates()
+    if not np.all(np.isfinite(A.data)):
+        return [], "non-finite entries"
+    d = A.diagonal()
+    if np.any(d == 0):
+        return [], "a zero on the diagonal"
+    sigma = float(np.sign(d[0]))
+    if np.any(np.sign(d) != sigma):
+        return [], "diagonal entries of both signs (no scaling of K has that)"
+    s = 1.0 / np.sqrt(np.abs(d))
+    C = A.tocoo()
+    v = sigma * C.data * s[C.row] * s[C.col]
+    off = (C.row != C.col) & (np.abs(v) > SPEC["stiffness_entry_tol"])
+    r, c, v = C.row[off].astype(np.int64), C.col[off].astype(np.int64), v[off]
+    refs = (0.5, 0.25, math.sqrt(3) / 4)          # value-value, slope-slope, value-slope
+    cls = np.full(v.size, -1)
+    for k, ref in enumerate(refs):
+        cls[np.abs(np.abs(v) - ref) <= SPEC["stiffness_entry_tol"]] = k
+    if np.any(cls < 0):
+        i = int(np.flatnonzero(cls < 0)[0])
+        return [], (f"normalised entry A[{r[i]},{c[i]}] = {v[i]:.6g} is none of +-1/2, +-1/4, "
+                    "+-sqrt(3)/4 (the entries of K over its diagonal)")
+    values = np.unique(r[cls == 0])
+    slopes = np.unique(r[cls == 1])
+    if values.size != n - 1 or slopes.size != n - 1 or np.intersect1d(values, slopes).size:
+        return [], (f"{values.size} value-like and {slopes.size} slope-like unknowns, expected "
+                    f"{n - 1} of each")
+    vchain = _chain(values, zip(r[cls == 0].tolist(), c[cls == 0].tolist()))
+    schain = _chain(slopes, zip(r[cls == 1].tolist(), c[cls == 1].tolist()))
+    if not vchain or not schain:
+        return [], "the value or slope couplings do not form one chain of nodes"
+    vs = set(zip(r[cls == 2].tolist(), c[cls == 2].tolist()))
+    Khat = free_system(n)[0]
+    kd = 1.0 / np.sqrt(Khat.diagonal())
+    Khat = scipy.sparse.diags(kd) @ Khat @ scipy.sparse.diags(kd)
+    Bn = scipy.sparse.csr_matrix((sigma * C.data * s[C.row] * s[C.col], (C.row, C.col)), shape=(m, m))
+    maps = []
+    for vals_, slps in ((vchain, schain), (vchain[::-1], schain[::-1])):
+        if n > 2 and (vals_[1], slps[0]) not in vs:
+            slps = slps[::-1]
+            if (vals_[1], slps[0]) not in vs:
+                continue
+        perm = np.empty(m, dtype=np.int64)
+        perm[0::2], perm[1::2] = vals_, slps
+        B = Bn[perm][:, perm]
+        # signs t with B = T Khat T: along the value chain (K = -1/2), the slope chain
+        # (+1/4), and one value-slope coupling (K(v_1, s_2) = +sqrt(3)/4)
+        t = np.ones(m)
+        if n > 2:
+            vv = np.sign(np.asarray(B[np.arange(0, m - 2, 2), np.arange(2, m, 2)]).ravel())
+            ss = np.sign(np.asarray(B[np.arange(1, m - 2, 2), np.arange(3, m, 2)]).ravel())
+            t[0::2] = np.concatenate([[1.0], np.cumprod(-vv)])
+            link = np.sign(B[0, 3]) * t[0] * ss[0]
+            t[1::2] = link * np.concatenate([[1.0], np.cumprod(ss)])
+        T = scipy.sparse.diags(t)
+        diff = abs(B - T @ Khat @ T)
+        worst_dev = float(diff.max()) if diff.nnz else 0.0
+        if worst_dev > SPEC["stiffness_entry_tol"]:
+            return [], (f"permuted and normalised, the matrix differs from K by {worst_dev:.3g} "
+                        "(not a scaled, reordered stiffness matrix)")
+        dt = t * np.sqrt(np.abs(d[perm]) / free_system(n)[0].diagonal())
+        maps.append(StiffnessMap(perm, dt, sigma))
+    if not maps:
+        return [], "slopes and values are not coupled as neighbouring nodes are"
+    return maps, ""
+
+
+def fit_load(maps: list, b, n: int) -> tuple:
+    """(map, gamma, rel): the map under which the right-hand-side column b is
+    gamma D P^T F (F the grader's load vector), gamma by least squares in the
+    statement's unknowns, and rel = max_q |b_q / (gamma dt_q) - F_q| / max |F| there
+    (so that the tolerance does not depend on the submission's scaling).  The
+    smaller rel over the maps (a system and its mirror image)."""
+    import numpy as np
+    F = free_system(n)[1]
+    best = (None, 0.0, math.inf)
+    scale = float(np.max(np.abs(F)))
+    with np.errstate(all="ignore"):
+        for mp in maps:
+            bh = b[mp.perm] / mp.dt
+            gamma = float(np.dot(bh, F)) / float(np.dot(F, F))
+            if not gamma or not math.isfinite(gamma):
+                continue
+            rel = float(np.max(np.abs(bh / gamma - F)) / scale)
+            if rel < best[2]:
+                best = (mp, gamma, rel)
+    return best
+
+
+def statement_unknowns(mp: StiffnessMap, gamma: float, z):
+    """The statement's free (value, slope) unknowns u = P D z for an output column z."""
+    return mp.sigma * mp.dt * z[mp.perm] / gamma
+
+
+def field_of(u, n: int) -> tuple:
+    """(uh_nodes, uh_dense) of the free unknowns u (clamped ends added)."""
+    import numpy as np
+    coef = np.zeros(2 * (n + 1))
+    coef[2:-2] = u
+    return coef[0::2].copy(), hermite_field(coef, n, prescribed_grids(n)[1])
+
+
+def fit_01(candidates: list, nodes, dense) -> tuple:
+    """(c, lam, residual, scale): the 0/1 combination c of the candidate fields
+    [(nodes_k, dense_k), ...] and the common factor lam (least squares; it absorbs
+    the load-vector tolerance in the scale gamma of the unknowns) that come closest
+    to the returned field in max norm, that deviation, and the scale the
+    reconstruction tolerance is relative to."""
+    import itertools
+    import numpy as np
+    f = np.concatenate([nodes, dense])
+    fmax = float(np.max(np.abs(f))) if np.all(np.isfinite(f)) else math.inf
+    if not candidates:
+        return (), 0.0, fmax, fmax
+    Phi = np.stack([np.concatenate(cd) for cd in candidates], axis=1)
+    k = Phi.shape[1]
+    if k <= SPEC["fit_enumerate_max"]:
+        combos = list(itertools.product((0, 1), repeat=k))[1:]
+    else:
+        ok = np.all(np.isfinite(Phi), axis=0)
+        coef = np.zeros(k)
+        if ok.any() and math.isfinite(fmax):
+            coef[ok] = np.linalg.lstsq(Phi[:, ok], f, rcond=None)[0]
+        combos = [tuple(int(x) for x in np.clip(np.round(coef), 0, 1))]
+    best = ((), 0.0, fmax, fmax)
+    with np.errstate(all="ignore"):
+        for c in combos:
+            sel = np.array(c, dtype=bool)
+            if not sel.any():
+                continue
+            pred = Phi[:, sel].sum(axis=1)
+            pp = float(np.dot(pred, pred))      # np.dot: `@` on vectors is far slower here
+            lam = float(np.dot(pred, f)) / pp if pp > 0 else 0.0
+            res = float(np.max(np.abs(lam * pred - f)))
+            if not math.isfinite(res) or res >= best[2]:
+                continue
+            best = (tuple(c), lam, res, max(fmax, float(np.max(np.abs(pred)))))
+    return best
+
+
+def reconstruction_tol(scale: float) -> float:
+    return SPEC["reconstruction_rel"] * max(scale, SPEC["reconstruction_floor"])
+
+
+def load_residual(u, n: int) -> tuple:
+    """(residual, bound): max |K u - F| (in extended precision where available) and
+    what the load tolerance plus a backward-stable solve's round-off allow."""
+    import numpy as np
+    K, F, Kabs = free_system(n)
+    C = K.tocoo()
+    acc = np.zeros(F.size, dtype=np.longdouble)
+    np.add.at(acc, C.row, C.data.astype(np.longdouble) * u[C.col].astype(np.longdouble))
+    res = float(np.max(np.abs(acc - F.astype(np.longdouble))))
+    bound = rhs_tol(n) * float(np.max(np.abs(F))) + \
+        SPEC["residual_roundoff"] * float(np.finfo(float).eps) * float(np.max(Kabs @ np.abs(u)))
+    return res, bound
+
+# =============================================================================
+# 5-8. PROVENANCE: the grader's side of the audit, live (answers the child's asks)
+# =============================================================================
+def _b64_array(text, dtype: str, count: int):
+    """A 1-D array decoded from base64 with exactly `count` items, or None."""
+    import numpy as np
+    if not isinstance(text, str) or not isinstance(count, int) or count < 0:
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (TypeError, ValueError):
+        return None
+    if len(raw) != count * np.dtype(dtype).itemsize:
+        return None
+    return np.frombuffer(raw, dtype=dtype).copy()
+
+
+def decode_array(msg, m: int):
+    """A recorded right-hand side / output: float64, shape (m,) or (m, k), else None."""
+    if not isinstance(msg, dict) or not isinstance(msg.get("shape"), list):
+        return None
+    shape = msg["shape"]
+    if not (1 <= len(shape) <= 2 and all(isinstance(s, int) and s > 0 for s in shape)
+            and shape[0] == m):
+        return None
+    count = math.prod(shape)
+    arr = _b64_array(msg.get("b64"), "<f8", count)
+    return None if arr is None else arr.reshape(shape)
+
+
+def decode_matrix(msg, m_expected: int):
+    """A recorded matrix as CSR, or (None, why).  Only the statement's dimension is
+    decoded (a record cannot make the grader allocate more than it)."""
+    import scipy.sparse
+    if not isinstance(msg, dict):
+        return None, "its matrix could not be read (an operator object?)"
+    shape = msg.get("shape")
+    if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(s, int) for s in shape)):
+        return None, "its matrix could not be read"
+    if shape[0] != shape[1]:
+        return None, f"its matrix is {shape[0]}x{shape[1]}, not square"
+    if shape[0] != m_expected:
+        return None, f"dimension {shape[0]}, expected {m_expected} = 2(n-1)"
+    nnz = msg.get("nnz")
+    if "r" not in msg or not isinstance(nnz, int) or not 0 <= nnz <= 16 * m_expected:
+        return None, (f"its matrix has {nnz} nonzeros (K has at most 7 a row)" if isinstance(nnz, int)
+                      else "its matrix could not be read")
+    r, c, v = (_b64_array(msg.get(k), t, nnz) for k, t in (("r", "<i4"), ("c", "<i4"), ("v", "<f8")))
+    m = shape[0]
+    if r is None or c is None or v is None or (nnz and (min(r.min(), c.min()) < 0 or
+                                                        max(r.max(), c.max()) >= m)):
+        return None, "its matrix record is malformed"
+    return scipy.sparse.csr_matrix((v, (r, c)), shape=(m, m)), ""
+
+
+class AuditSession:
+    """Every library call of every job, as the child makes it.  Solves are answered
+    at once: in a clean job with "unchanged", in an audited job (only if the matrix
+    is the statement's) with the grader's own substitute, drawn here after the
+    child has shown the real output.  Pure bookkeeping besides: judging is done
+    from `calls` afterwards."""
+
+    def __init__(self, plan: dict):
+        self.plan = plan                    # job id -> {"n": n, "mode": "clean"|"substitute"|"nan"}
+        self.calls = {jid: [] for jid in plan}
+        self.factors: dict = {}             # (job, fid) -> matrix verdict
+        self.cache: dict = {}               # matrix digest -> verdict
+        self.rng = None                     # drawn at the first substitute (numpy not imported yet)
+        self.faults: list = []
+        self.lock = threading.Lock()
+
+    def verdict(self, mat, n: int) -> dict:
+        """{"K": bool, "why", "maps", "digest", "dim"} for a matrix record (cached by content)."""
+        digest = hashlib.sha256()
+        for k in ("shape", "r", "c", "v"):
+            digest.update(repr(mat.get(k) if isinstance(mat, dict) else None).encode()[:1 << 26])
+        key = digest.hexdigest()
+        if (key, n) not in self.cache:
+            A, why = decode_matrix(mat, 2 * (n - 1))
+            maps = []
+            if A is not None:
+                maps, why = stiffness_maps(A, n)
+            self.cache[(key, n)] = {"K": bool(maps), "why": why, "maps": maps, "digest": key,
+                                    "dim": A.shape[0] if A is not None else
+                                    (mat.get("shape") or [None])[0] if isinstance(mat, dict) and
+                                    isinstance(mat.get("shape"), list) else None,
+                                    "A": A if maps else None}
+        return self.cache[(key, n)]
+
+    def interact(self, body):
+        try:
+            with self.lock:
+                return self._handle(body)
+        except Exception as exc:            # never escapes into the runner
+            self.faults.append(f"{type(exc).__name__}: {exc}"[:200])
+            return None
+
+    def _handle(self, body):
+        import numpy as np
+        if not isinstance(body, dict) or body.get("job") not in self.plan:
+            return None
+        jid = body["job"]
+        job = self.plan[jid]
+        n = job["n"]
+        calls = self.calls[jid]
+        if len(calls) >= SPEC["max_calls"]:
+            return None
+        fn = str(body.get("fn"))[:80]
+        fid = body.get("fid") if isinstance(body.get("fid"), int) else None
+        if body.get("kind") == "factor":
+            v = self.verdict(body.get("mat"), n)
+            if fid is not None:
+                self.factors[(jid, fid)] = v
+            calls.append({"fn": fn, "kind": "factor", "K": v["K"], "why": v["why"], "dim": v["dim"]})
+            return None
+        if body.get("kind") == "inverse":
+            return self._inverse(jid, job, fn, body)
+        if body.get("kind") != "solve":
+            return None
+        if body.get("mat") is not None or fid is None:
+            v = self.verdict(body.get("mat"), n)
+        else:
+            v = self.factors.get((jid, fid), {"K": False, "why": "applies an unknown factorisation",
+                                              "maps": [], "digest": None, "dim": None})
+        m = 2 * (n - 1)
+        z = decode_array(body.get("out"), m)
+        rhs = decode_array(body.get("rhs"), m)
+        rec = {"fn": fn, "kind": "solve", "K": v["K"], "why": v["why"], "maps": v["maps"],
+               "digest": v["digest"], "dim": body.get("dim"), "z": z, "rhs": rhs, "sub": None,
+               "A": v.get("A")}
+        calls.append(rec)
+        if z is None or not v["K"] or job["mode"] == "clean":
+            return {"sub": None}
+        if self.rng is None:
+            self.rng = np.random.default_rng(secrets.randbits(128))
+        if job["mode"] == "nan":
+            sub = z.copy()
+            sub[self.rng.choice(m, size=SPEC["audit_nan_entries"], replace=False)] = math.nan
+        else:       # random entries of the solution's own scale, independent per entry
+            scale = float(np.max(np.abs(z))) if np.all(np.isfinite(z)) and z.size else 1.0
+            sub = z * (1 + self.rng.uniform(-0.5, 0.5, z.shape)) + \
+                SPEC["audit_additive"] * (scale or 1.0) * self.rng.standard_normal(z.shape)
+        rec["sub"] = sub
+        return {"sub": base64.b64encode(np.ascontiguousarray(sub, dtype="<f8").tobytes()).decode("ascii")}
+
+    def _inverse(self, jid, job, fn, body):
+        """An explicit inverse Z of the stiffness matrix: substituted by Z + u v^T (random u;
+        v with the signs of the load in the system's unknowns, so that v^T b is far from 0)
+        or by NaN rows.  The field's change must then be (v^T b / gamma) times the
+        reconstruction of u mapped back (judge_inverse)."""
+        import numpy as np
+        n = job["n"]
+        m = 2 * (n - 1)
+        v = self.verdict(body.get("mat"), n)
+        rec = {"fn": fn, "kind": "inverse", "K": v["K"], "why": v["why"], "maps": v["maps"],
+               "digest": v["digest"], "dim": v["dim"], "rank1": None, "sub": None}
+        self.calls[jid].append(rec)
+        if not v["K"] or job["mode"] == "clean":
+            return None
+        if self.rng is None:
+            self.rng = np.random.default_rng(secrets.randbits(128))
+        if job["mode"] == "nan":
+            rows = [int(i) for i in self.rng.choice(m, size=SPEC["audit_nan_entries"], replace=False)]
+            rec["sub"] = "nan"
+            return {"nanrows": rows}
+        mp = v["maps"][0]
+        F = free_system(n)[1]
+        u = self.rng.standard_normal(m)
+        w = np.empty(m)
+        w[mp.perm] = np.sign(mp.dt * F) * self.rng.uniform(0.5, 1.0, m)
+        rec["rank1"], rec["sub"] = (u, w), "rank1"
+        enc = lambda a: base64.b64encode(np.ascontiguousarray(a, dtype="<f8").tobytes()).decode("ascii")
+        return {"rank1": [enc(u), enc(w)]}
 
 
 # =============================================================================
 # 5-8. PROVENANCE: judging the recorded runs (pure functions of the messages)
 # =============================================================================
-def _msgs(outcome, kind: str) -> list:
-    return [m for m in (outcome.messages if outcome else []) if isinstance(m, dict)
-            and m.get("kind") == kind]
-
-
 def _num(value) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
@@ -1158,46 +1870,534 @@ def outcome_note(outcome) -> str:
             "no_reply": outcome.reason, "error": outcome.reason}.get(outcome.status, "")
 
 
-@guarded
-def check_import_phase(outcome) -> list:
-    """fem_solver importable, without side effects, exposing solve(n)."""
-    imp = _msgs(outcome, "import")
-    if not imp:
-        raise Reject("provenance.import", f"fem_solver could not be imported: {outcome_note(outcome)}")
-    imp = imp[0]
-    if not imp.get("ok"):
-        raise Reject("provenance.import", f"importing fem_solver raised {imp.get('error')}")
-    out = [Check("provenance.import", Status.PASS, f"fem_solver imported in {_num(imp.get('wall')):.2f} s")]
-    writes = [str(w) for w in _as_list(imp.get("writes"))]
-    out.append(Check("provenance.import_side_effects", Status.FAIL if writes else Status.PASS,
-                     ("importing fem_solver wrote: " + ", ".join(map(str, writes))) if writes
-                     else "importing fem_solver writes no file", writes))
-    out.append(Check("provenance.solve_callable", Status.PASS if imp.get("has_solve") else Status.FAIL,
-                     "fem_solver.solve is callable" if imp.get("has_solve")
-                     else "fem_solver exposes no callable solve(n)"))
+def plan_jobs() -> dict:
+    """{job id: {"n", "mode"}}: at every mesh `clean_runs` clean calls and one with the
+    solve output substituted; NaN substitution at `audit_nan_meshes`.  Ids are random
+    (the child learns nothing from them) and the order is shuffled."""
+    plan = {}
+    for n in SPEC["meshes"]:
+        modes = ["clean"] * SPEC["clean_runs"] + ["substitute"]
+        modes += ["nan"] if n in SPEC["audit_nan_meshes"] else []
+        for mode in modes:
+            plan[secrets.token_hex(8)] = {"n": n, "mode": mode}
+    order = list(plan)
+    secrets.SystemRandom().shuffle(order)
+    return {jid: plan[jid] for jid in order}
+
+
+def job_results(outcome, plan: dict) -> dict:
+    """{job id: {"mesh": the job's mesh message or None, "end": its job_end or None}}."""
+    out = {jid: {"mesh": None, "end": None} for jid in plan}
+    for m in (outcome.messages if outcome else []):
+        if not isinstance(m, dict) or m.get("job") not in out:
+            continue
+        slot = out[m["job"]]
+        if m.get("kind") == "mesh" and slot["mesh"] is None and m.get("n") == plan[m["job"]]["n"]:
+            slot["mesh"] = m
+        elif m.get("kind") == "job_end" and slot["end"] is None:
+            slot["end"] = m
     return out
 
 
-def collect_regeneration(outcome) -> dict:
-    """{n: mesh message} from the regen phase."""
-    return {m.get("n"): m for m in _msgs(outcome, "mesh") if isinstance(m.get("n"), int)}
+def job_failure(res: dict, outcome) -> str:
+    """Why a job gave no field."""
+    m, end = res["mesh"], res["end"]
+    if m is not None and m.get("error"):
+        return str(m["error"])
+    if m is not None and isinstance(m.get("import"), dict) and not m["import"].get("ok"):
+        return f"import failed: {m['import'].get('error')}"
+    if isinstance(end, dict) and end.get("status") == "timeout":
+        return f"did not finish within the budget ({end.get('reason')})"
+    if isinstance(end, dict) and end.get("status") not in (None, "ok"):
+        return f"{end.get('status')} ({end.get('reason')})"
+    return outcome_note(outcome) or "no result"
+
+
+def jobs_of(plan: dict, mode: str) -> dict:
+    """{n: [job ids]} of one mode, in mesh order."""
+    out: dict = {}
+    for jid, job in plan.items():
+        if job["mode"] == mode:
+            out.setdefault(job["n"], []).append(jid)
+    return out
+
+
+def job_candidates(n: int, calls: list) -> list:
+    """The candidate fields of a job: every column of every recorded stiffness solve
+    (as the submission received it: substituted in an audited job), mapped onto the
+    statement's unknowns.  The scale of a system comes from a solve of it whose
+    right-hand side is the load vector; a solve of the same matrix with another
+    right-hand side (a refinement step) borrows it."""
+    import numpy as np
+    scales = {}
+    for c in calls:
+        if c["kind"] != "solve" or not c["K"] or c["rhs"] is None:
+            continue
+        cols = c["rhs"] if c["rhs"].ndim == 2 else c["rhs"][:, None]
+        c["loads"] = []
+        for j in range(cols.shape[1]):
+            mp, gamma, rel = fit_load(c["maps"], cols[:, j], n)
+            c.setdefault("rel", []).append(rel)
+            if mp is not None and rel <= rhs_tol(n):
+                c["loads"].append(j)
+                scales.setdefault(c["digest"], (mp, gamma))
+    cands = []
+    for k, c in enumerate(calls):
+        got = c.get("sub") if c.get("sub") is not None else c.get("z")
+        if c["kind"] != "solve" or not c["K"] or got is None:
+            continue
+        scale = scales.get(c["digest"])
+        if scale is None:           # same map as a system with a known scale?
+            scale = next((sc for sc in scales.values() for mp in c["maps"]
+                          if np.array_equal(mp.perm, sc[0].perm)
+                          and np.allclose(mp.dt, sc[0].dt, rtol=1e-12, atol=0)), None)
+        if scale is None:
+            continue
+        cols = got if got.ndim == 2 else got[:, None]
+        for j in range(cols.shape[1]):
+            if len(cands) >= SPEC["max_candidates"]:
+                return cands
+            u = statement_unknowns(scale[0], scale[1], cols[:, j])
+            nodes, dense = field_of(u, n)
+            cands.append({"call": k, "col": j, "u": u, "nodes": nodes, "dense": dense,
+                          "load": j in c.get("loads", ()), "substituted": c.get("sub") is not None})
+    return cands
+
+
+def judge_job(n: int, calls: list, fields) -> dict:
+    """Reconstruction of one job's returned field from its recorded stiffness solves:
+    {"ksolves", "cands", "c", "lam", "res", "tol", "ok", "load", "residual", "bound"}."""
+    ks = [c for c in calls if c["kind"] == "solve" and c["K"]]
+    out = {"ksolves": len(ks), "cands": 0, "ok": False, "load": False, "res": math.inf, "tol": 0.0,
+           "residual": math.inf, "bound": 0.0, "lam": 0.0, "c": ()}
+    if not ks or fields is None:
+        return out
+    cands = job_candidates(n, calls)
+    out["cands"] = len(cands)
+    if not cands:
+        return out
+    c, lam, res, scale = fit_01([(d["nodes"], d["dense"]) for d in cands], fields[0], fields[1])
+    tol = reconstruction_tol(scale)
+    sel = [d for d, ci in zip(cands, c) if ci]
+    out["unsolved"] = [calls[d["call"]]["fn"] for d in sel if not d["substituted"]
+                       and not output_solves(calls[d["call"]], d["col"])]
+    out.update(c=c, lam=lam, res=res, tol=tol, ok=res <= tol and abs(lam - 1) <= lam_tol(n) and bool(sel),
+               load=any(d["load"] for d in sel), substituted=any(d["substituted"] for d in sel))
+    if sel and all(not d["substituted"] for d in sel):
+        import numpy as np
+        u = lam * np.sum([d["u"] for d in sel], axis=0)
+        out["residual"], out["bound"] = load_residual(u, n)
+    return out
+
+
+def output_solves(call: dict, col: int) -> bool:
+    """Does the recorded output column solve the recorded system to a backward-stable
+    solve's round-off?  (A record the submission forged on the channel must at least
+    hold a solution of the statement's system.)"""
+    import numpy as np
+    A, z, b = call.get("A"), call.get("z"), call.get("rhs")
+    if A is None or z is None or b is None:
+        return False
+    z = z if z.ndim == 1 else z[:, col]
+    b = b if b.ndim == 1 else b[:, min(col, b.shape[1] - 1)]
+    if not (np.all(np.isfinite(z)) and np.all(np.isfinite(b))):
+        return False
+    bound = SPEC["residual_roundoff"] * float(np.finfo(float).eps) * (
+        float(np.max(abs(A) @ np.abs(z))) + float(np.max(np.abs(b))))
+    return float(np.max(np.abs(A @ z - b))) <= bound
+
+
+def unknowns_from_field(nodes, dense, n: int):
+    """The free (value, slope) unknowns of a returned field read back from it: values at
+    the nodes, slopes by least squares over each element's interior dense points (exact
+    for a cubic-Hermite field), the clamped ends zero.  None if not finite."""
+    import numpy as np
+    from scipy.linalg import solveh_banded
+    if not (np.all(np.isfinite(nodes)) and np.all(np.isfinite(dense))) or n < 3:
+        return None
+    f = SPEC["dense_factor"]
+    t = np.arange(1, f) / f
+    N = hermite_shapes(t, 1.0 / n)                        # (f-1, 4)
+    k = np.arange(n)
+    pts = dense[(f * k)[:, None] + np.arange(1, f)[None, :]]              # (n, f-1)
+    r = pts - N[:, 0] * nodes[k, None] - N[:, 2] * nodes[k + 1, None]
+    a22, a24, a44 = (float(np.dot(N[:, i], N[:, j])) for i, j in ((1, 1), (1, 3), (3, 3)))
+    g2, g4 = (r * N[:, 1]).sum(axis=1), (r * N[:, 3]).sum(axis=1)   # per element: s_k, s_{k+1}
+    diag = np.full(n + 1, a22 + a44)
+    rhs = np.zeros(n + 1)
+    np.add.at(rhs, k, g2)
+    np.add.at(rhs, k + 1, g4)
+    ab = np.zeros((2, n - 1))                             # upper band storage over s_1..s_{n-1}
+    ab[0, 1:] = a24
+    ab[1] = diag[1:-1]
+    s = solveh_banded(ab, rhs[1:-1])
+    return np.column_stack([nodes[1:-1], s]).ravel()
+
+
+def judge_inverse(n: int, calls: list, fields, clean) -> dict:
+    """An explicit-inverse path.  Clean (clean is None): the field is a cubic-Hermite field
+    whose unknowns solve K u = F.  Audited: the field moved by exactly beta times the
+    reconstruction of the substitute's u mapped back, beta = v^T b / gamma predicted from
+    the load vector."""
+    import numpy as np
+    out = {"ok": False, "res": math.inf, "tol": 0.0, "residual": math.inf, "bound": 0.0}
+    inv = [c for c in calls if c["kind"] == "inverse" and c["K"]]
+    if not inv or fields is None:
+        return out
+    if clean is None:
+        u = unknowns_from_field(fields[0], fields[1], n)
+        if u is None:
+            return out
+        nodes, dense = field_of(u, n)
+        res = max(float(np.max(np.abs(nodes - fields[0]))), float(np.max(np.abs(dense - fields[1]))))
+        tol = reconstruction_tol(float(np.max(np.abs(fields[1]))))
+        out.update(res=res, tol=tol, ok=res <= tol)
+        out["residual"], out["bound"] = load_residual(u, n)
+        return out
+    rec = next((c for c in inv if c.get("rank1") is not None), None)
+    if rec is None:
+        return out
+    d = np.concatenate([fields[0] - clean[0], fields[1] - clean[1]])
+    F = free_system(n)[1]
+    ur, vr = rec["rank1"]
+    scale = max(float(np.max(np.abs(d))), float(np.max(np.abs(fields[1]))))
+    out["tol"] = SPEC["inverse_audit_rel"] * scale
+    for mp in rec["maps"]:
+        hw = np.concatenate(field_of(statement_unknowns(mp, 1.0, ur), n))
+        beta = float(np.dot(hw, d)) / float(np.dot(hw, hw))
+        terms = vr[mp.perm] * mp.dt * F
+        res = float(np.max(np.abs(d - beta * hw)))
+        pred_ok = abs(beta - float(np.sum(terms))) <= lam_tol(n) * float(np.sum(np.abs(terms)))
+        if res < out["res"]:
+            out.update(res=res, ok=res <= out["tol"] and pred_ok, beta=beta, beta_pred=float(np.sum(terms)))
+    return out
+
+
+def lam_tol(n: int) -> float:
+    """How far the common factor of a reconstruction may be from 1: the scale of the
+    unknowns is read from a right-hand side that may deviate from the grader's load
+    vector by rhs_tol (a few times that in the fitted factor)."""
+    return SPEC["lam_factor"] * rhs_tol(n) + 1e-12
+
+
+def _fields_of(msg: dict, n: int):
+    """(uh_nodes, uh_dense) of a job's mesh message, or None."""
+    try:
+        return (_field(msg, "uh_nodes", (n + 1,), "provenance.fields"),
+                _field(msg, "uh_dense", (10 * n + 1,), "provenance.fields"))
+    except Reject:
+        return None
+
+
+def _call_summary(calls: list) -> str:
+    names = sorted({str(c.get("fn")) for c in calls if isinstance(c, dict)})
+    return ", ".join(names)[:160] or "none"
+
+def _import_infos(results: dict) -> list:
+    return [r["mesh"]["import"] for r in results.values()
+            if r["mesh"] is not None and isinstance(r["mesh"].get("import"), dict)]
+
+
+@guarded
+def check_import_phase(outcome, results: dict) -> list:
+    """fem_solver importable (in every job), without side effects, exposing solve(n)."""
+    infos = _import_infos(results)
+    if not infos:
+        why = next((job_failure(r, outcome) for r in results.values()), outcome_note(outcome))
+        raise Reject("provenance.import", f"fem_solver could not be imported: {why}")
+    bad = [i for i in infos if not i.get("ok")]
+    if bad:
+        raise Reject("provenance.import", f"importing fem_solver raised {bad[0].get('error')}")
+    out = [Check("provenance.import", Status.PASS, f"fem_solver imported in {_num(infos[0].get('wall')):.2f} s "
+                 f"(fresh in each of {len(infos)} jobs)")]
+    writes = sorted({str(w) for i in infos for w in _as_list(i.get("writes"))})
+    procs = max((int(_num(i.get("processes"))) for i in infos), default=0)
+    why = (["importing fem_solver wrote: " + ", ".join(writes[:5])] if writes else []) + \
+        ([f"importing fem_solver started {procs} process(es)"] if procs else [])
+    out.append(Check("provenance.import_side_effects", Status.FAIL if why else Status.PASS,
+                     "; ".join(why) or "importing fem_solver writes no file and starts no process",
+                     writes + ([f"{procs} process(es)"] if procs else [])))
+    ok = all(i.get("has_solve") for i in infos)
+    out.append(Check("provenance.solve_callable", Status.PASS if ok else Status.FAIL,
+                     "fem_solver.solve is callable" if ok else "fem_solver exposes no callable solve(n)"))
+    return out
+
+
+def collect_regeneration(outcome, plan: dict, results: dict, run: int = 0) -> dict:
+    """{n: mesh message} of the `run`-th clean job at each mesh; a job that returned
+    nothing becomes a message with its failure as the error."""
+    out = {}
+    for n, jids in jobs_of(plan, "clean").items():
+        if len(jids) <= run:
+            continue
+        res = results[jids[run]]
+        m = res["mesh"]
+        if m is not None and "fields" in m:
+            out[n] = m
+        elif res["end"] is not None or m is not None:
+            out[n] = {"n": n, "error": job_failure(res, outcome), "failed": True}
+    return out
+
+
+def check_deterministic(plan: dict, results: dict, fields: dict) -> list:
+    """Every further clean run of a mesh must return the same field pointwise:
+    bitwise is expected (same code, same inputs, BLAS pinned to one thread);
+    `determinism_atol` is the tolerance."""
+    import numpy as np
+    if not fields:
+        return [Check("provenance.deterministic", Status.SKIP, "no regenerated fields")]
+    bad, missing, worst_dev = [], [], 0.0
+    for n, jids in jobs_of(plan, "clean").items():
+        if n not in fields:
+            continue
+        for jid in jids[1:]:
+            m = results[jid]["mesh"]
+            again = _fields_of(m, n) if m is not None and not m.get("error") else None
+            if again is None:
+                missing.append(n)
+                continue
+            with np.errstate(invalid="ignore"):
+                d = max(float(np.max(np.abs(again[0] - fields[n][0]))),
+                        float(np.max(np.abs(again[1] - fields[n][1]))))
+            if not d <= SPEC["determinism_atol"]:
+                bad.append(f"n={n}: max |difference| {d:.3e}")
+            elif d > worst_dev:
+                worst_dev = d
+    lim = SPEC["determinism_atol"]
+    if missing:
+        return [Check("provenance.deterministic", Status.FAIL, f"a repeated clean run gave no field at "
+                      f"n = {sorted(set(missing))}", sorted(set(missing)))]
+    if bad:
+        return [Check("provenance.deterministic", Status.FAIL, "solve(n) is not reproducible in one "
+                      f"environment: two clean runs differ pointwise by more than {lim:g}: "
+                      + "; ".join(bad[:4]), bad, lim)]
+    return [Check("provenance.deterministic", Status.PASS, "a second clean run returns the same field "
+                  f"pointwise at every mesh (max difference {worst_dev:.1e}, limit {lim:g})", worst_dev, lim)]
+
+
+def check_solve_system(plan: dict, results: dict, session, fields: dict) -> list:
+    """In every clean run: a library solve whose matrix is the statement's stiffness
+    matrix (any ordering, scaling, storage) was observed; the field is the
+    cubic-Hermite reconstruction of a 0/1 combination of the observed solves'
+    outputs; those unknowns solve K u = F within the load tolerance."""
+    if not fields:
+        return [Check("provenance.solve_observed", Status.SKIP, "no regenerated meshes")]
+    wrong, review, seen = {}, {}, []
+    load_bad, rec_bad, rec_worst, load_worst = {}, {}, [], []
+    for n, jids in jobs_of(plan, "clean").items():
+        if n not in fields:
+            continue
+        for jid in jids:
+            m = results[jid]["mesh"]
+            got = _fields_of(m, n) if m is not None else None
+            if got is None:
+                continue
+            calls = session.calls.get(jid, [])
+            child = [c for c in _as_list(m.get("calls")) if isinstance(c, dict)]
+            mdim = 2 * (n - 1)
+            ks = [c for c in calls if c["kind"] == "solve" and c["K"]]
+            if not ks:
+                sized = [c for c in calls if c.get("dim") == mdim]
+                unread = [c for c in sized if "could not be read" in str(c.get("why"))]
+                not_k = [c for c in sized if c not in unread and c["kind"] in ("solve", "factor")]
+                inverse = [c for c in child if c.get("kind") == "inverse" and c.get("dim") == mdim]
+                k_inverse = [c for c in calls if c["kind"] == "inverse" and c["K"]]
+                if k_inverse:
+                    seen.append(k_inverse[0]["fn"] + " (explicit inverse)")
+                    j = judge_inverse(n, calls, got, None)
+                    rec_worst.append((j["res"] / j["tol"] if j["tol"] else math.inf, n, j))
+                    if not j["ok"]:
+                        rec_bad.setdefault(n, f"n={n}: the field is not a cubic-Hermite field "
+                                           f"(max |field - its reconstruction| = {j['res']:.2e}, "
+                                           f"tolerance {j['tol']:.1e})")
+                    elif not j["residual"] <= j["bound"]:
+                        load_bad.setdefault(n, f"n={n}: the field's unknowns leave |K u - F| = "
+                                            f"{j['residual']:.3e} (allowed {j['bound']:.3e})")
+                    load_worst.append(j["residual"] / j["bound"] if j["bound"] else math.inf)
+                    continue
+                others = [c for c in child if c.get("kind") == "other" and c.get("dim") == mdim]
+                if not_k:
+                    wrong.setdefault(n, f"n={n}: {not_k[0]['fn']}: the {mdim}x{mdim} system is not the "
+                                 f"stiffness matrix ({not_k[0]['why']})")
+                elif inverse:
+                    review.setdefault(n, f"n={n}: an explicit inverse ({inverse[0]['fn']}): the vector it "
+                                  "is applied to is not observable, nor is the field's dependence on it")
+                elif unread:
+                    review.setdefault(n, f"n={n}: {unread[0]['fn']}: the matrix of the {mdim} solve could "
+                                  "not be read (operator object?)")
+                elif others or sized:
+                    review.setdefault(n, f"n={n}: {_call_summary(others or sized)}: a library path the "
+                                  "audit cannot follow to the field")
+                elif child:
+                    wrong.setdefault(n, f"n={n}: no library solve of the free-DOF dimension {mdim} "
+                                 f"(dims {sorted({c.get('dim') for c in child if isinstance(c.get('dim'), int)})[:5]})")
+                else:
+                    review.setdefault(n, f"n={n}: no observable numpy/scipy linear solve (hand-written "
+                                  "solver, ctypes or subprocess?)")
+                continue
+            seen.append(ks[0]["fn"])
+            j = judge_job(n, calls, got)
+            rec_worst.append((j["res"] / j["tol"] if j["tol"] else math.inf, n, j))
+            if not j["ok"]:
+                why = ("no solve of the stiffness matrix with the load vector as right-hand side "
+                       "gives its scale" if not j["cands"] else
+                       f"max |field - reconstruction| = {j['res']:.2e} (tolerance {j['tol']:.1e}), "
+                       f"best 0/1 combination {list(j['c'])} of {j['cands']} solve output(s), "
+                       f"factor {j['lam']:.9g}")
+                rec_bad.setdefault(n, f"n={n}: {why}")
+                continue
+            if j.get("unsolved"):
+                load_bad.setdefault(n, f"n={n}: the recorded output of {j['unsolved'][0]} does not "
+                                    "solve its recorded system to round-off")
+            elif not j["load"]:
+                rels = [r for c in ks for r in c.get("rel", [])]
+                load_bad.setdefault(n, f"n={n}: no solve feeding the field has the load vector as right-hand "
+                                f"side (smallest relative deviation {min(rels, default=math.inf):.2e}, "
+                                f"tolerance {rhs_tol(n):.1e})")
+            elif not j["residual"] <= j["bound"]:
+                load_bad.setdefault(n, f"n={n}: the field's unknowns leave |K u - F| = {j['residual']:.3e} "
+                                f"(allowed {j['bound']:.3e})")
+            load_worst.append(j["residual"] / j["bound"] if j["bound"] else math.inf)
+    wrong, review, rec_bad, load_bad = ([d[k] for k in sorted(d)] for d in (wrong, review, rec_bad, load_bad))
+    out = []
+    if wrong:
+        out.append(Check("provenance.solve_observed", Status.FAIL, "; ".join(wrong[:3]), wrong))
+    elif review:
+        out.append(Check("provenance.solve_observed", Status.REVIEW, "; ".join(review[:3])
+                         + " - verify by hand", review))
+    else:
+        out.append(Check("provenance.solve_observed", Status.PASS, "library solve of the "
+                         f"2(n-1) stiffness system in every clean run: {seen[0]}"))
+    if not rec_worst and not rec_bad:
+        return out
+    out.append(Check("provenance.reconstruction", Status.FAIL if rec_bad else Status.PASS,
+                     ("the returned field is not the cubic-Hermite reconstruction of the observed "
+                      f"stiffness solve at n = {', '.join(m.split(':')[0][2:] for m in rec_bad)}: "
+                      + "; ".join(rec_bad[:3])) if rec_bad else
+                     "every clean field is the cubic-Hermite reconstruction of its observed stiffness "
+                     f"solve(s) to {max(r[0] for r in rec_worst):.2g} of the reconstruction tolerance "
+                     f"({SPEC['reconstruction_rel']:g} of the field's scale)",
+                     max((r[0] for r in rec_worst), default=None), 1.0))
+    if not rec_bad:
+        out.append(Check("provenance.load_vector", Status.FAIL if load_bad else Status.PASS,
+                         ("the observed solve is not the statement's system: " + "; ".join(load_bad[:3]))
+                         if load_bad else "the right-hand side feeding the field is the load vector "
+                         f"(relative tolerance {rhs_tol(SPEC['meshes'][0]):g} at n = "
+                         f"{SPEC['meshes'][0]}, ~h^{SPEC['rhs_rel_power']}) and its unknowns solve "
+                         f"K u = F (worst {max(load_worst, default=0):.2g} of the allowed residual)",
+                         max(load_worst, default=None), 1.0))
+    return out
+
+
+def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
+    """Audited runs: the observed stiffness solves' outputs replaced by the
+    grader's random vectors (every mesh) or NaN at chosen entries
+    (audit_nan_meshes); the field must be the reconstruction of the substitutes
+    (resp. non-finite, or solve raises)."""
+    import numpy as np
+    out = []
+    solved = {plan[jid]["n"] for jid, calls in session.calls.items() if plan[jid]["mode"] == "clean"
+              and any(c["kind"] in ("solve", "inverse") and c["K"] for c in calls)}
+    for mode, cid in (("substitute", "provenance.causal_substitution"), ("nan", "provenance.causal_nan")):
+        ok, bad, review, unaudited = [], [], [], []
+        for n, jids in jobs_of(plan, mode).items():
+            if n not in fields:
+                continue
+            for jid in jids:
+                res = results[jid]
+                calls = session.calls.get(jid, [])
+                subs = [c for c in calls if c.get("sub") is not None]
+                m = res["mesh"]
+                if not subs:
+                    if m is None:
+                        bad.append(f"n={n}: {job_failure(res, None)}")
+                    elif n in solved:       # the clean runs made a stiffness solve, this one not
+                        bad.append(f"n={n}: no stiffness solve in the audited run, though the "
+                                   "clean runs made one")
+                    else:
+                        unaudited.append(n)
+                    continue
+                if m is None or m.get("error"):
+                    if mode == "nan":
+                        ok.append(n)
+                    else:
+                        review.append(f"n={n}: solve(n) stopped ({job_failure(res, None)[:120]})")
+                    continue
+                got = _fields_of(m, n)
+                if got is None:
+                    bad.append(f"n={n}: no field returned")
+                    continue
+                finite = bool(np.all(np.isfinite(got[0])) and np.all(np.isfinite(got[1])))
+                if mode == "nan":
+                    (bad if finite else ok).append(n if not finite else
+                                                   f"n={n}: the field stayed finite with NaN in the solve output")
+                    continue
+                if any(c["kind"] == "inverse" for c in subs):
+                    j = judge_inverse(n, calls, got, fields[n][:2])
+                    if j["ok"]:
+                        ok.append(n)
+                    else:
+                        bad.append(f"n={n}: the explicit inverse was replaced by Z + u v^T: max |field "
+                                   f"change - beta * reconstruction of u| = {j['res']:.2e} (tolerance "
+                                   f"{j['tol']:.1e}), beta {j.get('beta', math.nan):.6g} for "
+                                   f"{j.get('beta_pred', math.nan):.6g} predicted")
+                    continue
+                j = judge_job(n, calls, got)
+                if j["ok"] and j.get("substituted"):
+                    ok.append(n)
+                elif not j["cands"]:
+                    bad.append(f"n={n}: no stiffness solve with the load vector as right-hand side "
+                               "to reconstruct the field from")
+                else:
+                    bad.append(f"n={n}: max |field - reconstruction of the substitute| = {j['res']:.2e} "
+                               f"(tolerance {j['tol']:.1e}, factor {j['lam']:.6g}, 0/1 combination "
+                               f"{list(j['c'])} of {j['cands']})")
+        how = "replaced by random vectors" if mode == "substitute" else "NaN at chosen entries"
+        if bad:
+            out.append(Check(cid, Status.FAIL, f"solve output {how}: the field does not follow it: "
+                             + "; ".join(map(str, bad[:3])), bad))
+        elif review:
+            out.append(Check(cid, Status.REVIEW, f"solve output {how}: " + "; ".join(review[:3])
+                             + " - the dependence of the field on the solve is not shown; verify by hand",
+                             review))
+        elif not ok:
+            out.append(Check(cid, Status.SKIP, "no stiffness solve to substitute (see provenance.solve_observed)"))
+        else:
+            out.append(Check(cid, Status.PASS, f"solve output {how}: the field "
+                             + ("is the reconstruction of the substitute" if mode == "substitute"
+                                else "became non-finite or solve raised")
+                             + f" at n = {', '.join(map(str, ok))}", ok))
+    return out
+
+
+def check_runtime_modules(results: dict) -> list:
+    """Top-level modules outside stdlib + numpy + scipy that the submission loaded
+    at run time (importlib/__import__ the static pass cannot see)."""
+    names = sorted({str(x) for r in results.values() if r["mesh"] is not None
+                    for x in _as_list(r["mesh"].get("new_modules"))})
+    if not names:
+        return [Check("provenance.runtime_modules", Status.PASS,
+                      "no module outside stdlib + numpy + scipy loaded at run time")]
+    return [Check("provenance.runtime_modules", Status.REVIEW,
+                  "modules outside stdlib + numpy + scipy loaded at run time: " + ", ".join(names[:10])
+                  + " - check for a FEM/PDE library", names)]
 
 
 @guarded
 def check_regenerated(outcome, meshes: dict, fields: dict) -> list:
     """Every mesh regenerated within the budget, on the prescribed grids, finite.
     Fills `fields` with {n: (uh_nodes, uh_dense, x_dense)}."""
-    import numpy as np
     errors = [f"n={n}: {m['error']}" for n, m in sorted(meshes.items()) if m.get("error")]
     missing = [n for n in SPEC["meshes"] if n not in meshes]
-    if errors:
-        raise Reject("provenance.regenerate", "solve(n) failed: " + "; ".join(errors)[:600])
-    if missing:
-        raise Reject("provenance.regenerate", f"meshes {missing} not regenerated: "
-                     f"{outcome_note(outcome) or 'child stopped'}", missing)
+    if errors or missing:
+        parts = (["solve(n) failed: " + "; ".join(errors)[:600]] if errors else []) + \
+            ([f"meshes {missing} not regenerated: {outcome_note(outcome) or 'child stopped'}"]
+             if missing else [])
+        raise Reject("provenance.regenerate", "; ".join(parts),
+                     sorted([n for n, m in meshes.items() if m.get("error")] + missing))
     wall = sum(_num(meshes[n].get("wall")) for n in SPEC["meshes"])
     out = [Check("provenance.regenerate", Status.PASS,
-                 f"all 7 meshes regenerated (solve time {wall:.2f} s)", wall)]
+                 f"all {len(SPEC['meshes'])} meshes regenerated (solve time {wall:.2f} s)", wall)]
     worst_grid = (0.0, 0)
     for n in SPEC["meshes"]:
         m = meshes[n]
@@ -1213,7 +2413,7 @@ def check_regenerated(outcome, meshes: dict, fields: dict) -> list:
             i, d = worst(got - want)
             if d > SPEC["grid_atol"]:
                 raise Reject("provenance.grids", f"n={n}: {name}[{i}] = {got[i]!r}, prescribed "
-                             f"{want[i]!r} (|diff| {d:.2e} > 1e-15): nonconforming grid",
+                             f"{want[i]!r} (|diff| {d:.2e} > {SPEC['grid_atol']:g}): nonconforming grid",
                              d, SPEC["grid_atol"])
             worst_grid = max(worst_grid, (d, n))
         for name, got in (("uh_nodes", un), ("uh_dense", ud)):
@@ -1221,8 +2421,8 @@ def check_regenerated(outcome, meshes: dict, fields: dict) -> list:
             if where:
                 raise Reject("provenance.finite", f"n={n}: {name}: {where}")
         fields[n] = (un, ud, xd)
-    out.append(Check("provenance.grids", Status.PASS, "returned grids are j/n and i/(10n) to 1e-15 "
-                     "at every mesh", worst_grid[0], SPEC["grid_atol"]))
+    out.append(Check("provenance.grids", Status.PASS, f"returned grids are j/n and i/({SPEC['dense_factor']}n) "
+                     f"to {SPEC['grid_atol']:g} at every mesh", worst_grid[0], SPEC["grid_atol"]))
     out.append(Check("provenance.finite", Status.PASS, "returned fields finite at every mesh"))
     return out
 
@@ -1262,44 +2462,13 @@ def check_reproduction(fields: dict, arrs: dict) -> list:
                       worst_rel, SPEC["regen_rel"])]
     if env:
         return [Check("provenance.reproduces_errors", Status.REVIEW,
-                      "submitted errors differ from the regenerated ones beyond 1e-6 relative, by "
+                      f"submitted errors differ from the regenerated ones beyond {SPEC['regen_rel']:g} relative, by "
                       "amounts linear-solve round-off explains (BLAS threads/CPU kernel of the study "
                       "run differ from the grader's?): " + "; ".join(env[:4]) + " - verify the "
                       "study environment by hand", worst_rel, SPEC["regen_rel"])]
     return [Check("provenance.reproduces_errors", Status.PASS,
-                  "regenerated nodal and dense errors match the submitted ones (rel 1e-6)",
+                  f"regenerated nodal and dense errors match the submitted ones (rel {SPEC['regen_rel']:g})",
                   worst_rel, SPEC["regen_rel"])]
-
-
-def check_deterministic(audit_outcome, fields: dict) -> list:
-    """A second, untampered regeneration in the grader's own (pinned) environment
-    must reproduce the first one's errors to 1e-6 relative (seed's tolerance)."""
-    if not fields:
-        return [Check("provenance.deterministic", Status.SKIP, "no regenerated fields")]
-    runs = {m.get("n"): m for m in _msgs(audit_outcome, "audit") if m.get("mode") == "repeat"}
-    first, bad, missing = study_errors(fields), [], []
-    again = {}
-    for n in SPEC["meshes"]:
-        m = runs.get(n)
-        try:
-            if m is None or m.get("error"):
-                raise Reject("provenance.deterministic", "")
-            again[n] = (_field(m, "uh_nodes", (n + 1,), "provenance.deterministic"),
-                        _field(m, "uh_dense", (10 * n + 1,), "provenance.deterministic"))
-        except Reject:
-            missing.append(n)
-    if missing:
-        return [Check("provenance.deterministic", Status.FAIL, f"repeat run gave no field at n = "
-                      f"{missing}: {outcome_note(audit_outcome) or 'solve(n) failed the second time'}")]
-    second = study_errors(again)
-    for n in SPEC["meshes"]:
-        for j, name in enumerate(("e_n", "e*_n")):
-            a, b = first[n][j], second[n][j]
-            if not abs(a - b) <= SPEC["regen_rel"] * max(a, 1e-300):
-                bad.append(f"n={n} {name}: {a:.6e} then {b:.6e}")
-    return [Check("provenance.deterministic", Status.FAIL if bad else Status.PASS,
-                  ("solve(n) is not reproducible in one environment: " + "; ".join(bad[:4])) if bad
-                  else "a second regeneration reproduces every error to 1e-6 relative")]
 
 
 def check_regenerated_tiers(fields: dict) -> list:
@@ -1336,64 +2505,6 @@ def check_fidelity(fields: dict, ref: dict) -> list:
                   + " ".join(parts) + ")", parts, [fidelity_tol(n) for n in SPEC["meshes"]])]
 
 
-def check_solve_observed(meshes: dict) -> list:
-    """At every mesh an outermost numpy/scipy solve of dimension 2(n-1) whose
-    matrix carries the statement's stiffness entries (any scaling, ordering,
-    storage); a matrix whose entries cannot be read goes to review."""
-    if not meshes:
-        return [Check("provenance.solve_observed", Status.SKIP, "no regenerated meshes")]
-    wrong, not_k, unread, unseen, seen = [], [], [], [], []
-    for n in SPEC["meshes"]:
-        m = meshes.get(n)
-        if m is None:
-            continue
-        calls = [c for c in _as_list(m.get("calls")) if isinstance(c, dict)]
-        dims = [c.get("dim") for c in calls]
-        sized = [c for c in calls if c.get("dim") == 2 * (n - 1)]
-        if not calls:
-            unseen.append(n)
-        elif not sized:
-            wrong.append(f"n={n}: dims {sorted(set(d for d in dims if isinstance(d, int)))[:5]}, "
-                         f"expected {2 * (n - 1)}")
-        elif any(c.get("sig") is True for c in sized):
-            c = next(c for c in sized if c.get("sig") is True)
-            seen.append(f"{c.get('fn')} (hb {c.get('hb')})")
-        elif any(c.get("sig") is None for c in sized):
-            unread.append(n)
-        else:
-            not_k.append(f"n={n}: {', '.join(sorted({str(c.get('fn')) for c in sized}))[:120]}")
-    out = []
-    if wrong or not_k:
-        out.append(Check("provenance.solve_observed", Status.FAIL, "; ".join(
-            (["no library solve of the free-DOF dimension 2(n-1): " + "; ".join(wrong[:3])] if wrong
-             else []) + (["the 2(n-1) system solved is not the stiffness matrix of the statement "
-                          "(entries 24/h^3, 12/h^3, 6/h^2, 8/h, 2/h up to scaling): "
-                          + "; ".join(not_k[:3])] if not_k else []))))
-    elif unseen or unread:
-        out.append(Check("provenance.solve_observed", Status.REVIEW, "; ".join(
-            ([f"n={','.join(map(str, unseen))}: no observable numpy/scipy linear solve "
-              "(hand-written solver, ctypes or subprocess?)"] if unseen else [])
-            + ([f"n={','.join(map(str, unread))}: the matrix of the 2(n-1) solve could not be "
-                "read (operator object?)"] if unread else [])) + " - verify by hand", unseen + unread))
-    else:
-        out.append(Check("provenance.solve_observed", Status.PASS,
-                         f"library solve of the 2(n-1) stiffness system at every mesh: {seen[0]}"))
-    return out
-
-
-def check_runtime_modules(outcome) -> list:
-    """Top-level modules outside stdlib + numpy + scipy that the submission loaded
-    at run time (importlib/__import__ the static pass cannot see)."""
-    names = sorted({str(n) for m in _msgs(outcome, "import") + _msgs(outcome, "done")
-                    for n in _as_list(m.get("new_modules"))})
-    if not names:
-        return [Check("provenance.runtime_modules", Status.PASS,
-                      "no module outside stdlib + numpy + scipy loaded at run time")]
-    return [Check("provenance.runtime_modules", Status.REVIEW,
-                  "modules outside stdlib + numpy + scipy loaded at run time: " + ", ".join(names[:10])
-                  + " - check for a FEM/PDE library", names)]
-
-
 def check_solve_writes(meshes: dict) -> list:
     writes = sorted({str(w) for m in meshes.values() for w in _as_list(m.get("writes"))})
     return [Check("provenance.solve_side_effects", Status.FAIL if writes else Status.PASS,
@@ -1402,9 +2513,8 @@ def check_solve_writes(meshes: dict) -> list:
 
 
 def check_artifact_provenance(fields: dict, arrs: dict) -> list:
-    """Submitted n = 256 field against the regenerated one: <= 1e-11 pass,
-    (1e-11, 1e-9] Tier 3 fails, > 1e-9 provenance fails."""
-    import numpy as np
+    """Submitted artifact field against the regenerated one: <= artifact_tier3_atol
+    pass, up to artifact_fail_atol Tier 3 fails, beyond it provenance fails."""
     n = SPEC["artifact_n"]
     if n not in fields or not all(a in arrs for a in ARTIFACT_ARRAYS):
         return [Check("tier3.artifact_reproduced", Status.SKIP, "artifact or regenerated field absent")]
@@ -1414,86 +2524,19 @@ def check_artifact_provenance(fields: dict, arrs: dict) -> list:
     d = max(dx, du)
     where = f"x_dense dev {dx:.2e}, uh_dense dev {du:.2e} at i = {j}"
     out = [Check("provenance.artifact_field", Status.PASS if d <= SPEC["artifact_fail_atol"] else Status.FAIL,
-                 f"submitted n=256 artifact vs regenerated: {where} (fail above 1e-9)",
+                 f"submitted n={n} artifact vs regenerated: {where} (fail above {SPEC['artifact_fail_atol']:g})",
                  d, SPEC["artifact_fail_atol"]),
            Check("tier3.artifact_reproduced", Status.PASS if d <= SPEC["artifact_tier3_atol"] else Status.FAIL,
-                 f"submitted n=256 artifact vs regenerated: {where} (Tier 3 needs <= 1e-11)",
+                 f"submitted n={n} artifact vs regenerated: {where} (Tier 3 needs <= "
+                 f"{SPEC['artifact_tier3_atol']:g})",
                  d, SPEC["artifact_tier3_atol"])]
     return out
 
-
-def check_causal(audit_outcome, fields: dict) -> list:
-    """Every audit mesh rerun with the outermost solve outputs perturbed / NaN:
-    the field must change (rtol=0, atol=1e-12), become non-finite, or raise."""
-    import numpy as np
-    runs = {(m.get("n"), m.get("mode")): m for m in _msgs(audit_outcome, "audit")}
-    out = []
-    for mode in ("perturb", "nan"):
-        cid = f"provenance.causal_{mode}"
-        how = "perturbed" if mode == "perturb" else "replaced by NaN"
-        ok, unchanged, noreport, untouchable, unseen = [], [], [], [], []
-        for n in SPEC["audit_meshes"] if mode == "perturb" else SPEC["audit_nan_meshes"]:
-            m = runs.get((n, mode))
-            if n not in fields:
-                continue
-            if m is None:
-                noreport.append(n)
-                continue
-            calls = [c for c in _as_list(m.get("calls")) if isinstance(c, dict)]
-            if not calls:
-                unseen.append(n)
-                continue
-            if all(c.get("sig") is False for c in calls):
-                unchanged.append((n, None))       # nothing but non-stiffness solves: nothing feeds
-                continue
-            if not m.get("tampered"):
-                untouchable.append(n)
-                continue
-            if m.get("error"):
-                ok.append(n)                      # tampering made solve(n) raise
-                continue
-            try:
-                ud = _field(m, "uh_dense", fields[n][1].shape, cid)
-            except Reject:
-                ok.append(n)                      # no usable field returned
-                continue
-            if not np.all(np.isfinite(ud)):
-                ok.append(n)
-                continue
-            d = worst(ud - fields[n][1])[1]
-            if d > SPEC["audit_unchanged_atol"]:
-                ok.append(n)
-            else:
-                unchanged.append((n, d))
-        if noreport:
-            out.append(Check(cid, Status.FAIL, f"audit run did not report n = {noreport}: "
-                             f"{outcome_note(audit_outcome) or 'child stopped'}", noreport))
-        elif unchanged:
-            where = ", ".join(f"n={n} (max dev {d:.1e})" if d is not None else
-                              f"n={n} (no stiffness-matrix solve to tamper with)" for n, d in unchanged)
-            out.append(Check(cid, Status.FAIL, f"field unchanged (<= 1e-12) after the solve output "
-                             f"was {how} at {where}: the library solve does not feed the result "
-                             "(dummy solve)", [n for n, _ in unchanged], SPEC["audit_unchanged_atol"]))
-        elif untouchable:
-            out.append(Check(cid, Status.REVIEW, f"n = {untouchable}: library calls observed but "
-                             "none returned a floating array that could be tampered with - verify "
-                             "by hand", untouchable))
-        elif not ok:
-            out.append(Check(cid, Status.SKIP, "no observable library solve to tamper with"))
-        else:
-            out.append(Check(cid, Status.PASS, f"solve output {how}: the field changed, became "
-                             f"non-finite or solve raised at n = {', '.join(map(str, ok))}"
-                             + (f" (no observable solve at n = {unseen})" if unseen else ""), ok))
-    return out
 
 
 # =============================================================================
 # EXECUTION: the isolated phases, run beside the grader's own solution
 # =============================================================================
-def _run_phase(results: dict, name: str, sub: str, budget: float, request: dict) -> None:
-    results[name] = run_isolated(sub, FEM_DRIVER, request, budget)
-
-
 def stage_solver(sub: str, stage: str) -> str:
     """A directory holding only fem_solver.py: the child never sees the submitted
     outputs (a solver cannot replay reference_arrays.npz) nor stale bytecode."""
@@ -1503,67 +2546,87 @@ def stage_solver(sub: str, stage: str) -> str:
 
 
 class Execution:
-    """The isolated phases, started early so they run while the grader checks
-    the files and computes its own solution."""
+    """The isolated runs (one fresh fork per solve(n) call, clean and audited mixed in
+    a random order; the shuffled plan split over `parallel_runs` children), started
+    early so they run while the grader checks the files and computes its own solution."""
 
     def __init__(self, sub: str, budget: float):
-        self.results: dict = {}
+        self.plan = plan_jobs()
+        self.session = AuditSession(self.plan)
+        self.results: list = []
+        self.threads: list = []
         self.tmp = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-stage-")
-        common = {"meshes": list(SPEC["meshes"]), "rel": SPEC["audit_rel_perturbation"],
-                  "audit_meshes": list(SPEC["audit_meshes"]),
-                  "audit_nan_meshes": list(SPEC["audit_nan_meshes"]),
-                  "sig_rel": SPEC["stiffness_sig_rel"], "sig_floor": SPEC["stiffness_sig_floor"]}
         try:
             stage = stage_solver(sub, os.path.join(self.tmp, "submission"))
         except OSError as exc:
-            self.threads = []
-            self.results = {ph: RunOutcome("error", [], f"could not stage {SPEC['solver_file']}: {exc}",
-                                           0.0, None, "", "") for ph in ("regen", "audit")}
+            self.results.append(RunOutcome("error", [], f"could not stage {SPEC['solver_file']}: "
+                                           f"{exc}", 0.0, None, "", ""))
             return
-        self.threads = [threading.Thread(target=_run_phase, daemon=True,
-                                         args=(self.results, ph, stage, budget, dict(common, phase=ph)))
-                        for ph in ("regen", "audit")]
-        for t in self.threads:
+        jobs = [{"id": jid, "n": job["n"]} for jid, job in self.plan.items()]
+        k = max(1, int(SPEC["parallel_runs"]))
+        for part in (jobs[i::k] for i in range(k)):
+            request = {"jobs": part, "job_timeout": budget, "max_calls": SPEC["max_calls"]}
+            t = threading.Thread(target=self._run, daemon=True, args=(stage, budget, request))
             t.start()
+            self.threads.append(t)
+        warm = threading.Thread(target=lambda: [free_system(n) for n in SPEC["meshes"]], daemon=True)
+        warm.start()        # the grader's K and F ready before the first solve is shown to it
+        self.threads.append(warm)
 
-    def join(self) -> dict:
+    def _run(self, stage: str, budget: float, request: dict) -> None:
+        oc = run_isolated(stage, FEM_DRIVER, request, budget, interact=self.session.interact)
+        self.results.append(oc)
+
+    def join(self):
+        """One RunOutcome of all runs (messages concatenated, the worst status)."""
         for t in self.threads:
             t.join()
         shutil.rmtree(self.tmp, ignore_errors=True)
-        return self.results
+        if len(self.results) == 1:
+            return self.results[0]
+        rank = ("ok", "no_reply", "crashed", "timeout", "error")
+        worst_oc = max(self.results, key=lambda oc: rank.index(oc.status) if oc.status in rank else 0)
+        return dataclasses.replace(
+            worst_oc, messages=[m for oc in self.results for m in oc.messages],
+            wall=max(oc.wall for oc in self.results), forged=sum(oc.forged for oc in self.results),
+            stdout="".join(oc.stdout for oc in self.results),
+            stderr="".join(oc.stderr for oc in self.results))
 
 
 def execution_checks(run: Execution, arrs: dict, phases: dict, outcomes: dict, keys: dict) -> list:
-    """Compute the grader's own solution while the phases run, then judge the recorded runs."""
+    """Compute the grader's own solution while the jobs run, then judge the recorded runs."""
     t0 = time.monotonic()
     try:
         ref = reference_study()
     finally:
         phases["reference"] = time.monotonic() - t0
-        results = run.join()
-    regen, audit = results.get("regen"), results.get("audit")
-    outcomes.update({k: v for k, v in results.items() if v is not None})
-    for name, oc in results.items():
-        phases[name] = oc.wall
-    out = check_import_phase(regen)
-    meshes = collect_regeneration(regen)
+        outcome = run.join()
+    plan, session = run.plan, run.session
+    if outcome is not None:
+        outcomes["regen"] = outcome
+        phases["regen"] = outcome.wall
+    results = job_results(outcome, plan)
+    out = check_import_phase(outcome, results)
+    meshes = collect_regeneration(outcome, plan, results)
     fields: dict = {}
-    out += check_regenerated(regen, meshes, fields)
+    out += check_regenerated(outcome, meshes, fields)
     out += check_solve_writes(meshes) if meshes else []
     out += check_reproduction(fields, arrs)
-    out += check_deterministic(audit, fields)
+    out += check_deterministic(plan, results, fields)
     out += check_regenerated_tiers(fields)
     out += check_fidelity(fields, ref)
-    out += check_solve_observed(meshes)
-    out += check_causal(audit, fields)
-    out += check_runtime_modules(regen)
+    out += check_solve_system(plan, results, session, fields)
+    out += check_causal(plan, results, session, fields)
+    out += check_runtime_modules(results)
     out += check_artifact_provenance(fields, arrs)
-    for oc_name, oc in results.items():
-        if oc is not None and oc.forged:
-            out.append(Check(f"provenance.channel_{oc_name}", Status.INFO,
-                             f"{oc.forged} line(s) on the reply channel without the run token ignored"))
-    entry = [c for m in meshes.values() for c in _as_list(m.get("calls")) if isinstance(c, dict)]
-    keys["solve_entry_points"] = sorted({str(c.get("fn")) for c in entry})
+    if session.faults:
+        out.append(Check("provenance.audit_exchange", Status.INFO, f"{len(session.faults)} malformed "
+                         f"audit message(s) ignored: {session.faults[0]}"))
+    if outcome is not None and outcome.forged:
+        out.append(Check("provenance.channel", Status.INFO,
+                         f"{outcome.forged} line(s) on the reply channel refused"))
+    entry = [c for jid, calls in session.calls.items() if plan[jid]["mode"] == "clean" for c in calls]
+    keys["solve_entry_points"] = sorted({str(c.get("fn")) for c in entry if c.get("K")})
     if fields and SPEC["artifact_n"] in fields and "uh_dense" in arrs:
         keys["artifact_deviation"] = float(worst(arrs["uh_dense"] - fields[SPEC["artifact_n"]][1])[1])
     return out

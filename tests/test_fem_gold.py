@@ -26,8 +26,9 @@ def test_gold_scores_one_end_to_end():
                 "tier3.uexact_dense", "tier3.error_dense", "tier3.max_error", "tier3.matches_table",
                 "static.imports", "provenance.import", "provenance.import_side_effects",
                 "provenance.regenerate", "provenance.grids", "provenance.reproduces_errors",
-                "provenance.fidelity", "provenance.solve_observed", "provenance.causal_perturb",
-                "provenance.causal_nan", "provenance.artifact_field", "tier3.artifact_reproduced"):
+                "provenance.fidelity", "provenance.solve_observed", "provenance.reconstruction",
+                "provenance.load_vector", "provenance.causal_substitution", "provenance.causal_nan",
+                "provenance.deterministic", "provenance.artifact_field", "tier3.artifact_reproduced"):
         assert cid in ids, cid
     assert doc["score"] == 1.0 and doc["result"] == "PASS"
     assert len(doc["grader_sha256"]) == 64

@@ -17,7 +17,7 @@ END_TO_END = ["splu", "factorized", "banded_lu", "lapack_dgbsv", "cholesky_bande
 
 # the outermost entry point the instrumentation must see (patched by identity before
 # the import: the from-imported LAPACK alias and SuperLU's C-level solve included)
-ENTRY = {"splu": "SuperLU.solve", "factorized": "scipy.sparse.linalg.factorized",
+ENTRY = {"splu": "SuperLU.solve", "factorized": "factorized.solve",
          "banded_lu": "scipy.linalg.solve_banded", "lapack_dgbsv": "scipy.linalg._flapack.dgbsv",
          "cholesky_banded": "scipy.linalg.solveh_banded", "scipy_solve": "scipy.linalg.solve",
          "numpy_dense_lu": "numpy.linalg.solve", "blocked_scaled": "scipy.sparse.linalg.spsolve"}
@@ -30,8 +30,8 @@ def test_legitimate_solver_scores_one(name):
     assert rc == 0 and keys["SCORE"] == "1.0", [c for c in doc["checks"] if c["status"] != "PASS"]
     st = {c["id"]: c["status"] for c in doc["checks"]}
     # observed, and causally proven by tampering (not merely unreviewed)
-    for cid in ("provenance.solve_observed", "provenance.causal_perturb", "provenance.causal_nan",
-                "provenance.fidelity"):
+    for cid in ("provenance.solve_observed", "provenance.reconstruction", "provenance.load_vector",
+                "provenance.causal_substitution", "provenance.causal_nan", "provenance.fidelity"):
         assert st[cid] == "PASS", cid
     assert ENTRY[name] in keys["solve_entry_points"]
 

@@ -232,3 +232,88 @@ def solve(n):
 def wrapped_solver(body: str, extra_top: str = "") -> str:
     """Gold source + a new solve(n) whose body is `body` (indented 4)."""
     return extra_top + GOLD_SOURCE + WRAP_SOLVE.replace("{body}", body)
+
+
+# Honest variants of the linear solve (issue 10): each must score 1.0.
+HONEST_SOLVES = {
+    # one step of iterative refinement with a library solver
+    "refinement": ("x = scipy.sparse.linalg.spsolve(A, b)\n"
+                   "    x = x + scipy.sparse.linalg.spsolve(A, b - A @ x)"),
+    # symmetric diagonal scaling D K D y = D F (Jacobi equilibration), x = D y
+    "equilibration": ("d = 1.0 / np.sqrt(A.diagonal())\n"
+                      "    D = scipy.sparse.diags(d)\n"
+                      "    x = d * scipy.sparse.linalg.spsolve((D @ A @ D).tocsc(), d * b)"),
+    # unknowns (value, h * slope)
+    "scaled_slopes": ("h = 2.0 / (A.shape[0] + 2)\n"
+                      "    s = np.ones(A.shape[0])\n"
+                      "    s[1::2] = h\n"
+                      "    S = scipy.sparse.diags(1.0 / s)\n"
+                      "    x = scipy.sparse.linalg.spsolve((S @ A @ S).tocsc(), b / s) / s"),
+    # several right-hand sides in one call; the load column feeds the field
+    "multiple_rhs": ("B = np.column_stack([b, np.ones_like(b), A @ np.linspace(0, 1, A.shape[0])])\n"
+                     "    x = scipy.sparse.linalg.splu(A.tocsc()).solve(B)[:, 0]"),
+    # a direct solve polished by conjugate gradients (observed as a solve of its own)
+    "cg_polish": ("x0 = scipy.linalg.solveh_banded(band(A, 0, 3), b)\n"
+                  "    x, info = scipy.sparse.linalg.cg(A, b, x0=x0, rtol=1e-14, maxiter=5)"),
+    # LAPACK told to overwrite its inputs (the matrix with its LU factors, b with x): the
+    # recorder reads both before the call
+    "overwrite": ("ab = np.asfortranarray(np.vstack([np.zeros((3, A.shape[0])), band(A, 3, 3)]))\n"
+                  "    x = b.copy()\n"
+                  "    lu, piv, x, info = dgbsv(3, 3, ab, x, overwrite_ab=1, overwrite_b=1)"),
+    # SuperLU's private entry point (dimension misread as nnz = 364 at n = 32 before issue 10)
+    "superlu_gssv": ("from scipy.sparse.linalg._dsolve import _superlu\n"
+                     "    C = A.tocsc()\n"
+                     "    x, info = _superlu.gssv(C.shape[0], C.nnz, C.data, C.indices.astype(np.intc),\n"
+                     "                            C.indptr.astype(np.intc), b.copy(), 1)"),
+}
+
+# The statement's free load vector as the gold assembles it (3-point Gauss), for cheats
+# that make a convincing solve of the real system on the side.
+LOAD_VECTOR = '''
+
+def load_vector(n):
+    h = 1.0 / n
+    tq, wq = np.polynomial.legendre.leggauss(3)
+    tq, wq = (tq + 1) / 2, wq / 2
+    rhs = np.zeros(2 * (n + 1))
+    nq = hermite_basis(tq, h)
+    for k in range(n):
+        rhs[2 * k:2 * k + 4] += h * (wq * load((k + tq) * h)) @ nq
+    return rhs[2:-2]
+
+
+def field_from(coef, n):
+    x_dense = np.arange(10 * n + 1) / (10 * n)
+    return {"x_nodes": np.arange(n + 1) / n, "uh_nodes": coef[0::2], "x_dense": x_dense,
+            "uh_dense": evaluate(coef, n, x_dense)}
+'''
+
+
+def cheat_solver(body: str, extra_top: str = "") -> str:
+    """wrapped_solver with the load vector and field helpers of LOAD_VECTOR."""
+    return wrapped_solver(body, extra_top="import scipy.linalg\n" + extra_top) + LOAD_VECTOR
+
+
+def honest(name: str):
+    """A built submission solving with HONEST_SOLVES[name]."""
+    return build(f"honest-{name}", solver_source(HONEST_SOLVES[name]))
+
+
+def check(doc: dict, cid: str) -> dict:
+    return next(c for c in doc["checks"] if c["id"] == cid)
+
+
+PROOF_CHECKS = ("provenance.solve_observed", "provenance.load_vector", "provenance.reconstruction",
+                "provenance.causal_substitution", "provenance.causal_nan", "provenance.deterministic",
+                "provenance.fidelity")
+
+
+def assert_scores_one_with_proof(sub) -> dict:
+    """Graded 1.0 with every audit proven (PASS, not merely unreviewed); returns the doc."""
+    rc, out, err, doc, keys = grade(sub)
+    assert rc == 0 and keys["SCORE"] == "1.0", [c for c in doc["checks"] if c["status"] != "PASS"]
+    st = status_of(doc)
+    for cid in PROOF_CHECKS:
+        assert st[cid] == "PASS", (cid, check(doc, cid)["message"])
+    assert keys["review_required"] == "0"
+    return doc
