@@ -2593,8 +2593,10 @@ class Execution:
             stderr="".join(oc.stderr for oc in self.results))
 
 
-def execution_checks(run: Execution, arrs: dict, phases: dict, outcomes: dict, keys: dict) -> list:
-    """Compute the grader's own solution while the jobs run, then judge the recorded runs."""
+def execution_checks(run: Execution, arrs: dict, report: Report) -> list:
+    """Compute the grader's own solution while the jobs run, then judge the recorded runs
+    (the regenerated fields are kept in report.figures_data for --plot)."""
+    phases, outcomes, keys = report.phases, report.outcomes, report.keys
     t0 = time.monotonic()
     try:
         ref = reference_study()
@@ -2608,7 +2610,7 @@ def execution_checks(run: Execution, arrs: dict, phases: dict, outcomes: dict, k
     results = job_results(outcome, plan)
     out = check_import_phase(outcome, results)
     meshes = collect_regeneration(outcome, plan, results)
-    fields: dict = {}
+    fields = report.figures_data["fields"] = {}
     out += check_regenerated(outcome, meshes, fields)
     out += check_solve_writes(meshes) if meshes else []
     out += check_reproduction(fields, arrs)
@@ -3738,7 +3740,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     if run is not None:
         progress("phases regen and audit started in isolated children")
     arrs: dict = {}
-    report.figures_data.update(arrays=arrs, outcomes=report.outcomes)     # PLOTS: filled below
+    report.figures_data.update(arrays=arrs)     # PLOTS: filled below (and "fields" by execution_checks)
     if present[SPEC["npz_file"]]:
         try:
             raw = load_npz_file(os.path.join(submission, SPEC["npz_file"]), "schema.npz",
@@ -3771,7 +3773,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
         checks.append(Check("provenance.not_executed", Status.SKIP,
                             "fem_solver.py missing or rejected statically: not run"))
     else:
-        checks += execution_checks(run, arrs, phases, report.outcomes, keys)
+        checks += execution_checks(run, arrs, report)
         progress("phases judged: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()
                                                 if k in ("regen", "audit", "reference")))
     phases["total"] = time.monotonic() - t_start
@@ -3932,7 +3934,7 @@ def write_leaderboard_figure(out_dir: str, rows: list, **kw) -> list:
 # ---- FEM figures ---------------------------------------------------------------------------
 def fem_plot_data(figures_data: dict) -> dict:
     """What the figures draw, from what grade() kept: the submitted arrays (validated by
-    check_schema) and the regeneration run, decoded by the same guarded functions."""
+    check_schema) and the regenerated fields execution_checks decoded."""
     import numpy as np
     arrs = figures_data.get("arrays") or {}
     ns = list(SPEC["meshes"])
@@ -3943,10 +3945,7 @@ def fem_plot_data(figures_data: dict) -> dict:
                              np.asarray(arrs["dense_errors"], float))
         if all(a in arrs for a in ARTIFACT_ARRAYS):
             data["artifact"] = {a: np.asarray(arrs[a], float) for a in ARTIFACT_ARRAYS}
-    outcome = (figures_data.get("outcomes") or {}).get("regen")
-    fields: dict = {}
-    if outcome is not None:
-        check_regenerated(outcome, collect_regeneration(outcome), fields)   # guarded: records only
+    fields = figures_data.get("fields") or {}
     if len(fields) == len(ns):
         errs = study_errors(fields)
         data["regenerated"] = (np.array([errs[n][0] for n in ns]), np.array([errs[n][1] for n in ns]))
