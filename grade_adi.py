@@ -1769,11 +1769,20 @@ def _dense_tri(a):
             return None
         a = a.matmat(_np.eye(a.shape[1]))
     a = _np.asarray(a)
-    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 2 or a.shape[0] > _BW_CAP:
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] < 2 or a.shape[-1] > _BW_CAP:
         return None
+    if a.ndim > 2:      # a stack of line systems (numpy/scipy batch): their direct sum
+        if a.size > _BW_CAP * _BW_CAP:
+            return None
+        a = a.reshape((-1,) + a.shape[-2:])
     if _np.any(_np.triu(a, 2)) or _np.any(_np.tril(a, -2)):
         return None
-    return _np.diagonal(a, -1), _np.diagonal(a), _np.diagonal(a, 1)
+    if a.ndim == 2:
+        return _np.diagonal(a, -1), _np.diagonal(a), _np.diagonal(a, 1)
+    z = _np.zeros((a.shape[0], 1))      # a zero coupling between consecutive systems
+    sub = _np.concatenate([_np.diagonal(a, -1, 1, 2), z], axis=1).ravel()[:-1]
+    sup = _np.concatenate([_np.diagonal(a, 1, 1, 2), z], axis=1).ravel()[:-1]
+    return sub, _np.diagonal(a, 0, 1, 2).ravel(), sup
 
 
 def _tri(base, args, kwargs):
