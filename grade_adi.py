@@ -175,11 +175,25 @@ def benchmark_problem():
 HIDDEN_T = 1.0
 
 
-def hidden_problem():
+# The calibrated centre of the hidden family; a grading draws its instance from
+# HIDDEN_FAMILY (every parameter uniform in its interval, see hidden_draw) so that no
+# precomputed field fits it.  b is set from rho = b / (2 sqrt(ac)).
+HIDDEN_CENTRE = {"a": 0.02, "c": 0.012, "rho": 0.028 / (2.0 * _pm.sqrt(0.02 * 0.012)), "G": 2.0,
+                 "beta": 2.0, "A": 0.01, "S": 0.1, "q1": 0.6, "q2": -0.3, "q3": 0.8}
+HIDDEN_FAMILY = {"a": (0.018, 0.022), "c": (0.0108, 0.0132), "rho": (0.86, 0.92), "G": (1.8, 2.2),
+                 "beta": (1.8, 2.2), "A": (0.008, 0.012), "S": (0.08, 0.12), "q1": (0.4, 0.8),
+                 "q2": (-0.5, -0.1), "q3": (0.6, 1.0)}
+
+
+def hidden_problem(draw=None):
     """u = s + (1 + beta t) w + v.  s (bilinear, steady) carries the non-zero Dirichlet data;
     w = G x(1-x) y(1-y) is a carrier driven by the source; v (zero on the boundary, no source)
-    starts from the non-separable bump A (sin(pi x) sin(pi y))^5 q(x, y) and has no closed form."""
-    a, b, c, G, beta, A, S = 0.02, 0.028, 0.012, 2.0, 2.0, 0.01, 0.1
+    starts from the non-separable bump A (sin(pi x) sin(pi y))^5 q(x, y) and has no closed form.
+    `draw` overrides parameters of HIDDEN_CENTRE (None: the centre itself)."""
+    P = dict(HIDDEN_CENTRE, **(draw or {}))
+    a, c, G, beta, A, S = (float(P[k]) for k in ("a", "c", "G", "beta", "A", "S"))
+    b = 2.0 * float(P["rho"]) * _pm.sqrt(a * c)
+    q1, q2, q3 = float(P["q1"]), float(P["q2"]), float(P["q3"])
 
     def s(X, Y):
         return S * (1.0 + X + 0.5 * Y + X * Y)
@@ -189,7 +203,7 @@ def hidden_problem():
 
     def u0(X, Y):
         bump = (_pnp.sin(_pnp.pi * X) * _pnp.sin(_pnp.pi * Y)) ** 5
-        return s(X, Y) + w(X, Y) + A * bump * (1.0 + 0.6 * X - 0.3 * Y + 0.8 * X * Y)
+        return s(X, Y) + w(X, Y) + A * bump * (1.0 + q1 * X + q2 * Y + q3 * X * Y)
 
     def g(X, Y, t):
         return s(X, Y) + (1.0 + beta * t) * w(X, Y)
@@ -853,12 +867,38 @@ def mcs_reference(problem, m: int, T: float, theta: float = SPEC["ref_theta"]):
     return W
 
 
-def hidden_reference():
+_DRAW = {}
+_DRAW_LOCK = threading.Lock()
+
+
+def hidden_draw() -> dict:
+    """This grading's hidden instance: every parameter of HIDDEN_FAMILY uniform in its interval,
+    drawn once per grader process from the OS entropy source (the reference thread and the
+    driver request read the same draw).  No precomputed field fits it; every member of the
+    family separates the orders (margins measured over the family, PROBLEMS notes)."""
+    with _DRAW_LOCK:
+        if not _DRAW:
+            rng = secrets.SystemRandom()
+            _DRAW.update({k: rng.uniform(lo, hi) for k, (lo, hi) in _PROBLEMS["HIDDEN_FAMILY"].items()})
+        return dict(_DRAW)
+
+
+def hidden_instance_check() -> Check:
+    """INFO: the drawn instance, so that a verdict can be reproduced (hidden_problem(draw))."""
+    d = hidden_draw()
+    p = _PROBLEMS["hidden_problem"](d)
+    return Check("hidden.instance", Status.INFO,
+                 f"hidden instance drawn for this grading: a = {p.a:.6g}, b = {p.b:.6g}, c = {p.c:.6g}; "
+                 + ", ".join(f"{k} = {v:.6g}" for k, v in sorted(d.items()) if k not in ("a", "c")), d)
+
+
+def hidden_reference(draw=None):
     """Richardson extrapolation of the reference on h = 1/ref_m[0] and 1/ref_m[1],
-    returned on the coarser reference grid (which contains every hidden mesh's nodes)."""
+    returned on the coarser reference grid (which contains every hidden mesh's nodes).
+    `draw`: the instance's parameters (None: this grading's draw, hidden_draw())."""
     import numpy as np
     mc, mf = SPEC["ref_m"]
-    prob = _PROBLEMS["hidden_problem"]()
+    prob = _PROBLEMS["hidden_problem"](hidden_draw() if draw is None else draw)
     T = _PROBLEMS["HIDDEN_T"]
     coarse = mcs_reference(prob, mc, T)
     fine = mcs_reference(prob, mf, T)
@@ -899,7 +939,7 @@ def hidden_checks(results: dict, ref) -> list:
     """Every hidden mesh within hidden_tol of the reference; the error falls by
     hidden_min_drop from the first to the second mesh (seed) and by
     hidden_min_fine_drop from the second to the third (ours: tells order 2 from 1)."""
-    out, errs = [], []
+    out, errs = [hidden_instance_check()], []
     for h in SPEC["hidden_h"]:
         r = results.get(f"hidden:{h:g}")
         cid = f"hidden.error[{mesh_tag(h)}]"
@@ -948,7 +988,7 @@ def plan_jobs() -> list:
 
 def driver_request(jobs: list, seed: int) -> dict:
     """What the driver reads: its jobs, the problems' source and the limits it applies."""
-    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed,
+    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed, "hidden_draw": hidden_draw(),
             "perturb_rel": SPEC["perturb_rel"], "dim_factor": SPEC["dim_factor"],
             "max_half_bandwidth": SPEC["max_half_bandwidth"], "adi_op_rtol": SPEC["adi_op_rtol"]}
 
@@ -2201,7 +2241,7 @@ def _run_job(job):
     h = float(job["h"])
     m = int(round(1.0 / h))
     if job["problem"] == "hidden":
-        prob = _PNS["hidden_problem"]()
+        prob = _PNS["hidden_problem"](_REQ["hidden_draw"])
         call_args = (h, float(_PNS["HIDDEN_T"]), prob)
     elif job["problem"] == "benchmark_object":
         prob = _PNS["benchmark_problem"]()
