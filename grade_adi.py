@@ -140,6 +140,10 @@ K_EQUALS_H = re.compile(r"(?<![\w.])k\s*=\s*h(?![\w(²^*/])(?!\.\d)(?!\s*(?:\*\*
 #   0.8), Douglas 2.04x / 2.05x and 2.01x / 2.02x; mixed term dropped 0.91x / 0.98x
 #   and 3.2e-2 to 3.5e-2 off.  Trivial answers miss by: zeros 0.59, the initial
 #   state 0.24, the benchmark's manufactured field 0.57.
+#   That is the CENTRE of the family a grading draws from (HIDDEN_FAMILY, hidden_draw;
+#   tests/test_adi_hidden_family.py): over 57 members (16 corners, 41 random) the
+#   accepted rows miss by <= 1.22e-2 and drop >= 2.89x / >= 3.13x, the first-order
+#   rows' finer drop stays <= 2.15x; a field precomputed for the centre drops < 1.5x.
 # =============================================================================
 PROBLEM_SOURCE = r'''
 import math as _pm
