@@ -1559,6 +1559,20 @@ def _x_tbsv(args, kwargs):                  # blas tbsv(k, a, x)
     return int(a.shape[-1]), int(_arg(args, kwargs, 0, "k")), False
 
 
+def _x_n0(args, kwargs):                    # ppsv(n, ap, b), pftrs(n, a, b), blas tpsv(n, ap, x): packed
+    return int(_arg(args, kwargs, 0, "n")), None, False     # storage (bandwidth not measured)
+
+
+def _x_tbtrs(args, kwargs):                 # tbtrs(ab, b): a banded triangular solve
+    ab = _np.asarray(_arg(args, kwargs, 0, "ab"))
+    rows = [r for r in range(ab.shape[0]) if _np.any(ab[r] != 0)]
+    return int(ab.shape[-1]), (max(rows) - min(rows) if rows else 0), False
+
+
+def _x_trsyl(args, kwargs):                 # trsyl(a, b, c), tgsyl(a, b, c, ...): a 2-D solve of size c.size
+    return int(_np.asarray(_arg(args, kwargs, 2, "c")).size), int(_np.asarray(_arg(args, kwargs, 0, "a")).shape[0]), False
+
+
 def _x_sparse(args, kwargs):                # spsolve(A, b), splu(A), cg(A, b), ...
     A = _arg(args, kwargs, 0, "A")
     if not (_sp.issparse(A) or isinstance(A, _spl.LinearOperator)):
@@ -1627,15 +1641,18 @@ _ENTRY = [
 _LAPACK_BASES = {"gtsv": _x_tri, "gttrf": _x_tri, "gttrs": _x_tri, "ptsv": _x_tri0, "pttrf": _x_tri0,
                  "pttrs": _x_tri0, "gbsv": _x_gbsv, "gbtrf": _x_gbtrf, "gbtrs": _x_gbtrf,
                  "pbsv": _x_pb, "pbtrf": _x_pb, "pbtrs": _x_pb, "getrs": _x_factor, "getri": _x_factor,
-                 "potrs": _x_factor, "potri": _x_factor}
+                 "potrs": _x_factor, "potri": _x_factor, "sytrs": _x_factor, "sytri": _x_factor,
+                 "gtsvx": _x_tri, "ptsvx": _x_tri0, "tbtrs": _x_tbtrs, "trsyl": _x_trsyl, "tgsyl": _x_trsyl,
+                 **{b: _x_n0 for b in ("ppsv", "pptrf", "pptrs", "pptri", "pftrf", "pftrs", "pftri")}}
 for _b in ("gesv", "getrf", "posv", "potrf", "sysv", "sytrf", "hesv", "hetrf", "gels", "gelsd",
-           "gelss", "gelsy", "trtrs", "gesvx", "posvx", "sysvx", "getc2", "gesc2"):
+           "gelss", "gelsy", "trtrs", "gesvx", "posvx", "sysvx", "getc2", "gesc2", "pstrf", "trtri", "gglse"):
     _LAPACK_BASES[_b] = _x_dense
 _ENTRY.append((_lapack, "scipy.linalg.lapack", {p + b: x for b, x in _LAPACK_BASES.items()
                                                 for p in "sdcz"}))
 _ENTRY.append((_blas, "scipy.linalg.blas", {**{p + "trsv": _x_dense for p in "sdcz"},
                                             **{p + "trsm": _x_trsm for p in "sdcz"},
-                                            **{p + "tbsv": _x_tbsv for p in "sdcz"}}))
+                                            **{p + "tbsv": _x_tbsv for p in "sdcz"},
+                                            **{p + "tpsv": _x_n0 for p in "sdcz"}}))
 
 
 def _x_are(args, kwargs):                   # solve_{continuous,discrete}_are(a, b, q, r): X is n x n
@@ -1753,7 +1770,7 @@ _ROUTES = [
                                "lsq_linear": _o_lin, "nnls": _o_lin}),
     (_lapack, "scipy.linalg.lapack", {p + n: _m_dense() for p in "sdcz" for n in (
         "syev", "syevd", "syevr", "syevx", "heev", "heevd", "heevr", "geev", "gesdd", "gesvd", "geqrf",
-        "gees", "gges", "stev", "stevd", "stemr", "sbevd", "hbevd")}),
+        "gees", "gges", "stev", "stevd", "stemr", "sbevd", "hbevd", "gejsv")}),
 ]
 _FACTORISE = {"lu_factor", "cho_factor", "cholesky_banded", "getrf", "potrf", "gttrf", "pttrf", "gbtrf",
               "pbtrf", "lu", "cholesky", "ldl", "splu", "spilu", "factorized", "sytrf", "hetrf"}
@@ -1765,7 +1782,8 @@ _CONSUME = {"lu_solve": lambda a, k: _arg(a, k, 0, "lu_and_piv")[0],
             "gttrs": lambda a, k: _arg(a, k, 1, "d"), "pttrs": lambda a, k: _arg(a, k, 0, "d"),
             "gbtrs": lambda a, k: _arg(a, k, 0, "ab"), "pbtrs": lambda a, k: _arg(a, k, 0, "c"),
             "solve_triangular": lambda a, k: _arg(a, k, 0, "a"), "trtrs": lambda a, k: _arg(a, k, 0, "a"),
-            "trsv": lambda a, k: _arg(a, k, 0, "a"), "trsm": lambda a, k: _arg(a, k, 1, "a")}
+            "trsv": lambda a, k: _arg(a, k, 0, "a"), "trsm": lambda a, k: _arg(a, k, 1, "a"),
+            "sytrs": lambda a, k: _arg(a, k, 0, "a"), "sytri": lambda a, k: _arg(a, k, 0, "a")}
 
 
 def _base(name):
@@ -1839,9 +1857,9 @@ def _tri(base, args, kwargs):
         return _sym_band(_arg(args, kwargs, 0, "ab"), bool(_arg(args, kwargs, 4, "lower", False)))
     if base == "cholesky_banded":
         return _sym_band(_arg(args, kwargs, 0, "ab"), bool(_arg(args, kwargs, 2, "lower", False)))
-    if base in ("gtsv", "gttrf"):
+    if base in ("gtsv", "gttrf", "gtsvx"):
         return tuple(_arg(args, kwargs, i, nm) for i, nm in enumerate(("dl", "d", "du")))
-    if base in ("ptsv", "pttrf"):
+    if base in ("ptsv", "pttrf", "ptsvx"):
         e = _arg(args, kwargs, 1, "e")
         return e, _arg(args, kwargs, 0, "d"), e
     if base in ("gbsv", "gbtrf"):
