@@ -1,13 +1,13 @@
 """Honest ADI solvers written in other forms keep every structure check at PASS (no
 review line, a theta found, every run's solves counted as ADI operators): a scaled
-banded system, Dirichlet rows kept in an (m+1)-line system, a stacked batch of line
+banded system, Dirichlet rows kept in an (m+1)-line system (coupled or decoupled), a stacked batch of line
 systems to numpy.linalg.solve (was REVIEW on every mesh: a 3-D stack was not read as
 the direct sum of its systems), SuperLU and factorized() factor reuse, spsolve on a
 sparse array, solveh_banded, one right-hand side per call, theta as a different
 literal, and the CS / HV members.  Driver runs on two meshes only (fast)."""
 import pytest
 
-from test_adi_support import drive, gold_variant_source, grader
+from test_adi_support import drive, gold_variant_source, grader, survey
 
 XS = 'solve_banded((1, 1), bands["x"], rhs)'
 YS = 'solve_banded((1, 1), bands["y"], rhs.T).T'
@@ -45,6 +45,9 @@ VARIANTS = {
 ''', "").replace('''        rhs[:, 0] += th * k * ry * G[1:-1, 0]
         rhs[:, -1] += th * k * ry * G[1:-1, -1]
 ''', ""),
+    "dirichlet_rows_decoupled": _v(_KEPT.replace("        fb[2, 0], fb[0, -1] = ab[2, 0], ab[0, 1]\n", ""),
+                                   'kept("x", rhs, G[0:1, 1:-1], G[-1:, 1:-1])',
+                                   'kept("y", rhs.T, G[1:-1, 0:1].T, G[1:-1, -1:].T).T'),
     "stacked_batch": _v('    dense = {key: np.diag(ab[1]) + np.diag(ab[0, 1:], 1) + np.diag(ab[2, :-1], -1)'
                         ' for key, ab in bands.items()}\n',
                         'np.linalg.solve(np.broadcast_to(dense["x"], (n, n, n)), rhs.T[:, :, None])[:, :, 0].T',
@@ -89,3 +92,5 @@ def test_honest_form_passes_structure(tmp_path, name):
         x = np.linspace(0.0, 1.0, 11)
         X, Y = np.meshgrid(x, x, indexing="ij")
         assert np.max(np.abs(J["bench:0"]["U"] - ns["benchmark_exact"](X, Y, 1.0))) == pytest.approx(GOLD_E01, rel=1e-8)
+        gold = survey().load_variant("MCS", 1 / 3).solve(0.1, 1.0, ns["hidden_problem"](G.hidden_draw()))[2]
+        assert np.allclose(J["hidden:0.1"]["U"], gold, rtol=1e-9, atol=1e-12)     # the drawn instance, solved alike
