@@ -3120,9 +3120,11 @@ def on_term(*_):
 
 
 signal.signal(signal.SIGTERM, on_term)
+exec_r, exec_w = os.pipe()                  # closed by a successful exec (close-on-exec)
 child = os.fork()
 if child == 0:
     try:
+        os.close(exec_r)
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
@@ -3131,14 +3133,17 @@ if child == 0:
             libc.prctl(1, 9, 0, 0, 0)
         libc.prctl(4, 1, 0, 0, 0)
         uid, gid = os.geteuid(), os.getegid()
+        own = b"n"
         if libc.unshare(0x10000000) == 0:   # CLONE_NEWUSER: no capability over init
             try:
                 for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
                                    ("gid_map", "%d %d 1" % (gid, gid))):
                     with open("/proc/self/" + name, "w") as fh:
                         fh.write(text)
+                own = b"u"
             except OSError:
                 pass
+        os.write(exec_w, own)
         for name, value in cfg["rlimits"]:
             try:
                 resource.setrlimit(getattr(resource, name), (value, value))
@@ -3148,7 +3153,22 @@ if child == 0:
         os.execv(cfg["argv"][0], cfg["argv"])
     except BaseException as exc:
         os.write(2, ("sandbox: cannot start the driver: %r\n" % (exc,)).encode())
+        os.write(exec_w, b"!" + repr(exc).encode()[:200])
     os._exit(127)
+os.close(exec_w)
+started = b""
+while True:
+    chunk = os.read(exec_r, 256)
+    if not chunk:
+        break
+    started += chunk
+os.close(exec_r)
+if b"!" in started:
+    tell("setup cannot start the driver: " + started.split(b"!", 1)[1].decode(errors="replace"))
+else:
+    tell("ready " + json.dumps({"pid1": pid1, "hidden_visible": os.path.exists(cfg["hidden"]),
+                                "proc": os.path.exists("/proc/self/status"),
+                                "job_userns": started.startswith(b"u"), "python": True}))
 for fd in cfg["close"]:                     # the reply pipe and the request pipe: the driver's only
     try:
         os.close(fd)
@@ -3226,7 +3246,7 @@ def _readonly_paths(extra=()) -> list:
 
 
 def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: list,
-                lifeline: int, ro_extra=()) -> dict:
+                lifeline: int, ro_extra=(), hidden: str = "") -> dict:
     import glob
     import platform
     return {"root": os.path.join(work, "root") if root else None,
@@ -3235,7 +3255,7 @@ def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: 
             "rw": rw, "dev": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
             + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": _SHM_BYTES,
             "pivot_root_nr": _PIVOT_ROOT_NR.get(platform.machine(), -1),
-            "argv": argv, "cwd": cwd, "rlimits": rlimits, "lifeline": lifeline,
+            "argv": argv, "cwd": cwd, "rlimits": rlimits, "lifeline": lifeline, "hidden": hidden,
             "close": [0] + [int(a) for a in argv[-1:] if a.isdigit()]}
 
 
@@ -3280,21 +3300,30 @@ def sandbox_level() -> dict:
     return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
 
 
+def _full_prefix() -> list:
+    unshare = shutil.which("unshare") or "/usr/bin/unshare"
+    return [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--ipc", "--fork",
+            "--kill-child"]
+
+
+def _full_level(seen: dict) -> dict | None:
+    """The full sandbox's level from what its init saw, or None if it did not hold."""
+    if not (seen and seen.get("python") and seen.get("pid1") and not seen.get("hidden_visible")):
+        return None
+    return dict(user_namespace=True, net_namespace=True, mount_namespace=True,
+                pid_namespace=True, ipc_namespace=True, file_isolation=True,
+                prefix=_full_prefix(), root=True, job_user_namespace=bool(seen.get("job_userns")),
+                note="" if seen.get("proc") else "the child has no /proc (the host refused one)",
+                rlimits=["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"])
+
+
 def _probe_sandbox() -> None:
     """Try the full sandbox, then user+net namespaces only, then none."""
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
     try:
         unshare = shutil.which("unshare") or "/usr/bin/unshare"
-        full = [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--ipc", "--fork",
-                "--kill-child"]
-        seen = _try_launch(full, True, work)
-        if seen and seen["python"] and not seen["hidden_visible"] and seen["pid1"]:
-            level = dict(user_namespace=True, net_namespace=True, mount_namespace=True,
-                         pid_namespace=True, ipc_namespace=True, file_isolation=True,
-                         prefix=full, root=True,
-                         job_user_namespace=bool(seen.get("job_userns")),
-                         note="" if seen["proc"] else "the child has no /proc (the host refused one)")
-        else:
+        level = _full_level(_try_launch(_full_prefix(), True, work))
+        if level is None:
             basic = [unshare, "--user", "--map-root-user", "--net"]
             seen = _try_launch(basic, False, work)
             seen = seen if seen and seen["python"] else None
@@ -3520,7 +3549,15 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                                                "term_grace_s", "output_cap_bytes",
                                                "reply_cap_bytes", "copy_cap_bytes")}
     mem = int(mem_bytes if mem_bytes is not None else limits["mem_bytes"])
-    level = sandbox_level()
+    with _PROBE_LOCK:
+        known = dict(_SANDBOX)
+    # Before anything is known, launch in the full sandbox at once: its init reports what held
+    # (no separate probe on the critical path); if it did not hold, probe, and run again.
+    plan = known or {"prefix": _full_prefix(), "root": True}
+    level = {k: v for k, v in known.items() if k not in ("prefix", "root")}
+    again = dict(interact=interact, followup=followup, rearm=rearm, lib_files=lib_files,
+                 cpu_seconds=cpu_seconds, mem_bytes=mem_bytes, memory=memory, env_pass=env_pass,
+                 ro_paths=ro_paths)
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
@@ -3561,23 +3598,27 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         import socket
         life, life_child = socket.socketpair()
         rfd, wfd = os.pipe()
-        cfg = _launch_cfg(work, _SANDBOX["root"], [sub, home],
+        cfg = _launch_cfg(work, plan["root"], [sub, home],
                           [_python_exe(), "-I", "-B", driver, str(wfd)], sub, rlimits,
-                          life_child.fileno(), ro_paths)
+                          life_child.fileno(), ro_paths, os.path.realpath(submission_dir))
         try:
-            proc = subprocess.Popen(_SANDBOX["prefix"] + [_python_exe(), "-I", "-S", "-B", "-c",
+            proc = subprocess.Popen(plan["prefix"] + [_python_exe(), "-I", "-S", "-B", "-c",
                                                           _SANDBOX_INIT, json.dumps(cfg)],
                                     cwd=sub, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, pass_fds=(wfd, life_child.fileno()),
                                     start_new_session=True)
         except OSError as exc:
-            os.close(rfd)
+            for fd in (rfd, wfd):
+                os.close(fd)
             life.close()
+            life_child.close()
+            if not known:                              # e.g. no unshare here: probe, run again
+                sandbox_level()
+                return run_isolated(submission_dir, driver_body, request, timeout, **again)
             return RunOutcome("error", [], f"could not start the child: {exc}", 0.0, None, "", "",
                               sandbox=level)
-        finally:
-            os.close(wfd)
-            life_child.close()
+        os.close(wfd)
+        life_child.close()
         import queue
         deadline = [time.monotonic() + timeout]
         out, err, failure = [], [], []
@@ -3679,11 +3720,25 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         for t in threads[:3]:
             t.join(timeout=5)
         life.settimeout(0.5)
+        told = b""
         try:
-            said = life.recv(4096).decode("utf-8", "replace").strip()
+            while True:
+                chunk = life.recv(65536)
+                if not chunk:
+                    break
+                told += chunk
         except OSError:
-            said = ""
+            pass
         life.close()
+        said, ready = "", None
+        for said_line in told.decode("utf-8", "replace").splitlines():
+            if said_line.startswith("ready "):
+                try:
+                    ready = json.loads(said_line[6:])
+                except ValueError:
+                    pass
+            else:
+                said = said_line.strip()
         wall = time.monotonic() - t0
         keep = n_in_time if timed_out else len(reader.messages)
         messages, times = reader.messages[:keep], reader.times[:keep]
@@ -3695,6 +3750,15 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
             rc = int(said.split()[1])
         elif said.startswith("signal "):
             rc = -int(said.split()[1])
+        if not known:
+            full = _full_level(ready)
+            if full is None or said.startswith("setup ") or (rc == 127 and not messages):
+                sandbox_level()                       # the full sandbox did not hold: probe,
+                return run_isolated(submission_dir, driver_body, request, timeout, **again)
+            with _PROBE_LOCK:
+                if not _SANDBOX:
+                    _SANDBOX.update(full)
+            level = {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
         extra = dict(forged=forged, times=times, sandbox=level, garbage=garbage)
         if said.startswith("setup "):
             return RunOutcome("error", [], f"sandbox setup failed: {said[6:]}", wall, rc, stdout, stderr,
@@ -3736,7 +3800,6 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     static = check_source(submission) if present[SPEC["solver_file"]] else []
     static_ok = present[SPEC["solver_file"]] and not any(c.status is Status.FAIL for c in static)
     run = Execution(submission, budget) if static_ok and not no_exec else None
-    checks += [sandbox_check()] if run is not None else []
     if run is not None:
         progress("phases regen and audit started in isolated children")
     arrs: dict = {}
@@ -3773,7 +3836,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
         checks.append(Check("provenance.not_executed", Status.SKIP,
                             "fem_solver.py missing or rejected statically: not run"))
     else:
-        checks += execution_checks(run, arrs, report)
+        checks += execution_checks(run, arrs, report) + [sandbox_check()]   # after the runs: they established the level
         progress("phases judged: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()
                                                 if k in ("regen", "audit", "reference")))
     phases["total"] = time.monotonic() - t_start

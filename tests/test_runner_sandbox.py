@@ -353,3 +353,23 @@ def test_a_grader_callback_that_raises_is_an_error_outcome_not_a_crash():
     for kw in ({"rearm": bad}, {"interact": bad}, {"followup": bad}):
         oc = G.run_isolated(str(REPO / "tests"), body, {}, 30, **kw)
         assert oc.status == "error" and "raised KeyError" in oc.reason, (kw, oc.reason)
+
+
+def test_first_run_without_a_probe_falls_back_when_the_full_sandbox_does_not_hold(monkeypatch):
+    """The first run launches in the full sandbox at once; where that fails (here: no unshare
+    binary) the runner probes and runs again, and the level says what held."""
+    monkeypatch.setattr(G, "_SANDBOX", {})
+    monkeypatch.setattr(G, "_full_prefix", lambda: ["/nonexistent/unshare"])
+    oc = G.run_isolated(str(REPO / "tests"), "send(1)\n", {}, 30)
+    assert oc.status == "ok" and oc.messages == [1], (oc.reason, oc.stderr)
+    assert oc.sandbox["file_isolation"] is False and oc.sandbox["mount_namespace"] is False
+    assert G.sandbox_level() == oc.sandbox
+
+
+@needs_files
+def test_first_run_establishes_the_level_without_a_probe(monkeypatch):
+    monkeypatch.setattr(G, "_SANDBOX", {})
+    probes = []
+    monkeypatch.setattr(G, "_probe_sandbox", lambda: probes.append(1))
+    oc = G.run_isolated(str(REPO / "tests"), "send(1)\n", {}, 30)
+    assert oc.messages == [1] and oc.sandbox["file_isolation"] is True and probes == []
