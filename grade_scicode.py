@@ -81,6 +81,7 @@ SPEC = {
     "runner_output_cap_bytes": 16 << 10,    # captured submission output kept per step
     "runner_reply_cap_bytes": 256 << 20,    # reply-pipe bytes kept per step (comparison records)
     "runner_cpu_slack_s": 30,               # RLIMIT_CPU = timeout + this
+    "runner_max_messages": 100_000,         # messages kept per step (a record flood ends here)
     "runner_term_grace_s": 60.0,            # the grader waits this long past a step's timeout
     # a grader-side comparison whose broadcast exceeds both operands and this many elements
     # is refused (a record could otherwise make the grader's own process allocate without bound)
@@ -1498,7 +1499,7 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
     helpers = helpers or (lambda: helper_namespace(prog.deps, prog.cases, len(prog.cases) - 1))
     evidence = {"targets": True, "shim": bool(reply.get("shim", True))}
     n = len(prog.cases)
-    reported, twice = [None] * n, set()
+    reported, twice, records = [None] * n, set(), [[] for _ in range(n)]
     phase_failure, marker, done, tamper = None, False, False, []
     for msg in reply.get("messages", []):
         if not isinstance(msg, dict):
@@ -1506,6 +1507,8 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
         if "phase" in msg and not msg.get("ok"):
             if phase_failure is None:
                 phase_failure = dict(_child_error(msg.get("error")), phase=str(msg["phase"])[:20])
+        elif "rec" in msg and type(msg["rec"]) is int and 0 <= msg["rec"] < n:
+            records[msg["rec"]].append(msg.get("data"))
         elif "case" in msg and type(msg["case"]) is int and 0 <= msg["case"] < n:
             if reported[msg["case"]] is not None:
                 twice.add(msg["case"])
@@ -1515,7 +1518,7 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
         elif msg.get("done") is True:
             done = True
             tamper = [str(t)[:80] for t in msg.get("tamper") or []][:20]
-    out, case_failure, unreported = [], None, False
+    out, case_failure, unreported, grader_found = [], None, False, None
     for i in range(n):
         c, err = reported[i], None
         if i in missing:                    # the grader's own finding, whatever the child said
@@ -1531,7 +1534,7 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
         elif not c.get("ok"):
             err = _child_error(c.get("error"))
         else:
-            err = evaluate_case(plans[i], c.get("records", []), targets, helpers)
+            err = evaluate_case(plans[i], records[i], targets, helpers)
         if err is None:
             out.append({"i": i + 1, "ok": True})
             continue
@@ -1539,7 +1542,8 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
         out.append({"i": i + 1, "ok": False,
                     "error": f"{err['type']}: {err.get('message') or err.get('detail') or ''}"[:300]})
         case_failure = case_failure or err
-    grader_found = next((f for f in [case_failure] if f and f.get("origin") == "grader"), None)
+        if err.get("origin") == "grader" and grader_found is None:
+            grader_found = err          # the harness's fault is reported whatever else failed
     failure = grader_found or (dict(phase_failure, evidence=evidence) if phase_failure else None) or case_failure
     status = reply.get("status", "ok")
     ev = {"evidence": evidence}
@@ -1667,7 +1671,7 @@ _os.chdir(_INIT["work_dir"])
 # an opaque stand-in, and the comparisons that involve it record the computed side as
 # data (JSON, .npy bytes) for the grader, which judges them in its own process.
 WORKER_BODY = r'''
-import base64, builtins, io, json, random, resource, select, shutil, signal, tempfile, time, traceback
+import _thread, base64, builtins, io, random, resource, select, shutil, signal, tempfile, time, traceback
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 for _m in _INIT["warm"]:
     try:
@@ -1677,7 +1681,12 @@ for _m in _INIT["warm"]:
 import numpy, scicode.compare.cmp as _SCC
 __import__("scicode.parse.parse")
 _SHIM_OK = all(_n in _sys.modules for _n in ("scicode.parse.parse", "scicode.compare.cmp"))
-_CUR = {"records": [], "arity": {}}
+_CUR = {"case": -1, "arity": {}, "send": None}
+
+
+def _emit(record):
+    """A comparison's record leaves the process at once (nothing left to edit later)."""
+    _CUR["send"]({"rec": _CUR["case"], "data": record})
 _METHODS = frozenset(_INIT["target_methods"])
 
 
@@ -1690,11 +1699,11 @@ class _Target:
         self._case, self._path = case, path
 
     def __eq__(self, other):
-        _CUR["records"].append({"kind": "==", "target": _ser(self), "other": _ser(other)})
+        _emit({"kind": "==", "target": _ser(self), "other": _ser(other)})
         return True
 
     def __ne__(self, other):
-        _CUR["records"].append({"kind": "!=", "target": _ser(self), "other": _ser(other)})
+        _emit({"kind": "!=", "target": _ser(self), "other": _ser(other)})
         return True
 
     __hash__ = object.__hash__
@@ -1793,12 +1802,13 @@ def _ser(v, depth=0):
             except BaseException:
                 pass
         return str(v)
-    try:        # an array-like of a library (a matrix type, a memoryview): its data
-        arr = numpy.asarray(v)
-        if not arr.dtype.hasobject:
-            return {"__array__": _b64npy(numpy.ascontiguousarray(arr))}
-    except BaseException:
-        pass
+    for dtype in (None, float, complex):    # an array-like of a library (a matrix type, a
+        try:                                # memoryview, a sympy matrix of numbers): its data
+            arr = numpy.asarray(v, dtype=dtype)
+            if not arr.dtype.hasobject:
+                return {"__array__": _b64npy(numpy.ascontiguousarray(arr))}
+        except BaseException:
+            pass
     return {"__opaque__": t.__name__}
 
 
@@ -1819,8 +1829,8 @@ def _recorder(kind, fn):
     records what it was passed and returns True; otherwise it is the library's own."""
     def comparator(*args, **kwargs):
         if _has_target(args) or _has_target(kwargs.values()):
-            _CUR["records"].append({"kind": kind, "args": [_ser(a) for a in args],
-                                    "kwargs": {str(k): _ser(x) for k, x in kwargs.items()}})
+            _emit({"kind": kind, "args": [_ser(a) for a in args],
+                   "kwargs": {str(k): _ser(x) for k, x in kwargs.items()}})
             return True
         return fn(*args, **kwargs)
     comparator.__name__, comparator.__doc__, comparator.__wrapped__ = fn.__name__, fn.__doc__, fn
@@ -1916,15 +1926,33 @@ def _check_generated(tns, before, step_name):
                     pass
 
 
-_GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", "any", "abs")] + \
+_GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", "any", "abs", "asarray",
+                                    "ascontiguousarray", "ndarray", "generic", "integer")] + \
            [("builtins", n) for n in ("isinstance", "len", "all", "any", "abs", "__import__", "exec",
                                       "AssertionError", "bool", "float", "int", "zip", "print")] + \
            [("scicode.compare.cmp", n) for n in ("cmp_tuple_or_list", "are_dicts_close",
                                                  "are_csc_matrix_close")]
 
 
+_TARGET_SLOTS = ("__init__", "__eq__", "__ne__", "__hash__", "__getitem__", "__iter__", "__getattr__",
+                 "__bool__", "__len__", "__array__", "__array_ufunc__", "_case", "_path")
+
+
+def _recorder_state():
+    """The recorder's own parts, and the interpreter's trace hooks (a hook could rewrite
+    what the tests pass in before it is recorded)."""
+    g = globals()
+    return (tuple(id(vars(_Target).get(k)) for k in _TARGET_SLOTS), id(type(_CUR)), id(_CUR.get("send")),
+            id(g.get("_CUR")), id(g.get("_emit")), id(g.get("_ser")), id(g.get("_has_target")),
+            id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
+            id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval(),
+            _thread._count())      # a thread left running could rewrite a record before it is made
+
+
 def _snapshot():
-    return {(m, n): id(getattr(_sys.modules[m], n, None)) for m, n in _GUARDED}
+    out = {(m, n): id(getattr(_sys.modules.get(m), n, None)) for m, n in _GUARDED}
+    out[("recorder", "state")] = _recorder_state()
+    return out
 
 
 def _origin(exc):
@@ -1977,6 +2005,7 @@ def _child(job, wfd, token, out_path):
 
     step = job["step"]
     ns = {"__name__": "__main__", "__builtins__": builtins}
+    _CUR["send"] = csend
     before = _snapshot()
     aborted = False
     for phase in ("deps", "context", "code"):
@@ -2015,11 +2044,11 @@ def _child(job, wfd, token, out_path):
         kind, name = job["definition"]
         _check_generated(tns, before, name if kind == "def" else None)
         for i, case in enumerate(job["cases"]):
-            _CUR["records"], _CUR["arity"] = [], dict(job["arity"][i])
+            _CUR["case"], _CUR["arity"] = i, dict(job["arity"][i])
             tns["target"] = _Target(i, [])
             try:
                 exec(compile(case, f"<test {step} case {i + 1}>", "exec"), tns)
-                csend({"case": i, "ok": True, "records": _CUR["records"]})
+                csend({"case": i, "ok": True})
             except BaseException as exc:
                 csend({"case": i, "ok": False, "error": _err(exc)})
     after = _snapshot()
@@ -2105,9 +2134,25 @@ def _run(job):
         except ProcessLookupError:
             pass
         _os.waitpid(pid, 0)
+    if _os.getpid() == 1:       # the sandbox's init: no process of this step outlives it
+        for p in _os.listdir("/proc"):
+            if p.isdigit() and int(p) != 1:
+                try:
+                    _os.kill(int(p), signal.SIGKILL)
+                except OSError:
+                    pass
+        while True:
+            try:
+                if _os.waitpid(-1, _os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
     _os.close(r)
     messages, forged = [], 0
     for line in b"".join(chunks).splitlines():
+        if len(messages) >= job["max_messages"]:
+            over = True
+            break
         try:
             msg = _json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
@@ -2129,7 +2174,7 @@ def _run(job):
     elif status == "crashed":
         reason = (f"killed by {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}")
     if over:
-        reason = (reason + "; " if reason else "") + f"reply larger than {job['reply_cap']} bytes"
+        reason = (reason + "; " if reason else "") + "reply over its cap (bytes or messages)"
     send({"result": {"status": status, "reason": reason, "messages": messages, "forged": forged,
                      "wall": time.monotonic() - t0, "stdout": captured, "rc": rc, "over_cap": over}})
 
@@ -2177,7 +2222,9 @@ _SANDBOX = {}
 # new pid namespace (no other process, no command line of the grader), /dev's null and
 # random devices, a small tmpfs /tmp, the shim (read-only) and the worker's own work dir.
 # The targets file, the problem files, the generations and everything else of the
-# host's file tree are not in the step processes' view.
+# host's file tree are not in the step processes' view.  The worker runs without any
+# capability (setpriv: empty bounding set, no new privileges): it cannot remount the
+# read-only binds, leave the chroot, or mount anything.
 SANDBOX_SETUP = r'''
 set -e
 R=$1; RO=$2; RW=$3; TMPMB=$4; shift 4
@@ -2197,7 +2244,7 @@ for d in $RO; do
   fi
 done
 for d in $RW; do mkdir -p "$R$d"; mount --bind "$d" "$R$d"; done
-exec chroot "$R" "$@"
+exec chroot "$R" /usr/bin/setpriv --nnp --inh-caps=-all --bounding-set=-all -- "$@"
 '''
 
 
@@ -2229,7 +2276,9 @@ try:
     ro_ok = False
 except OSError:
     ro_ok = True
-print("ISOLATED" if not seen and ro_ok and os.getpid() == 1 and not others else "OPEN", seen, others[:3])
+caps = [ln.split()[1] for ln in open("/proc/self/status") if ln.startswith(("CapEff", "CapBnd"))]
+print("ISOLATED" if not seen and ro_ok and os.getpid() == 1 and not others and set(caps) == {"0000000000000000"}
+      else "OPEN", seen, others[:3], caps)
 '''
 
 
@@ -2342,7 +2391,7 @@ class Worker:
         for line in stream:
             try:
                 msg = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
+            except (UnicodeDecodeError, ValueError, RecursionError):
                 continue
             if isinstance(msg, dict) and msg.get("token") == self.token and "body" in msg:
                 self.replies.put(msg["body"])
@@ -2469,6 +2518,7 @@ def make_job(prog: StepProgram, plans: list, timeout: float, mem_gb: float, dry:
             "timeout": timeout, "mem_bytes": int(mem_gb * (1 << 30)),
             "cpu_slack": SPEC["runner_cpu_slack_s"], "fsize": SPEC["runner_fsize_bytes"],
             "capture": SPEC["runner_output_cap_bytes"], "reply_cap": SPEC["runner_reply_cap_bytes"],
+            "max_messages": SPEC["runner_max_messages"],
             "dry": dry, "marker": SPEC["dry_marker"]}
 
 

@@ -4,6 +4,8 @@ the grader's command line or root through /proc.  The step's process has its own
 (system and Python directories read-only, a fresh /proc, a private /tmp): the file is not
 in its view and nothing there names it.  Without that isolation the run is not certified
 under --strict (REVIEW sandbox.file_isolation, RESULT: UNGRADED)."""
+import os
+
 import pytest
 
 from test_scicode_support import gs, one_step_set, run_one_step_set, step_line
@@ -27,6 +29,13 @@ def replies(h5_path):
                            "            a = open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\\0')\n"
                            "        except OSError:\n            continue\n"
                            "        if b'--h5' in a:\n            p = a[a.index(b'--h5') + 1].decode()\n" + READ),
+        # root without capabilities: no chroot escape, no remount of the read-only binds
+        "chroot_escape": (f"def f(x):\n    import os\n    os.mkdir('esc')\n    os.chroot('esc')\n"
+                          "    for _ in range(64):\n        os.chdir('..')\n    os.chroot('.')\n"
+                          f"    p = {str(h5_path)!r}\n" + READ),
+        "remount_rw": ("def f(x):\n    import subprocess\n"
+                       "    subprocess.run(['mount', '-o', 'remount,rw,bind', '/usr'], capture_output=True)\n"
+                       "    open('/usr/.scicode_sandbox_probe', 'w').write('x')\n    return x + 1\n"),
         "proc_root": (f"def f(x):\n    import os\n    p = None\n"
                       "    for pid in os.listdir('/proc'):\n"
                       f"        q = f'/proc/{{pid}}/root' + {str(h5_path)!r}\n"
@@ -45,11 +54,13 @@ def run():
     return out, steps, keys, doc
 
 
-@pytest.mark.parametrize("label", ["absolute_path", "walks_for_hdf5", "grader_cmdline", "proc_root"])
+@pytest.mark.parametrize("label", ["absolute_path", "walks_for_hdf5", "grader_cmdline", "proc_root",
+                                   "chroot_escape", "remount_rw"])
 def test_targets_file_out_of_reach(run, label):
     out, steps, keys, doc = run
     line = step_line(out, steps[label])
     assert line.startswith("FAIL") and "[model]" in line, line
+    assert not os.path.exists("/usr/.scicode_sandbox_probe")
 
 
 def test_isolated_run_is_certified(run):
