@@ -1929,7 +1929,8 @@ def _check_generated(tns, before, step_name):
 _GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", "any", "abs", "asarray",
                                     "ascontiguousarray", "ndarray", "generic", "integer")] + \
            [("builtins", n) for n in ("isinstance", "len", "all", "any", "abs", "__import__", "exec",
-                                      "AssertionError", "bool", "float", "int", "zip", "print")] + \
+                                      "compile", "AssertionError", "bool", "float", "int", "zip", "print",
+                                      "type", "str", "repr", "dict", "list", "tuple", "iter")] + \
            [("scicode.compare.cmp", n) for n in ("cmp_tuple_or_list", "are_dicts_close",
                                                  "are_csc_matrix_close")]
 
@@ -1938,12 +1939,20 @@ _TARGET_SLOTS = ("__init__", "__eq__", "__ne__", "__hash__", "__getitem__", "__i
                  "__bool__", "__len__", "__array__", "__array_ufunc__", "_case", "_path")
 
 
+def _fn_state(f):
+    return (id(f), id(getattr(f, "__code__", None)), id(getattr(f, "__defaults__", None)))
+
+
 def _recorder_state():
-    """The recorder's own parts, and the interpreter's trace hooks (a hook could rewrite
-    what the tests pass in before it is recorded)."""
+    """The recorder's own parts (functions with their code and defaults, the modules it
+    uses), the interpreter's trace hooks and its threads (a hook could rewrite what the tests
+    pass in before it is recorded)."""
     g = globals()
-    return (tuple(id(vars(_Target).get(k)) for k in _TARGET_SLOTS), id(type(_CUR)), id(_CUR.get("send")),
-            id(g.get("_CUR")), id(g.get("_emit")), id(g.get("_ser")), id(g.get("_has_target")),
+    fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [g.get(k) for k in (
+        "_emit", "_ser", "_has_target", "_b64npy", "_recorder")] + [_CUR.get("send")] + \
+        [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
+    return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
+            tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval(),
             _thread._count())      # a thread left running could rewrite a record before it is made

@@ -23,10 +23,16 @@ REPLIES = {
     "standin_eq_patched": ("def f(x):\n    import sys\n    fr = sys._getframe(1)\n"
                            "    while not fr.f_code.co_filename.startswith('<test'):\n        fr = fr.f_back\n"
                            "    type(fr.f_globals['target']).__eq__ = lambda s, o: True\n    return 0.0\n"),
+    # ... or its comparison's code swapped in place (same function object)
+    "standin_code_swapped": ("def f(x):\n    import sys\n    fr = sys._getframe(1)\n"
+                             "    while not fr.f_code.co_filename.startswith('<test'):\n        fr = fr.f_back\n"
+                             "    type(fr.f_globals['target']).__eq__.__code__ = (lambda s, o: True).__code__\n"
+                             "    return 0.0\n"),
 }
 CASES = {"shim_class_swap": "from scicode.compare.cmp import cmp_tuple_or_list\n"
                             "assert cmp_tuple_or_list([f(1.0)], [target])",
-         "standin_eq_patched": "assert f(1.0) == target"}
+         "standin_eq_patched": "assert f(1.0) == target",
+         "standin_code_swapped": "assert f(1.0) == target"}
 
 
 @pytest.fixture(scope="module")
