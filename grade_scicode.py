@@ -82,11 +82,12 @@ SPEC = {
     "runner_reply_cap_bytes": 256 << 20,    # reply-pipe bytes kept per step (comparison records)
     "runner_cpu_slack_s": 30,               # RLIMIT_CPU = timeout + this
     "runner_max_messages": 100_000,         # messages kept per step (a record flood ends here)
-    "runner_term_grace_s": 60.0,            # the grader waits this long past a step's timeout
+    # the worker enforces each step's timeout itself; the grader waits this much longer for
+    # its report before it counts the worker as stalled (the step's failure)
+    "worker_reply_margin_s": 10.0,
     # a grader-side comparison whose broadcast exceeds both operands and this many elements
     # is refused (a record could otherwise make the grader's own process allocate without bound)
     "max_broadcast": 1 << 27,
-    "sandbox_tmpfs_mb": 256,                # the step process's /tmp (a tmpfs) in the sandbox
     "max_generation_bytes": 2 << 20,
     "max_problems_bytes": 64 << 20,
     # seed "Harness-fault census": 100 % shared signature across >= 10 failures
@@ -1639,7 +1640,7 @@ def isolation_checks(strict: bool) -> list:
     if not sandbox_level()["file_isolation"]:
         out.append(Check("sandbox.file_isolation", Status.REVIEW,
                          "the step processes can see the host's files (the targets file included): "
-                         + sandbox_level()["reason"] + ("; --strict does not certify this run" if strict else ""),
+                         + sandbox_level()["note"] + ("; --strict does not certify this run" if strict else ""),
                          False, True))
     return out
 
@@ -2072,6 +2073,7 @@ def _child(job, wfd, token, out_path):
 
 
 HELPER = _INIT["helper_name"]
+_REAP = bool(_INIT.get("reap"))
 
 
 def _run(job):
@@ -2089,6 +2091,7 @@ def _run(job):
             _os.close(_FD)
             for _k in ("_TOKEN", "_INIT", "send", "_FD", "_line"):   # channel secrets, job line
                 globals().pop(_k, None)
+            _own_user_namespace()
             _os.chdir(step_dir)
             _child(job, w, token, out_path)
         finally:
@@ -2143,9 +2146,9 @@ def _run(job):
         except ProcessLookupError:
             pass
         _os.waitpid(pid, 0)
-    if _os.getpid() == 1:       # the sandbox's init: no process of this step outlives it
+    if _REAP:       # alone with the sandbox's init: no process of this step outlives it
         for p in _os.listdir("/proc"):
-            if p.isdigit() and int(p) != 1:
+            if p.isdigit() and int(p) not in (1, _os.getpid()):
                 try:
                     _os.kill(int(p), signal.SIGKILL)
                 except OSError:
@@ -2192,6 +2195,25 @@ def secrets_token():
     return _os.urandom(16).hex()
 
 
+def _own_user_namespace():
+    """The step's process in a user namespace of its own: no capability over its worker
+    (which holds the channel to the grader), as the runner's fork_jobs does for a job."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        uid, gid = _os.geteuid(), _os.getegid()
+        if libc.unshare(0x10000000) == 0:
+            for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                               ("gid_map", "%d %d 1" % (gid, gid))):
+                try:
+                    with open("/proc/self/" + name, "w") as fh:
+                        fh.write(text)
+                except OSError:
+                    pass
+    except BaseException:
+        pass
+
+
 send({"ready": True, "shim": _SHIM_OK})
 for _line in _sys.stdin:
     if not _line.strip():
@@ -2224,136 +2246,378 @@ def _drain(stream, sink: list, cap: int) -> None:
     stream.close()
 
 
-_SANDBOX = {}
+# The sandbox pieces below are the runner's (grade_fem.py SUBPROCESS RUNNER, branch
+# `runner`, RUNNER-API-READY), copied verbatim: same names, same SPEC keys, same text.
+# pid 1 of the run's pid namespace (or, where there is none, a plain watcher), run as
+# `python -I -S -B -c _SANDBOX_INIT <config>`.  With a config "root" it builds the
+# allow-list root: a tmpfs holding read-only binds of the system and Python directories,
+# the run's own folders, a minimal /dev and its own /proc; pivot_root to it and detach the
+# old root (a chroot could be climbed out of).  It then starts the driver with the rlimits
+# and stays: when the grader dies (the lifeline socket reads EOF) or the driver exits,
+# everything else in the run is killed.  It reports the driver's exit on the lifeline.
+_SANDBOX_INIT = r'''
+import ctypes, json, os, resource, select, signal, sys
+cfg = json.loads(sys.argv[1])
+life = cfg["lifeline"]
+os.set_inheritable(life, False)
+libc = ctypes.CDLL(None, use_errno=True)
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = \
+    1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+ATIME = ((1024, 1024), (2048, 2048), (4096, 1 << 21))       # statvfs bit -> mount flag
 
-# Run inside fresh user, network, mount and pid namespaces (unshare): a new root on a
-# tmpfs holding only the system and Python directories (read-only), a fresh /proc of the
-# new pid namespace (no other process, no command line of the grader), /dev's null and
-# random devices, a small tmpfs /tmp, the shim (read-only) and the worker's own work dir.
-# The targets file, the problem files, the generations and everything else of the
-# host's file tree are not in the step processes' view.  The worker runs without any
-# capability (setpriv: empty bounding set, no new privileges): it cannot remount the
-# read-only binds, leave the chroot, or mount anything.
-SANDBOX_SETUP = r'''
-set -e
-R=$1; RO=$2; RW=$3; TMPMB=$4; shift 4
-mount -t tmpfs -o mode=755,size=16m none "$R"
-mkdir -p "$R/dev" "$R/proc" "$R/tmp"
-mount -t tmpfs -o "size=${TMPMB}m" none "$R/tmp"
-for n in null zero random urandom; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
-mount -t proc proc "$R/proc"
-IFS='
-'
-for d in $RO; do
-  [ -e "$d" ] || continue
-  if [ -L "$d" ]; then
-    mkdir -p "$R$(dirname "$d")"; ln -s "$(readlink "$d")" "$R$d"
-  else
-    mkdir -p "$R$d"; mount --rbind "$d" "$R$d"; mount -o remount,bind,ro "$R$d"
-  fi
-done
-for d in $RW; do mkdir -p "$R$d"; mount --bind "$d" "$R$d"; done
-exec chroot "$R" /usr/bin/setpriv --nnp --inh-caps=-all --bounding-set=-all -- "$@"
+
+def tell(text):
+    try:
+        os.write(life, (text + "\n").encode())
+    except OSError:
+        pass
+
+
+def mount(src, target, fstype, flags, data=None):
+    enc = [None if v is None else v.encode() for v in (src, target, fstype, data)]
+    if libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "mount %s on %s: %s" % (src, target, os.strerror(err)))
+
+
+def bind(src, new, writable=False):
+    target = new + src
+    if os.path.islink(src):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.symlink(os.readlink(src), target)
+        return
+    if os.path.isdir(src):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    mount(src, target, None, MS_BIND)
+    flag = os.statvfs(src).f_flag
+    locked = flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    locked |= sum(ms for st, ms in ATIME if flag & st)
+    mount(None, target, None, MS_REMOUNT | MS_BIND | locked | (0 if writable else MS_RDONLY))
+
+
+def build_root(new):
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for src in cfg["ro"]:
+        if os.path.lexists(src):
+            bind(src, new)
+    for src in cfg["rw"]:
+        bind(src, new, writable=True)
+    dev = new + "/dev"
+    os.makedirs(dev)
+    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for node in cfg["dev"]:
+        if os.path.exists(node):
+            bind(node, new, writable=True)
+    os.makedirs(dev + "/shm")
+    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=%d" % cfg["shm_bytes"])
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, dev + "/" + name)
+    os.makedirs(new + "/proc")
+    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    os.chdir(new)
+    if libc.syscall(cfg["pivot_root_nr"], b".", b".") != 0:
+        raise OSError(ctypes.get_errno(), "pivot_root")
+    if libc.umount2(b".", 2) != 0:                              # MNT_DETACH the old root
+        raise OSError(ctypes.get_errno(), "umount old root")
+    os.chdir("/")
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+if cfg["root"]:
+    try:
+        build_root(cfg["root"])
+    except Exception as exc:
+        tell("setup " + str(exc)[:300])
+        sys.exit(0)
+pid1 = os.getpid() == 1
+if not pid1:
+    libc.prctl(1, 9, 0, 0, 0)               # PR_SET_PDEATHSIG, SIGKILL: dies with the grader
+libc.prctl(4, 0, 0, 0, 0)                   # PR_SET_DUMPABLE 0: the driver cannot trace init
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_w, False)
+signal.set_wakeup_fd(wake_w)
+signal.signal(signal.SIGCHLD, lambda *a: None)
+child = 0
+
+
+def on_term(*_):
+    """The grader's SIGTERM: in a pid namespace it reaches the driver's group directly; else
+    the driver has a group of its own, which goes now."""
+    if not pid1 and child:
+        try:
+            os.killpg(child, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+signal.signal(signal.SIGTERM, on_term)
+child = os.fork()
+if child == 0:
+    try:
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        if not pid1:
+            os.setpgid(0, 0)                # a group init can kill without killing itself
+            libc.prctl(1, 9, 0, 0, 0)
+        libc.prctl(4, 1, 0, 0, 0)
+        uid, gid = os.geteuid(), os.getegid()
+        if libc.unshare(0x10000000) == 0:   # CLONE_NEWUSER: no capability over init
+            try:
+                for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                                   ("gid_map", "%d %d 1" % (gid, gid))):
+                    with open("/proc/self/" + name, "w") as fh:
+                        fh.write(text)
+            except OSError:
+                pass
+        for name, value in cfg["rlimits"]:
+            try:
+                resource.setrlimit(getattr(resource, name), (value, value))
+            except (AttributeError, ValueError, OSError):
+                pass
+        os.chdir(cfg["cwd"])
+        os.execv(cfg["argv"][0], cfg["argv"])
+    except BaseException as exc:
+        os.write(2, ("sandbox: cannot start the driver: %r\n" % (exc,)).encode())
+    os._exit(127)
+for fd in cfg["close"]:                     # the reply pipe and the request pipe: the driver's only
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+status = None
+while status is None:
+    try:
+        ready = select.select([life, wake_r], [], [], 1.0)[0]
+    except InterruptedError:
+        ready = []
+    if wake_r in ready:
+        os.read(wake_r, 4096)
+    if life in ready:
+        try:
+            gone = os.read(life, 4096) == b""
+        except OSError:
+            gone = True
+        if gone:                            # the grader died: so does everything here
+            break
+    while True:
+        try:
+            pid, st = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        if pid == child:
+            status = st
+try:
+    if pid1:
+        os.kill(-1, signal.SIGKILL)          # every other process of this pid namespace
+    else:
+        os.killpg(child, signal.SIGKILL)     # whatever is left of the driver's group
+except OSError:
+    pass
+if status is not None:
+    tell(("exit %d" % os.WEXITSTATUS(status)) if os.WIFEXITED(status)
+         else "signal %d" % os.WTERMSIG(status))
+os._exit(0)
 '''
 
-
-def _python_dirs() -> list:
-    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-            os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}
-    for p in sys.path:              # site-packages outside the prefix (a venv, a user install)
-        if p and os.path.isdir(p) and ("site-packages" in p or "dist-packages" in p):
-            dirs.add(p)
-    return sorted(d for d in dirs if d and d != "/")
+_SANDBOX = {}          # the probed sandbox level and launch prefix (once per grader process)
+_PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 
 
-def _sandbox_command(root: str, ro: list, rw: list) -> list:
-    unshare = shutil.which("unshare") or "unshare"
-    return [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--kill-child",
-            "--propagation", "private", "sh", "-c", SANDBOX_SETUP, "sandbox", root,
-            "\n".join(["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"] + ro),
-            "\n".join(rw), str(SPEC["sandbox_tmpfs_mb"])]
+def _python_exe() -> str:
+    """The real interpreter (not a pyenv shim or a symlink the sandbox would not hold)."""
+    return os.path.realpath(sys.executable)
+
+
+def _readonly_paths(extra=()) -> list:
+    """What the child may read: the system's programs, libraries and /etc, and the Python
+    installation with its site-packages; nothing else of the filesystem."""
+    import site
+    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"]
+    py = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix,
+                                        sys.base_exec_prefix)}
+    try:
+        sites = list(site.getsitepackages())
+    except AttributeError:
+        sites = []
+    for p in sites + sys.path:
+        if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
+            py.add(os.path.realpath(p))
+    py.add(os.path.dirname(_python_exe()))
+    paths += sorted(p for p in py if p != "/")
+    paths += [os.path.realpath(p) for p in extra]
+    keep = []
+    for p in paths:
+        if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in keep):
+            keep.append(p)
+    return keep
+
+
+def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: list,
+                lifeline: int, ro_extra=()) -> dict:
+    import glob
+    import platform
+    return {"root": os.path.join(work, "root") if root else None,
+            "ro": _readonly_paths(ro_extra) + [d for d in (os.path.join(work, "driver"),)
+                                               if os.path.isdir(d)],
+            "rw": rw, "dev": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+            + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": 1 << 30,
+            "pivot_root_nr": _PIVOT_ROOT_NR.get(platform.machine(), -1),
+            "argv": argv, "cwd": cwd, "rlimits": rlimits, "lifeline": lifeline,
+            "close": [0] + [int(a) for a in argv[-1:] if a.isdigit()]}
 
 
 _PROBE = r'''
-import os, sys
-secret, rw, ro = sys.argv[1:4]
-seen = os.path.exists(secret)
-others = [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())]
-open(os.path.join(rw, "w"), "w").close()
+import json, os, sys
+seen = {"pid": os.getpid(), "hidden_visible": os.path.exists(sys.argv[1]),
+        "proc": os.path.exists("/proc/self/status")}
 try:
-    open(os.path.join(ro, "w"), "w").close()
-    ro_ok = False
-except OSError:
-    ro_ok = True
-caps = [ln.split()[1] for ln in open("/proc/self/status") if ln.startswith(("CapEff", "CapBnd"))]
-print("ISOLATED" if not seen and ro_ok and os.getpid() == 1 and not others and set(caps) == {"0000000000000000"}
-      else "OPEN", seen, others[:3], caps)
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    seen["job_userns"] = os.fork() == 0 or None
+    if seen["job_userns"] is True:
+        os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+    seen["job_userns"] = os.waitpid(-1, 0)[1] == 0
+except Exception:
+    seen["job_userns"] = False
+print(json.dumps(seen))
 '''
 
 
+def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
+    """Run _PROBE through prefix + _SANDBOX_INIT; what it saw, or None if it did not run."""
+    import socket
+    marker = os.path.join(work, "hidden")
+    with open(marker, "w") as fh:
+        fh.write("x")
+    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    a, b = socket.socketpair()
+    try:
+        cfg = _launch_cfg(work, root, [], [_python_exe(), "-I", "-S", "-c", _PROBE, marker], "/",
+                          [], b.fileno())
+        proc = subprocess.Popen(prefix + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT,
+                                          json.dumps(cfg)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, pass_fds=(b.fileno(),),
+                                start_new_session=True)
+        b.close()
+        out, _ = proc.communicate(timeout=30)
+        a.settimeout(5)
+        said = a.recv(4096).decode(errors="replace")
+        if proc.returncode != 0 or not said.startswith("exit 0"):
+            return None
+        return json.loads(out.decode().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return None
+    finally:
+        a.close()
+        b.close()
+
+
 def sandbox_level() -> dict:
-    """Which isolation the step processes get here (probed once): user/net/mount/pid
-    namespaces, rlimits, and whether the host's files (the targets file included) are out
-    of their view (`file_isolation`)."""
+    """How the child is confined here (probed once by running a child the real way)."""
     if not _SANDBOX:
-        level = {"user_ns": False, "net_ns": False, "mount_ns": False, "pid_ns": False,
-                 "rlimits": True, "file_isolation": False, "reason": ""}
-        probe = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
+        work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
         try:
-            secret = os.path.join(probe, "secret", "targets.h5")
-            os.makedirs(os.path.dirname(secret))
-            open(secret, "w").close()
-            rw, ro = os.path.join(probe, "rw"), os.path.join(probe, "ro")
-            root = os.path.join(probe, "root")
-            for d in (rw, ro, root):
-                os.mkdir(d)
-            cmd = _sandbox_command(root, _python_dirs() + [ro], [rw])
-            try:
-                run = subprocess.run(cmd + [sys.executable, "-I", "-c", _PROBE, secret, rw, ro],
-                                     capture_output=True, text=True, timeout=60)
-                out = run.stdout.strip()
-            except (OSError, subprocess.SubprocessError) as exc:
-                out, run = f"{type(exc).__name__}", None
-            if out.startswith("ISOLATED"):
-                level.update(user_ns=True, net_ns=True, mount_ns=True, pid_ns=True, file_isolation=True)
-                level["prefix"] = "full"
+            unshare = shutil.which("unshare") or "/usr/bin/unshare"
+            full = [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork",
+                    "--kill-child"]
+            seen = _try_launch(full, True, work)
+            if seen and not seen["hidden_visible"] and seen["pid"] == 2 and seen["proc"]:
+                level = dict(user_namespace=True, net_namespace=True, mount_namespace=True,
+                             pid_namespace=True, file_isolation=True, prefix=full, root=True,
+                             job_user_namespace=bool(seen.get("job_userns")), note="")
             else:
-                level["reason"] = ("mount/pid namespaces unavailable: " +
-                                   ((run.stderr.strip().splitlines() or [out or "no output"])[-1][:160]
-                                    if run is not None else out))
-                base = [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net"]
-                try:
-                    ok = subprocess.run(base + [sys.executable, "-I", "-c", "0"], capture_output=True,
-                                        timeout=30).returncode == 0
-                except (OSError, subprocess.SubprocessError):
-                    ok = False
-                level.update(user_ns=ok, net_ns=ok)
-                level["prefix"] = "userns" if ok else "none"
+                basic = [unshare, "--user", "--map-root-user", "--net"]
+                seen = _try_launch(basic, False, work)
+                level = dict(user_namespace=bool(seen), net_namespace=bool(seen),
+                             mount_namespace=False, pid_namespace=False, file_isolation=False,
+                             prefix=basic if seen else [], root=False,
+                             job_user_namespace=bool(seen and seen.get("job_userns")),
+                             note="mount/pid namespaces unavailable: the child can read any "
+                             "file the grader's user can" + ("" if seen else
+                                                             "; no user/network namespace either"))
         finally:
-            shutil.rmtree(probe, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
+        level["rlimits"] = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
         _SANDBOX.update(level)
-    return {k: v for k, v in _SANDBOX.items() if k != "prefix"}
+    return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
 
 
 def sandbox_check() -> Check:
-    """INFO sandbox.isolation: what confines each step's process here."""
+    """INFO sandbox.isolation: what confined the child in this grading."""
     lv = sandbox_level()
-    names = [n for n, k in (("user", "user_ns"), ("net", "net_ns"), ("mount", "mount_ns"), ("pid", "pid_ns"))
-             if lv[k]]
-    msg = (f"namespaces: {', '.join(names) or 'none'}; rlimits: AS/CPU/FSIZE/CORE; file isolation: "
-           + ("yes (own root: system and Python dirs read-only, no host files, fresh /proc)"
-              if lv["file_isolation"] else f"NO ({lv['reason'] or 'namespaces unavailable'})"))
-    return Check("sandbox.isolation", Status.INFO, msg, lv)
+    ns = [n for n in ("user", "net", "mount", "pid") if lv[f"{n}_namespace"]]
+    msg = (f"namespaces: {', '.join(ns) or 'none'}; file isolation "
+           f"{'on (the child sees only Python, its copy and a scratch folder)' if lv['file_isolation'] else 'OFF'}"
+           f"; rlimits: {', '.join(r[7:] for r in lv['rlimits'])}")
+    return Check("sandbox.isolation", Status.INFO, msg + (f"; {lv['note']}" if lv["note"] else ""),
+                 lv["file_isolation"])
 
 
-def _sandbox_prefix(root: str, ro: list, rw: list) -> list:
-    """The command prefix that puts the worker in its sandbox (the best this host allows)."""
+_MAX_DEPTH = 64        # deeper message bodies are refused (no grader code walks them recursively)
+_MAX_MESSAGES = 100_000   # more are refused: millions of tiny messages would exhaust the grader's
+                          # memory within the byte cap (honest drivers send a few hundred)
+
+
+def _too_deep(obj) -> bool:
+    stack = [(obj, 0)]
+    while stack:
+        o, d = stack.pop()
+        if d > _MAX_DEPTH:
+            return True
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o)
+    return False
+
+
+def decode_reply(line: bytes, token: str) -> tuple:
+    """(body, is_ask, None) for an authentic reply line, (None, False, why) for anything
+    else.  Never raises: garbage is the child's failure, never the grader's."""
+    import hmac
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, False, f"invalid UTF-8 at byte {exc.start}"
+    try:
+        msg = json.loads(text)
+    except RecursionError:
+        return None, False, "JSON nested too deeply to decode"
+    except MemoryError:
+        return None, False, "JSON too large to decode"
+    except ValueError as exc:
+        return None, False, f"not JSON ({str(exc)[:80]})"
+    except Exception as exc:          # anything else json may raise on hostile input
+        return None, False, f"not JSON ({type(exc).__name__})"
+    if not isinstance(msg, dict) or not isinstance(msg.get("token"), str):
+        return None, False, "no run token"
+    if not hmac.compare_digest(msg["token"].encode("utf-8", "replace"), token.encode()):
+        return None, False, "wrong run token"
+    if "body" not in msg or set(msg) - {"token", "body", "ask"} or msg.get("ask", False) not in (True, False):
+        return None, False, "malformed message (valid token)"
+    if _too_deep(msg["body"]):
+        return None, False, f"message nested deeper than {_MAX_DEPTH} levels (valid token)"
+    return msg["body"], msg.get("ask") is True, None
+
+
+
+def _sandboxed(work: str, rw: list, ro: list, argv: list, lifeline: int) -> list:
+    """The command that runs argv (the warm worker) in the runner's sandbox: _SANDBOX_INIT as
+    pid 1 of fresh user/net/mount/pid namespaces, the allow-list root (system and Python
+    read-only, `ro`, the worker's own `rw` folders), pivot_root, the old root detached."""
     sandbox_level()
-    if _SANDBOX["prefix"] == "full":
-        return _sandbox_command(root, _python_dirs() + ro, rw)
-    if _SANDBOX["prefix"] == "userns":
-        return [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net"]
-    return []
+    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    cfg = _launch_cfg(work, _SANDBOX["root"], rw, argv, rw[0], [], lifeline, ro)
+    return _SANDBOX["prefix"] + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT, json.dumps(cfg)]
 
 
 class Worker:
@@ -2365,8 +2629,10 @@ class Worker:
         self.start()
 
     def start(self) -> None:
-        work = tempfile.mkdtemp(prefix="worker-", dir=self.base)
-        root = tempfile.mkdtemp(prefix="root-", dir=self.base)
+        import socket
+        box = tempfile.mkdtemp(prefix="worker-", dir=self.base)
+        work = os.path.join(box, "work")
+        os.mkdir(work)
         driver = os.path.join(work, "worker_driver.py")
         with open(driver, "w") as fh:
             fh.write(WORKER_PROLOGUE + WORKER_BODY)
@@ -2374,21 +2640,23 @@ class Worker:
         self.replies = queue.Queue()
         self.out, self.err = [], []
         rfd, wfd = os.pipe()
-
+        self.life, life_child = socket.socketpair()
         try:    # no preexec_fn: this runs in several threads; the worker sets its own limits
             self.proc = subprocess.Popen(
-                _sandbox_prefix(root, [self.shim_dir], [work]) +
-                [sys.executable, "-I", "-B", driver, str(wfd)], cwd=work,
+                _sandboxed(box, [work], [self.shim_dir], [_python_exe(), "-I", "-B", driver, str(wfd)],
+                           life_child.fileno()), cwd=work,
                 env=_child_env(work),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(wfd,), start_new_session=True)
+                pass_fds=(wfd, life_child.fileno()), start_new_session=True)
         finally:
             os.close(wfd)
+            life_child.close()
         threading.Thread(target=self._read_replies, args=(os.fdopen(rfd, "rb"),), daemon=True).start()
         for stream, sink in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
             threading.Thread(target=_drain, args=(stream, sink, 64 << 10), daemon=True).start()
         init = {"token": self.token, "shim_dir": self.shim_dir, "work_dir": work, "warm": self.warm,
-                "target_methods": list(TARGET_METHODS), "helper_name": HELPER_DECORATOR}
+                "target_methods": list(TARGET_METHODS), "helper_name": HELPER_DECORATOR,
+                "reap": bool(sandbox_level()["pid_namespace"])}
         self.proc.stdin.write((json.dumps(init) + "\n").encode())
         self.proc.stdin.flush()
         self.child = None
@@ -2398,12 +2666,9 @@ class Worker:
 
     def _read_replies(self, stream) -> None:
         for line in stream:
-            try:
-                msg = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                continue
-            if isinstance(msg, dict) and msg.get("token") == self.token and "body" in msg:
-                self.replies.put(msg["body"])
+            body, _, why = decode_reply(line.rstrip(b"\n"), self.token)
+            if why is None:
+                self.replies.put(body)
         self.replies.put(None)          # the worker died or closed the channel
 
     def _next(self, timeout: float):
@@ -2425,7 +2690,7 @@ class Worker:
         except (BrokenPipeError, OSError):
             self.restart()
             return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
-        deadline = time.monotonic() + float(job["timeout"]) + SPEC["runner_term_grace_s"]
+        deadline = time.monotonic() + float(job["timeout"]) + SPEC["worker_reply_margin_s"]
         while True:
             msg = self._next(deadline - time.monotonic())
             if isinstance(msg, dict) and "started" in msg:
@@ -2457,6 +2722,9 @@ class Worker:
                 except (ProcessLookupError, PermissionError, OSError):
                     pass
         self.child = None
+        if getattr(self, "life", None) is not None:
+            self.life.close()       # the sandbox's init kills everything left when this closes
+            self.life = None
         if self.proc:
             try:
                 self.proc.stdin.close()

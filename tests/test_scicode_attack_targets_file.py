@@ -66,17 +66,18 @@ def test_targets_file_out_of_reach(run, label):
 def test_isolated_run_is_certified(run):
     out, steps, keys, doc = run
     assert step_line(out, steps["honest"]).startswith("PASS")
-    assert "file isolation: yes" in out and "sandbox.file_isolation" not in out
+    assert "file isolation on" in out and "sandbox.file_isolation" not in out
     assert keys["RESULT"] == "PARTIAL" and keys["harness_fault_steps"] == "0"
     assert doc["sandbox"]["file_isolation"] is True
 
 
 def test_without_isolation_strict_does_not_certify(monkeypatch):
-    monkeypatch.setattr(gs, "_SANDBOX", {"user_ns": True, "net_ns": True, "mount_ns": False, "pid_ns": False,
-                                         "rlimits": True, "file_isolation": False, "prefix": "userns",
-                                         "reason": "mount/pid namespaces unavailable: test"})
+    monkeypatch.setattr(gs, "_SANDBOX", dict(user_namespace=True, net_namespace=True, mount_namespace=False,
+                                             pid_namespace=False, file_isolation=False, prefix=[], root=False,
+                                             job_user_namespace=False, rlimits=["RLIMIT_AS"],
+                                             note="mount/pid namespaces unavailable: test"))
     checks = gs.isolation_checks(strict=True) + [gs.Check("step.1.1", gs.Status.PASS, "1/1")]
-    assert "file isolation: NO (mount/pid namespaces unavailable: test)" in checks[0].message
+    assert "file isolation OFF" in checks[0].message and "unavailable: test" in checks[0].message
     review = [c for c in checks if c.id == "sandbox.file_isolation"]
     assert review and review[0].status is gs.Status.REVIEW and "--strict does not certify" in review[0].message
     assert gs.verdict(checks, strict=True, no_exec=False) == ("UNGRADED", None)

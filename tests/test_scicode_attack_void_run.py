@@ -33,7 +33,7 @@ CASES = {"deletes_shim": "assert np.allclose(f(1.0), target)\n"
 @pytest.fixture(scope="module")
 def run():
     probs, h5, gen, steps = one_step_set("void-run", REPLIES, cases=CASES)
-    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--jobs", "2", "--timeout", "8", "--strict")
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--jobs", "2", "--timeout", "4", "--strict")
     return rc, out, steps, keys
 
 
