@@ -87,3 +87,22 @@ def test_unsupported_forms_fail_closed_as_the_harness_limit():
         assert gs.classify(dict(fail, evidence={"targets": True, "shim": True})) == "harness:target_form_unsupported"
     # a parameter named `target` inside a test helper is not the target
     assert gs.plan_step(["def h(target):\n    return target - 1\nassert np.allclose(f(h(2.0)), target)"])[0].error is None
+
+
+def test_guessable_boolean_sites_are_the_documented_limit(steps):
+    """problem_spec "Known limits": `(<boolean expression>) == target` (a True/False target a
+    generation could guess by rewriting the test's own computation) -- 52 cases in 42 steps."""
+    def boolish(n):
+        if isinstance(n, (ast.Compare, ast.BoolOp)):
+            return True
+        if isinstance(n, ast.Tuple):
+            return all(boolish(e) for e in n.elts)
+        if isinstance(n, ast.Call):
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+            return name in ("isclose", "allclose", "all", "any", "array_equal", "equal") or \
+                name.startswith(("is_", "test_", "check_"))
+        return False
+    hits = [s.step for s in steps for case in s.cases for n in ast.walk(ast.parse(case))
+            if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq)
+            and isinstance(n.comparators[0], ast.Name) and n.comparators[0].id == "target" and boolish(n.left)]
+    assert (len(hits), len(set(hits))) == (52, 42)
