@@ -38,6 +38,7 @@ import argparse
 import ast
 import dataclasses
 import enum
+import functools
 import hashlib
 import json
 import math
@@ -75,9 +76,18 @@ SPEC = {
     "timeout_s": 600.0,
     # spec "Resources": 10.11 needs 2.35 GB and fails under 2 GB; 4 GiB of address space.
     "mem_gb": 4.0,
-    "fsize_bytes": 64 << 20,        # per-step file-size limit (stdout flood ends here)
-    "capture_bytes": 16 << 10,      # captured submission output kept per step
-    "reply_cap": 32 << 20,          # reply-pipe bytes kept per step
+    # the runner's limit names (same SPEC keys in every grader that runs code)
+    "runner_fsize_bytes": 64 << 20,         # per-step file-size limit (stdout flood ends here)
+    "runner_output_cap_bytes": 16 << 10,    # captured submission output kept per step
+    "runner_reply_cap_bytes": 256 << 20,    # reply-pipe bytes kept per step (comparison records)
+    "runner_cpu_slack_s": 30,               # RLIMIT_CPU = timeout + this
+    "runner_max_messages": 100_000,         # messages kept per step (a record flood ends here)
+    # the worker enforces each step's timeout itself; the grader waits this much longer for
+    # its report before it counts the worker as stalled (the step's failure)
+    "worker_reply_margin_s": 10.0,
+    # a grader-side comparison whose broadcast exceeds both operands and this many elements
+    # is refused (a record could otherwise make the grader's own process allocate without bound)
+    "max_broadcast": 1 << 27,
     "max_generation_bytes": 2 << 20,
     "max_problems_bytes": 64 << 20,
     # seed "Harness-fault census": 100 % shared signature across >= 10 failures
@@ -164,6 +174,18 @@ class Report:
 # GUARDED INPUT: untrusted files and values
 # =============================================================================
 STEP_RE = re.compile(r"^\d+\.\d+$")
+
+
+def parse_python(source, filename: str, check_id: str):
+    """ast.parse that never escapes: a syntax error, or a source nested too deeply or too large
+    for the parser (RecursionError, MemoryError), becomes a Reject (a clean FAIL record)."""
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise Reject(check_id, f"{filename}: syntax error at line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise Reject(check_id, f"{filename}: cannot be parsed ({type(exc).__name__}: nested too "
+                     "deeply or too large)")
 
 
 def read_text_file(path: str, check_id: str, max_bytes: int) -> str:
@@ -361,8 +383,8 @@ def audit_generation(code: str) -> list:
     """Reasons a definition needs review: it reads `target(s)` as a free name,
     reaches for frames/globals/the h5 file, or rebinds a library attribute."""
     try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+        tree = parse_python(code, "generation", "audit")
+    except Reject:
         return []
     reasons, bound = [], set()
     for node in ast.walk(tree):
@@ -455,58 +477,21 @@ def extract_definition(text: str, kind: str, name: str) -> str:
     first_error, parsed_any = None, False
     for block in candidates:
         try:
-            tree = ast.parse(block)
-        except (SyntaxError, ValueError) as exc:
-            first_error = first_error or exc
+            tree = parse_python(block, "generation", "extract")
+        except Reject as exc:
+            first_error = first_error or exc.check.message
             continue
         parsed_any = True
         top = [n for n in tree.body if isinstance(n, types) and n.name == name]
         nested = [n for n in ast.walk(tree) if isinstance(n, types) and n.name == name]
         if top or nested:
-            return ast.unparse((top or nested)[-1])
+            try:
+                return ast.unparse((top or nested)[-1])
+            except RecursionError:
+                raise ExtractionError(f"`{kind} {name}` is nested too deeply to be extracted")
     if not parsed_any and first_error is not None:
-        exc = first_error
-        raise SyntaxError(f"{exc.msg} (line {exc.lineno})" if isinstance(exc, SyntaxError) else str(exc))
+        raise SyntaxError(first_error.replace("generation: ", "", 1))
     raise ExtractionError(f"no `{kind} {name}` in the generation")
-
-
-def _binds_target_otherwise(tree) -> bool:
-    """True when `target` is bound by something other than a plain name: a
-    parameter, `global`/`nonlocal`, `except ... as`, an import alias, a def/class
-    or a match pattern.  Renaming only the names would change such a test."""
-    for n in ast.walk(tree):
-        if isinstance(n, ast.arg) and n.arg == "target" or \
-                isinstance(n, (ast.Global, ast.Nonlocal)) and "target" in n.names or \
-                isinstance(n, (ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef,
-                               ast.ClassDef, ast.MatchAs, ast.MatchStar)) and \
-                getattr(n, "name", None) == "target" or \
-                isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == "target" or \
-                isinstance(n, ast.MatchMapping) and n.rest == "target":
-            return True
-    return False
-
-
-def rename_target(case: str, name: str) -> str | None:
-    """The test case with every *name* `target` spelled `name` (attributes and
-    keywords untouched; the text is otherwise byte-identical).  The grader binds
-    the target under that per-run name, so a generation cannot read it as the
-    global `target` (which the official script would hand it).  None when the
-    case cannot be renamed without changing its meaning (it binds `target` as a
-    parameter, `global`, ... or does not parse): that case then runs verbatim
-    with `target` bound under its own name, as in the official script."""
-    try:
-        tree = ast.parse(case)
-    except (SyntaxError, ValueError):
-        return None
-    if _binds_target_otherwise(tree):
-        return None
-    lines = case.splitlines(keepends=True)
-    hits = sorted(((n.lineno, n.col_offset, n.end_col_offset) for n in ast.walk(tree)
-                   if isinstance(n, ast.Name) and n.id == "target"), reverse=True)
-    for row, start, end in hits:
-        raw = lines[row - 1].encode("utf-8")
-        lines[row - 1] = (raw[:start] + name.encode() + raw[end:]).decode("utf-8")
-    return "".join(lines)
 
 
 @dataclasses.dataclass
@@ -577,6 +562,250 @@ def assemble(problem: Problem, step: Step, context_mode: str, gens: Generations,
     code, error = generation_code(step, gens)
     return StepProgram(step.step, problem.pid, problem.deps, "\n\n".join(parts), code, error,
                        step.cases, lost, audit_generation(code) if code else [], header_name(step.header))
+
+
+# =============================================================================
+# TARGET PLAN: how each test case uses `target`, read from the test text alone
+# =============================================================================
+# The step's process never holds a target: `target` is bound to an opaque stand-in, every
+# comparison that involves it records what the test passed in (as data) and returns True,
+# and the grader evaluates those records against the real targets in its own process.
+# What the grader trusts is this plan, made from the (trusted) test text: which
+# comparisons a case makes with the target, in which order, with which constants.  A
+# record that does not match the plan (missing, extra, another kind, a target stand-in on
+# the computed side) fails its case: a generation that forges records can only lose.
+NUMPY_COMPARATORS = ("allclose", "isclose", "array_equal")
+SHIM_COMPARATORS = ("cmp_tuple_or_list", "are_dicts_close", "are_csc_matrix_close")
+TARGET_METHODS = ("any", "all", "item", "tolist", "sum", "min", "max", "mean", "copy", "ravel",
+                  "flatten", "conj", "toarray", "todense")
+HELPER_DECORATOR = "__scicode_helper__"
+
+
+class Unsupported(Exception):
+    """A use of `target` the plan cannot express (the census lists them; none in the 338 steps)."""
+
+
+@dataclasses.dataclass
+class Site:
+    kind: str           # "numpy.allclose" | "cmp.cmp_tuple_or_list" | "helper.NAME" | "==" | "!="
+    slots: list         # per operand: ["target", tse] | ["const", value] | ["computed", None]
+    kwargs: dict        # name -> ["const", value] | ["computed", None]
+    text: str
+
+
+@dataclasses.dataclass
+class CasePlan:
+    sites: list
+    arity: dict                 # json(path) of a stand-in the case unpacks -> number of names
+    unpacks: list               # [(case, path, n)]: the grader checks the real target unpacks so
+    helpers: list               # test-defined functions a site calls with the target
+    form: str                   # census class of the case
+    error: str | None = None    # Unsupported: why
+
+
+def _const(node):
+    """The value of a literal expression of the test text (numbers, strings, tuples, +-*/**),
+    or raise ValueError."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex, str, bool,
+                                                                   type(None))):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _const(node.operand)
+        return -v if isinstance(node.op, ast.USub) else +v
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+        a, b = _const(node.left), _const(node.right)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
+            raise ValueError("non-numeric operands")
+        if isinstance(node.op, ast.Pow) and (abs(b) > 64 or abs(a) > 1e6):
+            raise ValueError("power too large")
+        try:
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            return a / b if isinstance(node.op, ast.Div) else a ** b
+        except (ArithmeticError, ValueError) as exc:
+            raise ValueError(str(exc))
+    if isinstance(node, ast.Tuple):
+        return tuple(_const(e) for e in node.elts)
+    raise ValueError("not a literal")
+
+
+class _Planner:
+    """Plans the cases of one step in order (names unpacked from a target stay bound to it
+    in later cases, as in the shared namespace)."""
+
+    def __init__(self):
+        self.names = {}         # name -> (case, path) of a target part
+        self.helpers = set()    # functions defined by the step's test text
+
+    def _mentions(self, node, names) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+    def _tse(self, node, case):
+        """Target-side expression: ["path", case, path] | ["tuple"/"list", [tse...]] | None."""
+        if isinstance(node, ast.Name):
+            if node.id == "target":
+                return ["path", case, []]
+            if node.id in self.names:
+                c, p = self.names[node.id]
+                return ["path", c, list(p)]
+            return None
+        if isinstance(node, ast.Subscript):
+            base = self._tse(node.value, case)
+            if base is None or base[0] != "path":
+                return None
+            try:
+                k = _const(node.slice)
+            except ValueError:
+                raise Unsupported(f"`{ast.unparse(node)[:60]}`: the target indexed by a computed key")
+            if not isinstance(k, (int, str)) or isinstance(k, bool):
+                raise Unsupported(f"`{ast.unparse(node)[:60]}`: the target indexed by {type(k).__name__}")
+            return ["path", base[1], base[2] + [["i", k]]]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args \
+                and not node.keywords:
+            base = self._tse(node.func.value, case)
+            if base is None:
+                return None
+            if base[0] != "path" or node.func.attr not in TARGET_METHODS:
+                raise Unsupported(f"`{ast.unparse(node)[:60]}`: a method of the target outside "
+                                  f"{', '.join(TARGET_METHODS[:4])}, ...")
+            return ["path", base[1], base[2] + [["m", node.func.attr]]]
+        if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
+            parts = [self._tse(e, case) for e in node.elts]
+            if all(p is not None for p in parts):
+                return ["tuple" if isinstance(node, ast.Tuple) else "list", parts]
+        return None
+
+    def _slot(self, node, case, names):
+        tse = self._tse(node, case)
+        if tse is not None:
+            return ["target", tse]
+        if self._mentions(node, names):
+            raise Unsupported(f"`{ast.unparse(node)[:60]}` computes with the target")
+        try:
+            return ["const", _const(node)]
+        except ValueError:
+            return ["computed", None]
+
+    def _site(self, node, case, names) -> Site:
+        text = ast.unparse(node)[:160]
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in NUMPY_COMPARATORS and \
+                    isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy"):
+                kind = f"numpy.{f.attr}"
+            elif isinstance(f, ast.Name) and f.id in SHIM_COMPARATORS or \
+                    isinstance(f, ast.Attribute) and f.attr in SHIM_COMPARATORS:
+                kind = f"cmp.{f.id if isinstance(f, ast.Name) else f.attr}"
+            elif isinstance(f, ast.Name) and f.id in self.helpers:
+                kind = f"helper.{f.id}"
+            else:
+                raise Unsupported(f"`{text[:60]}`: the target passed to {ast.unparse(f)[:40]}")
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                raise Unsupported(f"`{text[:60]}`: starred arguments")
+            slots = [self._slot(a, case, names) for a in node.args]
+            kwargs = {k.arg: self._slot(k.value, case, names) for k in node.keywords}
+            if any(s[0] == "target" for s in kwargs.values()):
+                raise Unsupported(f"`{text[:60]}`: the target as a keyword argument")
+            if not any(s[0] == "target" for s in slots):
+                raise Unsupported(f"`{text[:60]}` uses the target inside an argument")
+            return Site(kind, slots, kwargs, text)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = self._slot(node.left, case, names), self._slot(node.comparators[0], case, names)
+            sides = [s for s in (left, right) if s[0] == "target"]
+            if len(sides) != 1 or sides[0][1][0] != "path":
+                raise Unsupported(f"`{text[:60]}`: not one target (part) against a computed value")
+            return Site("==" if isinstance(node.ops[0], ast.Eq) else "!=", [left, right], {}, text)
+        raise Unsupported(f"`{text[:60]}`: the target outside a comparison call or ==")
+
+    def plan(self, case_text: str, case: int) -> CasePlan:
+        try:
+            tree = parse_python(case_text, f"<test case {case + 1}>", "plan")
+        except Reject as exc:
+            return CasePlan([], {}, [], [], "unsupported", exc.check.message)
+        sites, arity, unpacks, forms = [], {}, [], set()
+        names = {"target"} | set(self.names)
+        try:
+            for stmt in tree.body:
+                names = {"target"} | set(self.names)
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    params = {a.arg for a in ast.walk(stmt.args) if isinstance(a, ast.arg)}
+                    if any(self._mentions(n, names - params) for n in stmt.body + stmt.decorator_list):
+                        raise Unsupported(f"function {stmt.name} reads the target")
+                    self.helpers.add(stmt.name)
+                    self.names.pop(stmt.name, None)
+                    continue
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                        self._tse(stmt.value, case) is not None:
+                    src, dst = self._tse(stmt.value, case), stmt.targets[0]
+                    if src[0] != "path":
+                        raise Unsupported("a tuple of target parts assigned")
+                    if isinstance(dst, ast.Name):
+                        self.names[dst.id] = (src[1], src[2])
+                    elif isinstance(dst, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in dst.elts):
+                        arity[json.dumps([src[1], src[2]])] = len(dst.elts)
+                        unpacks.append((src[1], src[2], len(dst.elts)))
+                        for k, e in enumerate(dst.elts):
+                            self.names[e.id] = (src[1], src[2] + [["u", k]])
+                        forms.add("unpack")
+                    else:
+                        raise Unsupported("the target assigned to a pattern")
+                    continue
+                if not self._mentions(stmt, names):
+                    for n in ast.walk(stmt):        # a name rebound by the test is no longer a target part
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                            self.names.pop(n.id, None)
+                        elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                            self.names.pop(n.name, None)
+                    continue
+                if not isinstance(stmt, ast.Assert) or (stmt.msg is not None and self._mentions(stmt.msg, names)):
+                    raise Unsupported(f"line {stmt.lineno}: `{ast.unparse(stmt)[:60]}` uses the target "
+                                      "outside an assert")
+                stack, operands = [stmt.test], []
+                while stack:                      # the operands of an `and` chain, left to right
+                    node = stack.pop(0)
+                    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+                        stack[:0] = node.values
+                    else:
+                        operands.append(node)
+                for node in operands:
+                    if self._mentions(node, names):
+                        site = self._site(node, case, names)
+                        sites.append(site)
+                        forms.add(site.kind.split(".")[0] if site.kind in ("==", "!=") or
+                                  site.kind.startswith("helper.") else site.kind)
+                        if len(operands) > 1:
+                            forms.add("and-chain")
+        except Unsupported as exc:
+            return CasePlan([], {}, [], [], "unsupported", str(exc))
+        except RecursionError:
+            return CasePlan([], {}, [], [], "unsupported", "test text nested too deeply")
+        helpers = sorted({s.kind[7:] for s in sites if s.kind.startswith("helper.")})
+        form = "no target" if not sites else "+".join(sorted(forms))
+        return CasePlan(sites, arity, unpacks, helpers, form)
+
+
+def plan_step(cases: list) -> list:
+    planner = _Planner()
+    return [planner.plan(c, i) for i, c in enumerate(cases)]
+
+
+def decorate_helpers(case_text: str, helpers: list) -> str:
+    """The case with `@__scicode_helper__` above each top-level def a site calls with the
+    target (10.6's are_equivalent): the step's process records the call, the grader runs the
+    helper (test text) on the recorded data.  Nothing else of the text changes."""
+    if not helpers:
+        return case_text
+    tree = ast.parse(case_text)
+    lines = case_text.splitlines(keepends=True)
+    for node in sorted((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in helpers),
+                       key=lambda n: -n.lineno):
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+        lines.insert(first, " " * node.col_offset + "@" + HELPER_DECORATOR + "\n")
+    return "".join(lines)
 
 
 # =============================================================================
@@ -799,6 +1028,351 @@ def check_h5(path: str) -> list:
 
 
 # =============================================================================
+# COMPARISON RECORDS: decoded and judged in the grader's own process
+# =============================================================================
+# A record is JSON the step's process wrote: plain values, numpy arrays as .npy bytes
+# (np.load with allow_pickle=False), tagged tuples/dicts/sets/sparse matrices, and
+# {"__target__": [case, path]} where the test passed a target stand-in.  Decoding never
+# runs code of the record's choosing and never raises anything but RecordError.
+class RecordError(Exception):
+    pass
+
+
+class Placeholder:
+    """Where a record held a target stand-in."""
+    __slots__ = ("case", "path")
+
+    def __init__(self, case, path):
+        self.case, self.path = case, path
+
+    def __repr__(self):
+        return f"<target of case {self.case + 1}{''.join(f'[{p[1]!r}]' for p in self.path)}>"
+
+
+class Opaque:
+    """A computed value the step's process could not express as data (a generation's object):
+    it equals nothing, and numpy cannot compare it."""
+    __slots__ = ("name",)
+    __array_ufunc__ = None
+
+    def __init__(self, name):
+        self.name = name
+
+    def __eq__(self, other):
+        return False
+
+    def __ne__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError(f"a {self.name} object cannot be compared outside the step's process")
+
+    def __repr__(self):
+        return f"<{self.name} object>"
+
+
+def _npy(text: str):
+    import base64
+    import io
+    import numpy
+    try:
+        return numpy.load(io.BytesIO(base64.b64decode(text.encode("ascii"), validate=True)),
+                          allow_pickle=False)
+    except Exception as exc:
+        raise RecordError(f"bad array data ({type(exc).__name__})")
+
+
+def decode_value(obj, depth: int = 0):
+    """A record value -> Python/numpy/scipy data.  RecordError on anything unexpected."""
+    if depth > 200:
+        raise RecordError("nested too deeply")
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, list):
+        return [decode_value(v, depth + 1) for v in obj]
+    if not isinstance(obj, dict) or len(obj) != 1:
+        raise RecordError("not a tagged value")
+    (tag, v), = obj.items()
+    if tag == "__tuple__" and isinstance(v, list):
+        return tuple(decode_value(x, depth + 1) for x in v)
+    if tag in ("__set__", "__frozenset__") and isinstance(v, list):
+        items = [decode_value(x, depth + 1) for x in v]
+        try:
+            return set(items) if tag == "__set__" else frozenset(items)
+        except TypeError:
+            raise RecordError("unhashable set member")
+    if tag == "__dict__" and isinstance(v, list):
+        out = {}
+        for kv in v:
+            if not isinstance(kv, list) or len(kv) != 2:
+                raise RecordError("bad dict item")
+            key = decode_value(kv[0], depth + 1)
+            try:
+                out[key] = decode_value(kv[1], depth + 1)
+            except TypeError:
+                raise RecordError("unhashable dict key")
+        return out
+    if tag == "__float__" and v in ("nan", "inf", "-inf"):
+        return float(v)
+    if tag == "__complex__" and isinstance(v, list) and len(v) == 2:
+        return complex(decode_value(v[0], depth + 1), decode_value(v[1], depth + 1))
+    if tag == "__bytes__" and isinstance(v, str):
+        import base64
+        try:
+            return base64.b64decode(v.encode("ascii"), validate=True)
+        except Exception:
+            raise RecordError("bad bytes")
+    if tag == "__array__" and isinstance(v, str):
+        return _npy(v)
+    if tag == "__npscalar__" and isinstance(v, str):
+        arr = _npy(v)
+        if arr.ndim != 0:
+            raise RecordError("a numpy scalar that is not 0-d")
+        return arr[()]
+    if tag == "__objarray__" and isinstance(v, list) and len(v) == 2 and isinstance(v[0], list):
+        import numpy
+        shape, items = v
+        if not all(isinstance(n, int) and n >= 0 for n in shape) or not isinstance(items, list) \
+                or math.prod(shape) != len(items):
+            raise RecordError("bad object array")
+        arr = numpy.empty(len(items), dtype=object)
+        for k, x in enumerate(items):
+            arr[k] = decode_value(x, depth + 1)
+        return arr.reshape(shape)
+    if tag == "__sparse__" and isinstance(v, dict):
+        import numpy
+        import scipy.sparse
+        try:
+            fmt, shape, as_array = v["format"], tuple(v["shape"]), bool(v["array"])
+            data, row, col = (_npy(v[k]) for k in ("data", "row", "col"))
+            if fmt not in ("csr", "csc", "coo", "bsr", "lil", "dok", "dia") or len(shape) != 2 or \
+                    not all(isinstance(n, int) and 0 <= n < 1 << 40 for n in shape):
+                raise ValueError("format/shape")
+            cls = scipy.sparse.coo_array if as_array else scipy.sparse.coo_matrix
+            m = cls((data, (row.astype(numpy.int64), col.astype(numpy.int64))), shape=shape)
+            return m.asformat(fmt)
+        except RecordError:
+            raise
+        except Exception as exc:
+            raise RecordError(f"bad sparse matrix ({type(exc).__name__})")
+    if tag == "__target__" and isinstance(v, list) and len(v) == 2 and isinstance(v[0], int) \
+            and isinstance(v[1], list):
+        return Placeholder(v[0], v[1])
+    if tag == "__opaque__" and isinstance(v, str):
+        return Opaque(v[:80])
+    raise RecordError(f"unknown tag {str(tag)[:30]!r}")
+
+
+def _has_placeholder(value, depth=0) -> bool:
+    if isinstance(value, Placeholder):
+        return True
+    if depth > 200:
+        return True
+    if isinstance(value, dict):
+        return any(_has_placeholder(k, depth + 1) or _has_placeholder(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_has_placeholder(v, depth + 1) for v in value)
+    if type(value).__name__ == "ndarray" and value.dtype == object:
+        return any(_has_placeholder(v, depth + 1) for v in value.ravel())
+    return False
+
+
+def _matches(tse, value) -> bool:
+    """The record holds, where the plan has a target expression, exactly its stand-ins."""
+    if tse[0] == "path":
+        return isinstance(value, Placeholder) and value.case == tse[1] and value.path == tse[2]
+    kind = tuple if tse[0] == "tuple" else list
+    return type(value) is kind and len(value) == len(tse[1]) and all(_matches(t, v) for t, v in zip(tse[1], value))
+
+
+def resolve_target(tse, targets: dict):
+    """The real value of a target expression of the plan (the grader's targets; the method
+    names are the plan's whitelist)."""
+    if tse[0] != "path":
+        parts = [resolve_target(t, targets) for t in tse[1]]
+        return tuple(parts) if tse[0] == "tuple" else parts
+    value = targets[tse[1]]
+    for step in tse[2]:
+        if step[0] == "i":
+            value = value[step[1]]
+        elif step[0] == "u":
+            value = list(value)[step[1]]
+        elif step[0] == "m" and step[1] in TARGET_METHODS:
+            value = getattr(value, step[1])()
+        else:
+            raise RecordError("bad target path")
+    return value
+
+
+class _RefusingNumpy:
+    """numpy as the grader's comparisons see it: numpy's own answer, except that allclose /
+    isclose refuse a vacuous pass (one operand empty, the other not; numpy says True) and a
+    comparison whose broadcast would be absurdly larger than both operands."""
+
+    def __init__(self):
+        import numpy
+        self._np = numpy
+
+    def __getattr__(self, name):
+        return getattr(self._np, name)
+
+    def _guard(self, a, b):
+        np = self._np
+        sa, sb = np.shape(a), np.shape(b)
+        if (0 in sa) != (0 in sb):
+            return "vacuous"
+        size = math.prod(np.broadcast_shapes(sa, sb))
+        if size > max(math.prod(sa), math.prod(sb), 1) and size > SPEC["max_broadcast"]:
+            return "broadcast"
+        return None
+
+    def allclose(self, a, b, *args, **kwargs):
+        if self._guard(a, b):
+            return False
+        return self._np.allclose(a, b, *args, **kwargs)
+
+    def isclose(self, a, b, *args, **kwargs):
+        if self._guard(a, b):
+            return self._np.zeros(1, dtype=bool)
+        return self._np.isclose(a, b, *args, **kwargs)
+
+
+def _grader_cmp():
+    """The shim's comparators in the grader's process, over the refusing numpy (its own copy:
+    shim_module("cmp") keeps numpy's answers)."""
+    import types
+    key = "_grade_scicode_grader_cmp"
+    if key not in sys.modules:
+        mod = types.ModuleType(key)
+        exec(compile(SHIM_CMP, "<grader cmp>", "exec"), mod.__dict__)
+        mod.np = _RefusingNumpy()
+        sys.modules[key] = mod
+    return sys.modules[key]
+
+
+def helper_namespace(deps: str, cases: list, upto: int) -> dict:
+    """The test's own functions (its text: defs of cases 1..upto) with the problem's import
+    lines, for the helpers a site calls with the target.  Test text only: no generated code."""
+    ns = {"__name__": "scicode_helpers", "__builtins__": __builtins__}
+    for line in deps.splitlines():
+        try:
+            exec(compile(line.strip(), "<deps>", "exec"), ns)
+        except Exception:
+            pass
+    for text in cases[:upto + 1]:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                try:
+                    exec(compile(ast.Module(body=[node], type_ignores=[]), "<test helper>", "exec"), ns)
+                except Exception:
+                    pass
+    return ns
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def evaluate_site(site: Site, record, targets: dict, helpers) -> tuple:
+    """(passed, reason) of one comparison: the record checked against the plan, then the
+    comparison made here with the official semantics."""
+    if not isinstance(record, dict):
+        raise RecordError("not a record")
+    if site.kind in ("==", "!="):
+        if record.get("kind") != site.kind or set(record) != {"kind", "target", "other"}:
+            raise RecordError(f"expected a `{site.kind}` record for `{site.text[:60]}`")
+        tslot = next(s for s in site.slots if s[0] == "target")
+        if not _matches(tslot[1], decode_value(record["target"])):
+            raise RecordError(f"`{site.text[:60]}` recorded another target part")
+        other = decode_value(record["other"])
+        if _has_placeholder(other):
+            raise RecordError(f"`{site.text[:60]}`: the computed side holds the target stand-in")
+        vals = [resolve_target(s[1], targets) if s[0] == "target" else s[1] if s[0] == "const" else other
+                for s in site.slots]
+        try:
+            res = vals[0] == vals[1] if site.kind == "==" else vals[0] != vals[1]
+            ok = bool(res)
+        except Exception as exc:
+            return False, f"{type(exc).__name__}: {str(exc)[:120]}"
+        return ok, "" if ok else f"`{site.text[:80]}` is False (computed {_short(other)})"
+    if record.get("kind") != site.kind or set(record) != {"kind", "args", "kwargs"} or \
+            not isinstance(record["args"], list) or not isinstance(record["kwargs"], dict):
+        raise RecordError(f"expected a {site.kind} record for `{site.text[:60]}`")
+    if len(record["args"]) != len(site.slots) or set(record["kwargs"]) != set(site.kwargs):
+        raise RecordError(f"`{site.text[:60]}` recorded other arguments")
+    args, kwargs, computed = [], {}, []
+    for slot, raw in list(zip(site.slots, record["args"])) + \
+            [(site.kwargs[k], record["kwargs"][k]) for k in sorted(site.kwargs)]:
+        value = decode_value(raw)
+        if slot[0] == "target":
+            if not _matches(slot[1], value):
+                raise RecordError(f"`{site.text[:60]}` recorded another target part")
+            value = resolve_target(slot[1], targets)
+        elif _has_placeholder(value):
+            raise RecordError(f"`{site.text[:60]}`: the computed side holds the target stand-in")
+        elif slot[0] == "const":
+            value = slot[1]             # the test's literal, not what the record says
+        else:
+            computed.append(value)
+        args.append(value)
+    n = len(site.slots)
+    args, kwargs = args[:n], dict(zip(sorted(site.kwargs), args[n:]))
+    group, _, name = site.kind.partition(".")
+    if group == "numpy":
+        fn = getattr(_RefusingNumpy(), name)
+    elif group == "cmp":
+        fn = getattr(_grader_cmp(), name)
+    else:
+        fn = helpers().get(name)
+        if fn is None:
+            return False, f"test helper {name} could not be defined in the grader"
+    try:
+        ok = bool(fn(*args, **kwargs))
+    except Exception as exc:
+        return False, f"{site.kind}: {type(exc).__name__}: {str(exc)[:120]}"
+    return ok, "" if ok else (f"`{site.text[:80]}` is False" +
+                              (f" (computed {_short(computed[0])})" if computed else ""))
+
+
+def evaluate_case(plan: CasePlan, records, targets: dict, helpers) -> dict | None:
+    """None when every comparison of the case holds; else the case's failure."""
+    if plan.error:
+        return {"type": "UnsupportedTargetUse", "message": plan.error, "origin": "grader"}
+    try:
+        if not isinstance(records, list):
+            raise RecordError("no records")
+        if len(records) != len(plan.sites):
+            raise RecordError(f"{len(records)} comparison record(s) with the target, the test "
+                              f"makes {len(plan.sites)}")
+        for case, path, n in plan.unpacks:      # `a, b = target` must unpack the real target
+            try:
+                got = len(list(resolve_target(["path", case, path], targets)))
+            except Exception as exc:
+                return {"type": "TypeError", "message": f"cannot unpack the target: {exc}"[:200],
+                        "origin": "test"}
+            if got != n:
+                return {"type": "ValueError", "message": f"the target unpacks to {got} values, the "
+                        f"test names {n}", "origin": "test"}
+        for site, rec in zip(plan.sites, records):
+            ok, why = evaluate_site(site, rec, targets, helpers)
+            if not ok:      # the test's own assertion: signature "AssertionError", as upstream's
+                return {"type": "AssertionError", "message": "", "detail": why, "origin": "test"}
+    except RecordError as exc:
+        return {"type": "RecordMismatch", "message": str(exc)[:300], "origin": "submission"}
+    except (RecursionError, MemoryError) as exc:
+        return {"type": "RecordMismatch", "message": f"record not judgeable ({type(exc).__name__})",
+                "origin": "submission"}
+    return None
+
+
+# =============================================================================
 # HARNESS-FAULT CENSUS
 # =============================================================================
 def _not_raised_by_submission(f: dict) -> bool:
@@ -808,19 +1382,38 @@ def _not_raised_by_submission(f: dict) -> bool:
     return f.get("origin") != "submission" and not f.get("via_submission")
 
 
+def _harness_evidence(f: dict, what: str) -> bool:
+    """Is the harness to blame for a failure that names `what` (targets, shim, grader)?  By
+    the grader's own evidence when it has it: it knows whether it delivered this case's
+    target stand-in and whether the worker imported the shim before any generated code ran;
+    a failure the grader itself found carries origin "grader".  Given the evidence, a
+    delivered target or shim that went missing was removed by generated code: the model's.
+    Without evidence (a failure list from elsewhere, e.g. an upstream log), the signature
+    and where it was raised decide, as the seed's census does."""
+    ev = f.get("evidence")
+    if ev is None:
+        return _not_raised_by_submission(f)
+    if what == "grader":
+        return f.get("origin") == "grader"
+    return not ev.get(what, False)
+
+
 HARNESS_RULES = (
     # (rule id, predicate over (signature, failure dict)), seed "Harness-fault census"
     ("target_name_error", lambda sig, f: re.match(r"NameError: name '(_scicode_)?target", sig) is not None
-     and _not_raised_by_submission(f)),
+     and _harness_evidence(f, "targets")),
     ("scicode_module_missing", lambda sig, f: sig.startswith(("ModuleNotFoundError: No module named 'scicode",
                                                               "ImportError: cannot import name")) and "scicode" in sig
-     and _not_raised_by_submission(f)),
+     and _harness_evidence(f, "shim")),
     ("h5_group_missing", lambda sig, f: sig.startswith(("TargetsMissing", "TargetsUnreadable"))
-     and _not_raised_by_submission(f)),
-    # a dependency line of the problem failed to import: the environment's fault
+     and _harness_evidence(f, "grader")),
+    # a dependency line of the problem failed to import (they run before any generated code)
     ("dependency_missing", lambda sig, f: f.get("phase") == "deps"),
     ("special_context_lost", lambda sig, f: bool(f.get("lost_context"))),
-    ("worker_fault", lambda sig, f: sig.startswith("WorkerFault") and _not_raised_by_submission(f)),
+    ("worker_fault", lambda sig, f: sig.startswith("WorkerFault") and _harness_evidence(f, "grader")),
+    # a test form the grader cannot judge without the target in the step's process
+    ("target_form_unsupported", lambda sig, f: sig.startswith("UnsupportedTargetUse")
+     and f.get("origin") == "grader"),
 )
 # the seed's named signatures: any occurrence indicts the run
 INDICTING_RULES = ("target_name_error", "scicode_module_missing", "h5_group_missing")
@@ -854,35 +1447,36 @@ def is_test_verdict(failure: dict) -> bool:
 
 
 def census(failures: list, strict: bool) -> tuple:
-    """(records, indicted, reasons) from each failed step's first failure.
-    Indict when: a seed-named harness signature occurs; or >= 10 failures all
-    share one signature that is not the test's own assertion; or, --strict,
-    any harness-classified failure."""
-    counts, classes, samples = {}, {}, {}
+    """(records, indicted, reasons) from each failed step's first failure, each classified
+    by its own evidence (a signature shared by failures of different classes is counted once
+    per class, never by whichever failure came first).
+    Indict when: a seed-named harness class occurs; or >= 10 failures all share one
+    signature and they are not all the test's own assertion; or, --strict, any
+    harness-classified failure."""
+    counts, samples = {}, {}
     for f in failures:
-        sig = signature(f)
-        counts[sig] = counts.get(sig, 0) + 1
-        classes.setdefault(sig, classify(f))
-        samples.setdefault(sig, []).append(f.get("step", "?"))
+        key = (signature(f), classify(f))
+        counts[key] = counts.get(key, 0) + 1
+        samples.setdefault(key, []).append(f.get("step", "?"))
     reasons = []
-    for sig, n in counts.items():
-        rule = classes[sig].partition(":")[2]
+    for (sig, cls), n in counts.items():
+        rule = cls.partition(":")[2]
         if rule in INDICTING_RULES:
             reasons.append(f"{n}x {sig} ({rule})")
     total = len(failures)
-    if total >= SPEC["census_min_failures"] and len(counts) == 1:
-        f0 = failures[0]
-        if not is_test_verdict(f0):
-            reasons.append(f"100% of {total} failures share one signature: {signature(f0)}")
-    harness = sum(n for sig, n in counts.items() if classes[sig] != "model")
+    sigs = {sig for sig, _ in counts}
+    if total >= SPEC["census_min_failures"] and len(sigs) == 1 and \
+            not all(is_test_verdict(f) for f in failures):
+        reasons.append(f"100% of {total} failures share one signature: {next(iter(sigs))}")
+    harness = sum(n for (sig, cls), n in counts.items() if cls != "model")
     if strict and harness and not reasons:
         reasons.append(f"--strict: {harness} harness-fault failure(s)")
     records = []
-    for sig, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        steps = samples[sig]
-        records.append(Check(f"census.signature", Status.INFO,
-                             f"{n:>4}x [{classes[sig]}] {sig}  (steps {', '.join(steps[:6])}"
-                             f"{', ...' if len(steps) > 6 else ''})", n, classes[sig]))
+    for (sig, cls), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        steps = samples[(sig, cls)]
+        records.append(Check("census.signature", Status.INFO,
+                             f"{n:>4}x [{cls}] {sig}  (steps {', '.join(steps[:6])}"
+                             f"{', ...' if len(steps) > 6 else ''})", n, cls))
     if reasons:
         records.append(Check("census.verdict", Status.FAIL,
                              "harness indicted, score not certified: " + "; ".join(reasons),
@@ -914,44 +1508,92 @@ class StepResult:
     marker: bool = False        # dry run: SCICODE_PASS (DRY_RUN) came over the pipe
 
 
-def judge(prog: StepProgram, reply: dict, dry: bool) -> StepResult:
-    """A step's verdict from the worker's authenticated messages alone."""
-    cases = [None] * len(prog.cases)
-    failure = None
-    marker = False
-    done = False
-    tamper = []
+def _child_error(err) -> dict:
+    """A failure as the step's process reported it, sanitised: plain strings, and never the
+    origin "grader" (which only the grader's own findings carry)."""
+    if not isinstance(err, dict):
+        return {"type": "ProcessExit", "message": "malformed case report", "origin": "submission"}
+    out = {k: str(err.get(k) or "")[:500] for k in ("type", "message", "trace")}
+    origin = err.get("origin")
+    out["origin"] = origin if origin in ("test", "submission", "library") else "submission"
+    out["via_submission"] = bool(err.get("via_submission"))
+    return out
+
+
+def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
+          targets: dict | None = None, missing: dict | None = None, helpers=None) -> StepResult:
+    """A step's verdict.  The worker's authenticated messages say what the test code did
+    (and carry the comparison records); the grader's own evidence (which targets it could
+    read: `targets`, `missing`) and its plans of the test text decide each case."""
+    plans = plans if plans is not None else plan_step(prog.cases)
+    targets, missing = targets or {}, missing or {}
+    helpers = helpers or (lambda: helper_namespace(prog.deps, prog.cases, len(prog.cases) - 1))
+    evidence = {"targets": True, "shim": bool(reply.get("shim", True))}
+    n = len(prog.cases)
+    reported, twice, records = [None] * n, set(), [[] for _ in range(n)]
+    phase_failure, marker, done, tamper = None, False, False, []
     for msg in reply.get("messages", []):
         if not isinstance(msg, dict):
             continue
-        if "phase" in msg and not msg.get("ok") and failure is None:
-            failure = dict(msg.get("error") or {}, phase=msg["phase"])
-        elif "case" in msg and isinstance(msg["case"], int) and 0 <= msg["case"] < len(cases):
-            cases[msg["case"]] = msg
-            if not msg.get("ok") and failure is None:
-                failure = dict(msg.get("error") or {}, phase=f"case {msg['case'] + 1}")
+        if "phase" in msg and not msg.get("ok"):
+            if phase_failure is None:
+                phase_failure = dict(_child_error(msg.get("error")), phase=str(msg["phase"])[:20])
+        elif "rec" in msg and type(msg["rec"]) is int and 0 <= msg["rec"] < n:
+            records[msg["rec"]].append(msg.get("data"))
+        elif "case" in msg and type(msg["case"]) is int and 0 <= msg["case"] < n:
+            if reported[msg["case"]] is not None:
+                twice.add(msg["case"])
+            reported[msg["case"]] = msg
         elif msg.get("marker") == SPEC["dry_marker"]:
             marker = True
         elif msg.get("done") is True:
             done = True
-            tamper = [str(t) for t in msg.get("tamper") or []]
+            tamper = [str(t)[:80] for t in msg.get("tamper") or []][:20]
+    out, case_failure, unreported, grader_found = [], None, False, None
+    for i in range(n):
+        c, err = reported[i], None
+        if i in missing:                    # the grader's own finding, whatever the child said
+            err = dict(missing[i], origin="grader")
+        elif dry:
+            err = None
+        elif c is None:
+            out.append({"i": i + 1, "ok": False, "error": "not run"})
+            unreported = True
+            continue
+        elif i in twice:
+            err = {"type": "RecordMismatch", "message": "case reported twice", "origin": "submission"}
+        elif not c.get("ok"):
+            err = _child_error(c.get("error"))
+        else:
+            err = evaluate_case(plans[i], records[i], targets, helpers)
+        if err is None:
+            out.append({"i": i + 1, "ok": True})
+            continue
+        err = dict(err, phase=f"case {i + 1}", evidence=dict(evidence, targets=i not in missing))
+        out.append({"i": i + 1, "ok": False,
+                    "error": f"{err['type']}: {err.get('message') or err.get('detail') or ''}"[:300]})
+        case_failure = case_failure or err
+        if err.get("origin") == "grader" and grader_found is None:
+            grader_found = err          # the harness's fault is reported whatever else failed
+    failure = grader_found or (dict(phase_failure, evidence=evidence) if phase_failure else None) or case_failure
     status = reply.get("status", "ok")
-    if tamper:      # a replaced comparator or builtin outranks what the tests then said
-        failure = {"type": "Tampering", "message": "replaced " + ", ".join(tamper), "phase": "run"}
+    ev = {"evidence": evidence}
+    if tamper and not grader_found:     # a replaced comparator or builtin outranks what the tests then said
+        failure = {"type": "Tampering", "message": "replaced " + ", ".join(tamper), "phase": "run",
+                   "origin": "submission", **ev}
     if failure is None and status == "timeout":
-        failure = {"type": "Timeout", "message": reply.get("reason", "timed out"), "phase": "run"}
+        failure = {"type": "Timeout", "message": reply.get("reason", "timed out"), "phase": "run", **ev}
     if failure is None and status != "ok":
-        failure = {"type": "WorkerFault" if status == "worker" else "ProcessDied",
-                   "message": reply.get("reason", status), "phase": "run"}
+        worker = status == "worker"
+        failure = {"type": "WorkerFault" if worker else "ProcessDied", "message": reply.get("reason", status),
+                   "phase": "run", "origin": "grader" if worker else "submission", **ev}
     if failure is None and not done:
         failure = {"type": "ProcessExit", "message": "exited before its tests completed "
-                   f"({reply.get('reason') or 'no completion message'})", "phase": "run"}
-    if failure is None and not dry and any(c is None for c in cases):
-        failure = {"type": "ProcessExit", "message": "not every test case reported", "phase": "run"}
+                   f"({reply.get('reason') or 'no completion message'})", "phase": "run", **ev}
+    if failure is None and unreported:
+        failure = {"type": "ProcessExit", "message": "not every test case reported", "phase": "run", **ev}
     if failure is None and dry and not marker:
-        failure = {"type": "NoDryMarker", "message": f"{SPEC['dry_marker']} not received", "phase": "run"}
-    out = [{"i": i + 1, "ok": bool(c and c.get("ok")), **({"error": c.get("error")} if c and not c.get("ok") else {})}
-           if c else {"i": i + 1, "ok": False, "error": "not run"} for i, c in enumerate(cases)]
+        failure = {"type": "NoDryMarker", "message": f"{SPEC['dry_marker']} not received", "phase": "run", **ev}
     return StepResult(prog.step, failure is None, out, failure, float(reply.get("wall", 0.0)),
                       str(reply.get("stdout", "")), str(reply.get("stderr", "")), marker)
 
@@ -979,7 +1621,7 @@ def step_records(progs: dict, results: dict, dry: bool, strict: bool) -> tuple:
                      step=step, lost_context=prog.lost_context)
             failures.append(f)
             cls = classify(f)
-            msg = (f.get("message") or "").strip().splitlines()
+            msg = (f.get("message") or f.get("detail") or "").strip().splitlines()
             records.append(Check(f"step.{step}", Status.FAIL,
                                  f"{n_ok}/{len(prog.cases)} cases; {f.get('phase', '?')}: {f.get('type')}"
                                  f"{': ' + msg[0][:160] if msg else ''} [{cls}]", n_ok, len(prog.cases),))
@@ -1013,6 +1655,78 @@ def _step_key(step: str) -> tuple:
     return (int(a) if a.isdigit() else 0, int(b) if b.isdigit() else 0)
 
 
+def execute_steps(progs: dict, args, selected: list) -> tuple:
+    """Run every runnable step in the sandbox and judge it as its reply arrives: the
+    targets are read here, in the grader's process, and never sent anywhere.  With --out,
+    each judged result is kept as it is made and reused by a rerun of the same inputs and
+    grader (ResumeStore); one progress line per finished step.  (results, records)"""
+    results = {sid: pre_failed(pr) for sid, pr in progs.items() if pr.code is None}
+    plans = {sid: plan_step(pr.cases) for sid, pr in progs.items() if pr.code is not None}
+    h5 = os.path.abspath(args.h5)
+    missing = {sid: targets_present(h5, sid, len(progs[sid].cases)) for sid in plans}
+    jobs = {sid: make_job(progs[sid], plans[sid], args.timeout, args.mem_gb, args.dry_run) for sid in plans}
+    kept = ResumeStore(args.out, h5, list(jobs.values())) if args.out else None
+    reused = kept.results if kept else {}
+    todo = [job for sid, job in jobs.items() if sid not in reused]
+    records = []
+    if kept:
+        records.append(Check("run.resume", Status.INFO, f"{len(reused)} of {len(jobs)} step(s) reused "
+                             f"from {kept.dir} (same program, targets file and grader)", len(reused), len(jobs)))
+        progress(f"resume: {len(reused)} of {len(jobs)} step(s) already graded in {kept.dir}, "
+                 f"{len(todo)} to run")
+    t1, tally = time.monotonic(), {"done": 0, "passed": 0}
+
+    def on_reply(sid, reply):
+        prog = progs[sid]
+        targets, errors = ({}, {}) if args.dry_run else read_step_targets(h5, sid, len(prog.cases))
+        helpers = functools.lru_cache(None)(lambda: helper_namespace(prog.deps, prog.cases, len(prog.cases) - 1))
+        res = judge(prog, reply, args.dry_run, plans[sid], targets, {**errors, **missing[sid]}, helpers)
+        del targets
+        if kept and _INTERRUPT["at"] is None:      # a step cut short by Ctrl-C is not a result
+            kept.save(jobs[sid], res)
+        tally["done"] += 1
+        tally["passed"] += res.passed
+        progress_count("steps", tally["done"], len(todo), t1, f"{tally['passed']} passed, last {sid}")
+        return res
+
+    n_jobs = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                           else os.cpu_count() or 1)
+    judged = {}
+    if todo:
+        base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+        try:
+            shim = write_shim(os.path.join(base, "shim"))
+            judged = run_steps(todo, n_jobs, shim, warm_modules(selected), base, on_reply)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+    for sid in jobs:
+        results[sid] = reused.get(sid) or judged.get(sid) or judge(
+            progs[sid], {"status": "worker", "reason": "WorkerFault: no reply"}, args.dry_run,
+            plans[sid], {}, missing[sid])
+    return results, records
+
+
+def isolation_checks(strict: bool) -> list:
+    """INFO sandbox.isolation; without file isolation the targets file is within reach of
+    the step processes' file view: REVIEW, and --strict does not certify."""
+    out = [sandbox_check()]
+    if not sandbox_level()["file_isolation"]:
+        out.append(Check("sandbox.file_isolation", Status.REVIEW,
+                         "the step processes can see the host's files (the targets file included): "
+                         + sandbox_level()["note"] + (STRICT_UNCERTIFIED if strict else ""),
+                         False, True))
+    return out
+
+
+STRICT_UNCERTIFIED = "; --strict does not certify this run"     # exit 3, as an indicted run
+
+
+def strict_uncertified(checks: list) -> bool:
+    """--strict asked for a certified run and the step processes could see the host's files."""
+    return any(c.id == "sandbox.file_isolation" and c.status is Status.REVIEW
+               and c.message.endswith(STRICT_UNCERTIFIED) for c in checks)
+
+
 # =============================================================================
 # SUBPROCESS RUNNER: warm workers, one forked and killable child per step
 # =============================================================================
@@ -1034,24 +1748,188 @@ _sys.path.insert(0, _INIT["shim_dir"])
 _os.chdir(_INIT["work_dir"])
 '''
 
-# The worker body: warm imports, then per job read the targets, fork a child
-# that runs deps -> context -> code -> cases in one namespace and reports each
-# outcome on its own token pipe; enforce the timeout; kill the child's group.
+# The worker body: warm imports, then per job fork a child that runs deps -> context ->
+# code -> cases in one namespace and reports each outcome on its own token pipe; enforce
+# the timeout; kill the child's group.  No target is ever in this process: `target` is
+# an opaque stand-in, and the comparisons that involve it record the computed side as
+# data (JSON, .npy bytes) for the grader, which judges them in its own process.
 WORKER_BODY = r'''
-import builtins, io, random, resource, select, shutil, signal, tempfile, time, traceback
+import _thread, base64, builtins, io, random, resource, select, shutil, signal, tempfile, time, traceback
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 for _m in _INIT["warm"]:
     try:
         __import__(_m)
     except BaseException:
         pass
-import numpy, h5py, scicode.parse.parse as _SCP, scicode.compare.cmp as _SCC
+import numpy, scicode.compare.cmp as _SCC
+__import__("scicode.parse.parse")
+_SHIM_OK = all(_n in _sys.modules for _n in ("scicode.parse.parse", "scicode.compare.cmp"))
+_CUR = {"case": -1, "arity": {}, "send": None}
 
-# numpy.allclose / numpy.isclose as the tests (and the shim's comparators) see them:
-# numpy's own result, except that a verdict comparison (called from a test case or the
-# shim's comparators; other callers get numpy's answer) is refused when it would pass vacuously
-# (one operand empty, the other not: allclose([], 2.0) is True in numpy) or when an
-# operand's class, defined by exec'd code, overrides numpy's dispatch or comparison hooks
+
+def _emit(record):
+    """A comparison's record leaves the process at once (nothing left to edit later)."""
+    _CUR["send"]({"rec": _CUR["case"], "data": record})
+_METHODS = frozenset(_INIT["target_methods"])
+
+
+class _Target:
+    """The opaque stand-in bound to `target`: no value, only its place (case, path)."""
+    __slots__ = ("_case", "_path")
+    __array_ufunc__ = None
+
+    def __init__(self, case, path):
+        self._case, self._path = case, path
+
+    def __eq__(self, other):
+        _emit({"kind": "==", "target": _ser(self), "other": _ser(other)})
+        return True
+
+    def __ne__(self, other):
+        _emit({"kind": "!=", "target": _ser(self), "other": _ser(other)})
+        return True
+
+    __hash__ = object.__hash__
+
+    def __getitem__(self, key):
+        if isinstance(key, numpy.integer):
+            key = int(key)
+        if type(key) not in (int, str):
+            raise TypeError("the target stand-in is indexed by a constant only")
+        return _Target(self._case, self._path + [["i", key]])
+
+    def __iter__(self):
+        n = _CUR["arity"].get(_json.dumps([self._case, self._path]))
+        if n is None:
+            raise TypeError("the target stand-in is not iterable here")
+        return iter([_Target(self._case, self._path + [["u", k]]) for k in range(n)])
+
+    def __getattr__(self, name):
+        if name in _METHODS:
+            return lambda: _Target(self._case, self._path + [["m", name]])
+        raise AttributeError(f"the target stand-in has no attribute {name!r} in this process")
+
+    def __bool__(self):
+        raise TypeError("the target's truth value is decided by the grader")
+
+    def __len__(self):
+        raise TypeError("the target's length is not known in this process")
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("the target is not available in this process")
+
+    def __repr__(self):
+        return "<target>"
+
+
+def _b64npy(arr):
+    buf = io.BytesIO()
+    numpy.lib.format.write_array(buf, arr, allow_pickle=False)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _ser(v, depth=0):
+    """What the test passed in, as data.  Exact types, read through the base classes' own
+    slots (a subclass's overrides do not decide what is recorded)."""
+    if depth > 100:
+        return {"__opaque__": "deeply nested"}
+    t = type(v)
+    if t is _Target:
+        return {"__target__": [v._case, v._path]}
+    if v is None or v is True or v is False:
+        return v
+    if isinstance(v, bool):
+        return bool.__bool__(v)
+    if isinstance(v, int):
+        return int.__int__(v)
+    if isinstance(v, float):
+        f = float.__float__(v)
+        return f if f == f and f not in (float("inf"), float("-inf")) else {"__float__": repr(f)}
+    if isinstance(v, complex):
+        return {"__complex__": [_ser(complex.real.__get__(v)), _ser(complex.imag.__get__(v))]}
+    if isinstance(v, str):
+        return str.__str__(v)
+    if isinstance(v, (bytes, bytearray)):
+        return {"__bytes__": base64.b64encode(bytes(v)).decode("ascii")}
+    if isinstance(v, numpy.ndarray):
+        arr = numpy.ndarray.view(v, numpy.ndarray)
+        if arr.dtype.hasobject:
+            return {"__objarray__": [list(arr.shape), [_ser(x, depth + 1) for x in arr.ravel()]]}
+        return {"__array__": _b64npy(numpy.ascontiguousarray(arr))}
+    if isinstance(v, numpy.generic):
+        arr = numpy.asarray(v)
+        if arr.dtype.hasobject:
+            return {"__opaque__": t.__name__}
+        return {"__npscalar__": _b64npy(arr)}
+    if isinstance(v, tuple):
+        return {"__tuple__": [_ser(x, depth + 1) for x in tuple.__iter__(v)]}
+    if isinstance(v, list):
+        return [_ser(x, depth + 1) for x in list.__iter__(v)]
+    if isinstance(v, dict):
+        return {"__dict__": [[_ser(k, depth + 1), _ser(x, depth + 1)] for k, x in dict.items(v)]}
+    if isinstance(v, (set, frozenset)):
+        return {"__set__" if isinstance(v, set) else "__frozenset__":
+                [_ser(x, depth + 1) for x in (set.__iter__(v) if isinstance(v, set) else frozenset.__iter__(v))]}
+    sp = _sys.modules.get("scipy.sparse")
+    if sp is not None and sp.issparse(v):
+        c = v.tocoo()
+        return {"__sparse__": {"format": v.format, "shape": [int(n) for n in v.shape],
+                               "array": not isinstance(v, sp.spmatrix), "data": _b64npy(numpy.asarray(c.data)),
+                               "row": _b64npy(numpy.asarray(c.row)), "col": _b64npy(numpy.asarray(c.col))}}
+    sy = _sys.modules.get("sympy")
+    if sy is not None and isinstance(v, sy.Basic):
+        if getattr(v, "is_Number", False):
+            try:
+                z = complex(v)
+                return _ser(z.real if z.imag == 0 else z)
+            except BaseException:
+                pass
+        return str(v)
+    for dtype in (None, float, complex):    # an array-like of a library (a matrix type, a
+        try:                                # memoryview, a sympy matrix of numbers): its data
+            arr = numpy.asarray(v, dtype=dtype)
+            if not arr.dtype.hasobject:
+                return {"__array__": _b64npy(numpy.ascontiguousarray(arr))}
+        except BaseException:
+            pass
+    return {"__opaque__": t.__name__}
+
+
+def _has_target(values, depth=0):
+    for x in values:
+        t = type(x)
+        if t is _Target:
+            return True
+        if depth < 4 and (t is tuple or t is list) and _has_target(x[:4096], depth + 1):
+            return True
+        if depth < 4 and t is dict and _has_target(list(x.values())[:4096], depth + 1):
+            return True
+    return False
+
+
+def _recorder(kind, fn):
+    """A comparator as the tests see it: with a target stand-in among its arguments it
+    records what it was passed and returns True; otherwise it is the library's own."""
+    def comparator(*args, **kwargs):
+        if _has_target(args) or _has_target(kwargs.values()):
+            _emit({"kind": kind, "args": [_ser(a) for a in args],
+                   "kwargs": {str(k): _ser(x) for k, x in kwargs.items()}})
+            return True
+        return fn(*args, **kwargs)
+    comparator.__name__, comparator.__doc__, comparator.__wrapped__ = fn.__name__, fn.__doc__, fn
+    return comparator
+
+
+def __scicode_helper__(fn):
+    """A test-defined comparator called with the target: recorded, run by the grader."""
+    return _recorder("helper." + fn.__name__, fn)
+
+
+for _n in ("allclose", "isclose", "array_equal"):
+    setattr(numpy, _n, _recorder("numpy." + _n, getattr(numpy, _n)))
+for _n in ("cmp_tuple_or_list", "are_dicts_close", "are_csc_matrix_close"):
+    setattr(_SCC, _n, _recorder("cmp." + _n, getattr(_SCC, _n)))
+
 _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__array_interface__",
                     "__array_struct__", "__array_priority__", "__array_wrap__", "__float__",
                     "__complex__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
@@ -1093,11 +1971,10 @@ def _generated(fn):
 
 
 def _checked(fn, before, step_function):
-    """A function (or method) of generated code as the tests call it: when it returns,
-    the comparators and builtins must still be the objects they were -- a patch that
-    restores itself once the test calls it is caught here, before the test does -- and
-    the step's own function must not return an object whose class, made by the
-    generation, overrides comparison or numpy hooks (`assert f(x) == target`)."""
+    """Defence in depth for the tests' own computations (`assert (f(x) > 0) == target`):
+    when a function of generated code returns to the tests, the comparators and builtins
+    must still be the objects they were, and the step's own function must not return an
+    object whose class, made by the generation, overrides comparison or numpy hooks."""
     def checked(*args, **kwargs):
         out = fn(*args, **kwargs)
         bad = _tampered(before)
@@ -1132,39 +2009,42 @@ def _check_generated(tns, before, step_name):
                     pass
 
 
-def _vacuous(a, b):
-    try:
-        return (0 in numpy.shape(a)) != (0 in numpy.shape(b))     # shape, not nnz, of a sparse matrix
-    except BaseException:
-        return False
-
-
-_VERDICT_FILES = (_SCC.__file__,)
-
-
-def _refusing(fn, refused):
-    def guarded(a, b, *args, **kwargs):
-        caller = _sys._getframe(1).f_code.co_filename
-        if (caller.startswith("<test ") or caller in _VERDICT_FILES) and \
-                (_rigged(a) or _rigged(b) or _vacuous(a, b)):
-            return refused()
-        return fn(a, b, *args, **kwargs)
-    guarded.__name__, guarded.__doc__, guarded.__wrapped__ = fn.__name__, fn.__doc__, fn
-    return guarded
-
-
-numpy.allclose = _refusing(numpy.allclose, lambda: False)
-numpy.isclose = _refusing(numpy.isclose, lambda: numpy.zeros(1, dtype=bool))
-
-_GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", "any", "abs")] + \
+_GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", "any", "abs", "asarray",
+                                    "ascontiguousarray", "ndarray", "generic", "integer")] + \
            [("builtins", n) for n in ("isinstance", "len", "all", "any", "abs", "__import__", "exec",
-                                      "AssertionError", "bool", "float", "int", "zip", "print")] + \
+                                      "compile", "AssertionError", "bool", "float", "int", "zip", "print",
+                                      "type", "str", "repr", "dict", "list", "tuple", "iter")] + \
            [("scicode.compare.cmp", n) for n in ("cmp_tuple_or_list", "are_dicts_close",
                                                  "are_csc_matrix_close")]
 
 
+_TARGET_SLOTS = ("__init__", "__eq__", "__ne__", "__hash__", "__getitem__", "__iter__", "__getattr__",
+                 "__bool__", "__len__", "__array__", "__array_ufunc__", "_case", "_path")
+
+
+def _fn_state(f):
+    return (id(f), id(getattr(f, "__code__", None)), id(getattr(f, "__defaults__", None)))
+
+
+def _recorder_state():
+    """The recorder's own parts (functions with their code and defaults, the modules it
+    uses), the interpreter's trace hooks and its threads (a hook could rewrite what the tests
+    pass in before it is recorded)."""
+    g = globals()
+    fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [g.get(k) for k in (
+        "_emit", "_ser", "_has_target", "_b64npy", "_recorder")] + [_CUR.get("send")] + \
+        [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
+    return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
+            tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys")),
+            id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
+            id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval(),
+            _thread._count())      # a thread left running could rewrite a record before it is made
+
+
 def _snapshot():
-    return {(m, n): id(getattr(_sys.modules[m], n, None)) for m, n in _GUARDED}
+    out = {(m, n): id(getattr(_sys.modules.get(m), n, None)) for m, n in _GUARDED}
+    out[("recorder", "state")] = _recorder_state()
+    return out
 
 
 def _origin(exc):
@@ -1190,7 +2070,7 @@ def _err(exc):
             "trace": "".join(traceback.format_exception_only(type(exc), exc))[-300:]}
 
 
-def _child(job, targets, terrs, wfd, token, out_path):
+def _child(job, wfd, token, out_path):
     try:
         _os.setsid()
     except OSError:
@@ -1200,7 +2080,7 @@ def _child(job, targets, terrs, wfd, token, out_path):
     out = _os.open(out_path, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, 0o600)
     _os.dup2(out, 1)
     _os.dup2(out, 2)
-    mem, cpu = int(job["mem_bytes"]), int(job["timeout"]) + 30
+    mem, cpu = int(job["mem_bytes"]), int(job["timeout"]) + int(job["cpu_slack"])
     for res, val in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_CPU, cpu),
                      (resource.RLIMIT_FSIZE, int(job["fsize"])), (resource.RLIMIT_CORE, 0)):
         try:
@@ -1217,6 +2097,7 @@ def _child(job, targets, terrs, wfd, token, out_path):
 
     step = job["step"]
     ns = {"__name__": "__main__", "__builtins__": builtins}
+    _CUR["send"] = csend
     before = _snapshot()
     aborted = False
     for phase in ("deps", "context", "code"):
@@ -1240,30 +2121,23 @@ def _child(job, targets, terrs, wfd, token, out_path):
             import importlib
             importlib.import_module("scicode.parse.parse")
             importlib.import_module("scicode.compare.cmp")
-            bad = [e for e in terrs if e is not None]
-            if bad:
-                csend({"phase": "dry", "ok": False, "error": bad[0]})
-            else:
-                for i, value in enumerate(targets):
-                    ns[job["target_name"]] = value
-                _sys.stdout.write(job["marker"] + "\n")
-                _sys.stdout.flush()
-                csend({"marker": job["marker"]})
+            for i in range(len(job["cases"])):
+                ns["target"] = _Target(i, [])
+            _sys.stdout.write(job["marker"] + "\n")
+            _sys.stdout.flush()
+            csend({"marker": job["marker"]})
         except BaseException as exc:
             csend({"phase": "dry", "ok": False, "error": _err(exc)})
     elif not aborted:
         # the cases share one namespace, a copy of the program's: the generation's
-        # functions keep `ns` as their globals, so the target is not among them
+        # functions keep `ns` as their globals
         tns = dict(ns)
+        tns[HELPER] = __scicode_helper__
         kind, name = job["definition"]
         _check_generated(tns, before, name if kind == "def" else None)
         for i, case in enumerate(job["cases"]):
-            if terrs[i] is not None:
-                csend({"case": i, "ok": False, "error": terrs[i]})
-                continue
-            tns[job["target_name"]] = targets[i]
-            if job["plain_target"][i]:          # a case that could not be renamed
-                tns["target"] = targets[i]
+            _CUR["case"], _CUR["arity"] = i, dict(job["arity"][i])
+            tns["target"] = _Target(i, [])
             try:
                 exec(compile(case, f"<test {step} case {i + 1}>", "exec"), tns)
                 csend({"case": i, "ok": True})
@@ -1280,34 +2154,12 @@ def _child(job, targets, terrs, wfd, token, out_path):
     _os._exit(0)
 
 
-def _load_targets(job):
-    n = len(job["cases"])
-    if not job.get("h5"):
-        return [None] * n, [None] * n
-    try:
-        h5 = h5py.File(job["h5"], "r")
-    except BaseException as exc:
-        e = {"type": "TargetsUnreadable", "message": f"{type(exc).__name__}: {exc}"[:300]}
-        return [None] * n, [e] * n
-    targets, errs = [], []
-    with h5:
-        for i in range(n):
-            try:
-                targets.append(_SCP.read_test_target(h5, job["step"], i + 1))
-                errs.append(None)
-            except _SCP.TargetsMissing as exc:
-                targets.append(None)
-                errs.append({"type": "TargetsMissing", "message": str(exc).strip("'\"")})
-            except BaseException as exc:
-                targets.append(None)
-                errs.append({"type": "TargetsUnreadable", "message": f"{type(exc).__name__}: {exc}"[:300]})
-    return targets, errs
+HELPER = _INIT["helper_name"]
+_REAP = bool(_INIT.get("reap"))
 
 
 def _run(job):
     t0 = time.monotonic()
-    targets, terrs = _load_targets(job)
-    job.pop("h5", None)
     token = secrets_token()
     step_dir = tempfile.mkdtemp(prefix="step-", dir=_INIT["work_dir"])
     out_path = _os.path.join(step_dir, ".captured_output")
@@ -1319,16 +2171,17 @@ def _run(job):
         try:
             _os.close(r)
             _os.close(_FD)
-            for _k in ("_TOKEN", "_INIT", "send", "_FD", "_line"):   # channel secrets, job (h5 path)
+            for _k in ("_TOKEN", "_INIT", "send", "_FD", "_line"):   # channel secrets, job line
                 globals().pop(_k, None)
+            _own_user_namespace()
             _os.chdir(step_dir)
-            _child(job, targets, terrs, w, token, out_path)
+            _child(job, w, token, out_path)
         finally:
             _os._exit(0)
     _os.close(w)
     send({"started": pid})
     deadline = t0 + float(job["timeout"])
-    chunks, kept, eof, status, rc = [], 0, False, None, None
+    chunks, kept, eof, status, rc, over = [], 0, False, None, None, False
     while True:
         now = time.monotonic()
         if now >= deadline:
@@ -1337,12 +2190,14 @@ def _run(job):
         if not eof:
             ready, _, _ = select.select([r], [], [], min(0.25, deadline - now))
             if ready:
-                data = _os.read(r, 65536)
+                data = _os.read(r, 1 << 20)
                 if not data:
                     eof = True
                 elif kept < job["reply_cap"]:
                     chunks.append(data)
                     kept += len(data)
+                else:
+                    over = True
         else:
             time.sleep(0.002)
         wpid, st = _os.waitpid(pid, _os.WNOHANG)
@@ -1351,12 +2206,15 @@ def _run(job):
             status = "ok" if rc == 0 else "crashed"
             _os.set_blocking(r, False)
             try:
-                while kept < job["reply_cap"]:
-                    data = _os.read(r, 65536)
+                while True:
+                    data = _os.read(r, 1 << 20)
                     if not data:
                         break
-                    chunks.append(data)
-                    kept += len(data)
+                    if kept < job["reply_cap"]:
+                        chunks.append(data)
+                        kept += len(data)
+                    else:
+                        over = True
             except BlockingIOError:
                 pass
             break
@@ -1370,12 +2228,28 @@ def _run(job):
         except ProcessLookupError:
             pass
         _os.waitpid(pid, 0)
+    if _REAP:       # alone with the sandbox's init: no process of this step outlives it
+        for p in _os.listdir("/proc"):
+            if p.isdigit() and int(p) not in (1, _os.getpid()):
+                try:
+                    _os.kill(int(p), signal.SIGKILL)
+                except OSError:
+                    pass
+        while True:
+            try:
+                if _os.waitpid(-1, _os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
     _os.close(r)
     messages, forged = [], 0
     for line in b"".join(chunks).splitlines():
+        if len(messages) >= job["max_messages"]:
+            over = True
+            break
         try:
             msg = _json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             forged += 1
             continue
         if isinstance(msg, dict) and msg.get("token") == token and "body" in msg:
@@ -1393,15 +2267,36 @@ def _run(job):
         reason = f"exceeded the {float(job['timeout']):g} s budget"
     elif status == "crashed":
         reason = (f"killed by {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}")
+    if over:
+        reason = (reason + "; " if reason else "") + "reply over its cap (bytes or messages)"
     send({"result": {"status": status, "reason": reason, "messages": messages, "forged": forged,
-                     "wall": time.monotonic() - t0, "stdout": captured, "rc": rc}})
+                     "wall": time.monotonic() - t0, "stdout": captured, "rc": rc, "over_cap": over}})
 
 
 def secrets_token():
     return _os.urandom(16).hex()
 
 
-send({"ready": True})
+def _own_user_namespace():
+    """The step's process in a user namespace of its own: no capability over its worker
+    (which holds the channel to the grader), as the runner's fork_jobs does for a job."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        uid, gid = _os.geteuid(), _os.getegid()
+        if libc.unshare(0x10000000) == 0:
+            for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                               ("gid_map", "%d %d 1" % (gid, gid))):
+                try:
+                    with open("/proc/self/" + name, "w") as fh:
+                        fh.write(text)
+                except OSError:
+                    pass
+    except BaseException:
+        pass
+
+
+send({"ready": True, "shim": _SHIM_OK})
 for _line in _sys.stdin:
     if not _line.strip():
         continue
@@ -1433,23 +2328,378 @@ def _drain(stream, sink: list, cap: int) -> None:
     stream.close()
 
 
-_SANDBOX_PREFIX = []
+# The sandbox pieces below are the runner's (grade_fem.py SUBPROCESS RUNNER, branch
+# `runner`, RUNNER-API-READY), copied verbatim: same names, same SPEC keys, same text.
+# pid 1 of the run's pid namespace (or, where there is none, a plain watcher), run as
+# `python -I -S -B -c _SANDBOX_INIT <config>`.  With a config "root" it builds the
+# allow-list root: a tmpfs holding read-only binds of the system and Python directories,
+# the run's own folders, a minimal /dev and its own /proc; pivot_root to it and detach the
+# old root (a chroot could be climbed out of).  It then starts the driver with the rlimits
+# and stays: when the grader dies (the lifeline socket reads EOF) or the driver exits,
+# everything else in the run is killed.  It reports the driver's exit on the lifeline.
+_SANDBOX_INIT = r'''
+import ctypes, json, os, resource, select, signal, sys
+cfg = json.loads(sys.argv[1])
+life = cfg["lifeline"]
+os.set_inheritable(life, False)
+libc = ctypes.CDLL(None, use_errno=True)
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = \
+    1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+ATIME = ((1024, 1024), (2048, 2048), (4096, 1 << 21))       # statvfs bit -> mount flag
 
 
-def _sandbox_prefix() -> list:
-    """`unshare` into fresh user and network namespaces where the platform
-    allows it (probed once): the child then has no network and no access to
-    the grader's /proc entries, so it cannot write to the grader's stdout
-    through /proc/<pid>/fd/1.  Elsewhere the child runs as a plain process."""
-    if not _SANDBOX_PREFIX:
-        cmd = [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net"]
+def tell(text):
+    try:
+        os.write(life, (text + "\n").encode())
+    except OSError:
+        pass
+
+
+def mount(src, target, fstype, flags, data=None):
+    enc = [None if v is None else v.encode() for v in (src, target, fstype, data)]
+    if libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "mount %s on %s: %s" % (src, target, os.strerror(err)))
+
+
+def bind(src, new, writable=False):
+    target = new + src
+    if os.path.islink(src):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.symlink(os.readlink(src), target)
+        return
+    if os.path.isdir(src):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    mount(src, target, None, MS_BIND)
+    flag = os.statvfs(src).f_flag
+    locked = flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    locked |= sum(ms for st, ms in ATIME if flag & st)
+    mount(None, target, None, MS_REMOUNT | MS_BIND | locked | (0 if writable else MS_RDONLY))
+
+
+def build_root(new):
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for src in cfg["ro"]:
+        if os.path.lexists(src):
+            bind(src, new)
+    for src in cfg["rw"]:
+        bind(src, new, writable=True)
+    dev = new + "/dev"
+    os.makedirs(dev)
+    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for node in cfg["dev"]:
+        if os.path.exists(node):
+            bind(node, new, writable=True)
+    os.makedirs(dev + "/shm")
+    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=%d" % cfg["shm_bytes"])
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, dev + "/" + name)
+    os.makedirs(new + "/proc")
+    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    os.chdir(new)
+    if libc.syscall(cfg["pivot_root_nr"], b".", b".") != 0:
+        raise OSError(ctypes.get_errno(), "pivot_root")
+    if libc.umount2(b".", 2) != 0:                              # MNT_DETACH the old root
+        raise OSError(ctypes.get_errno(), "umount old root")
+    os.chdir("/")
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+if cfg["root"]:
+    try:
+        build_root(cfg["root"])
+    except Exception as exc:
+        tell("setup " + str(exc)[:300])
+        sys.exit(0)
+pid1 = os.getpid() == 1
+if not pid1:
+    libc.prctl(1, 9, 0, 0, 0)               # PR_SET_PDEATHSIG, SIGKILL: dies with the grader
+libc.prctl(4, 0, 0, 0, 0)                   # PR_SET_DUMPABLE 0: the driver cannot trace init
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_w, False)
+signal.set_wakeup_fd(wake_w)
+signal.signal(signal.SIGCHLD, lambda *a: None)
+child = 0
+
+
+def on_term(*_):
+    """The grader's SIGTERM: in a pid namespace it reaches the driver's group directly; else
+    the driver has a group of its own, which goes now."""
+    if not pid1 and child:
         try:
-            ok = subprocess.run(cmd + [sys.executable, "-I", "-c", "0"], capture_output=True,
-                                timeout=30).returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            ok = False
-        _SANDBOX_PREFIX.append(cmd if ok else [])
-    return _SANDBOX_PREFIX[0]
+            os.killpg(child, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+signal.signal(signal.SIGTERM, on_term)
+child = os.fork()
+if child == 0:
+    try:
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        if not pid1:
+            os.setpgid(0, 0)                # a group init can kill without killing itself
+            libc.prctl(1, 9, 0, 0, 0)
+        libc.prctl(4, 1, 0, 0, 0)
+        uid, gid = os.geteuid(), os.getegid()
+        if libc.unshare(0x10000000) == 0:   # CLONE_NEWUSER: no capability over init
+            try:
+                for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                                   ("gid_map", "%d %d 1" % (gid, gid))):
+                    with open("/proc/self/" + name, "w") as fh:
+                        fh.write(text)
+            except OSError:
+                pass
+        for name, value in cfg["rlimits"]:
+            try:
+                resource.setrlimit(getattr(resource, name), (value, value))
+            except (AttributeError, ValueError, OSError):
+                pass
+        os.chdir(cfg["cwd"])
+        os.execv(cfg["argv"][0], cfg["argv"])
+    except BaseException as exc:
+        os.write(2, ("sandbox: cannot start the driver: %r\n" % (exc,)).encode())
+    os._exit(127)
+for fd in cfg["close"]:                     # the reply pipe and the request pipe: the driver's only
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+status = None
+while status is None:
+    try:
+        ready = select.select([life, wake_r], [], [], 1.0)[0]
+    except InterruptedError:
+        ready = []
+    if wake_r in ready:
+        os.read(wake_r, 4096)
+    if life in ready:
+        try:
+            gone = os.read(life, 4096) == b""
+        except OSError:
+            gone = True
+        if gone:                            # the grader died: so does everything here
+            break
+    while True:
+        try:
+            pid, st = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        if pid == child:
+            status = st
+try:
+    if pid1:
+        os.kill(-1, signal.SIGKILL)          # every other process of this pid namespace
+    else:
+        os.killpg(child, signal.SIGKILL)     # whatever is left of the driver's group
+except OSError:
+    pass
+if status is not None:
+    tell(("exit %d" % os.WEXITSTATUS(status)) if os.WIFEXITED(status)
+         else "signal %d" % os.WTERMSIG(status))
+os._exit(0)
+'''
+
+_SANDBOX = {}          # the probed sandbox level and launch prefix (once per grader process)
+_PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+
+
+def _python_exe() -> str:
+    """The real interpreter (not a pyenv shim or a symlink the sandbox would not hold)."""
+    return os.path.realpath(sys.executable)
+
+
+def _readonly_paths(extra=()) -> list:
+    """What the child may read: the system's programs, libraries and /etc, and the Python
+    installation with its site-packages; nothing else of the filesystem."""
+    import site
+    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"]
+    py = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix,
+                                        sys.base_exec_prefix)}
+    try:
+        sites = list(site.getsitepackages())
+    except AttributeError:
+        sites = []
+    for p in sites + sys.path:
+        if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
+            py.add(os.path.realpath(p))
+    py.add(os.path.dirname(_python_exe()))
+    paths += sorted(p for p in py if p != "/")
+    paths += [os.path.realpath(p) for p in extra]
+    keep = []
+    for p in paths:
+        if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in keep):
+            keep.append(p)
+    return keep
+
+
+def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: list,
+                lifeline: int, ro_extra=()) -> dict:
+    import glob
+    import platform
+    return {"root": os.path.join(work, "root") if root else None,
+            "ro": _readonly_paths(ro_extra) + [d for d in (os.path.join(work, "driver"),)
+                                               if os.path.isdir(d)],
+            "rw": rw, "dev": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+            + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": 1 << 30,
+            "pivot_root_nr": _PIVOT_ROOT_NR.get(platform.machine(), -1),
+            "argv": argv, "cwd": cwd, "rlimits": rlimits, "lifeline": lifeline,
+            "close": [0] + [int(a) for a in argv[-1:] if a.isdigit()]}
+
+
+_PROBE = r'''
+import json, os, sys
+seen = {"pid": os.getpid(), "hidden_visible": os.path.exists(sys.argv[1]),
+        "proc": os.path.exists("/proc/self/status")}
+try:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    seen["job_userns"] = os.fork() == 0 or None
+    if seen["job_userns"] is True:
+        os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+    seen["job_userns"] = os.waitpid(-1, 0)[1] == 0
+except Exception:
+    seen["job_userns"] = False
+print(json.dumps(seen))
+'''
+
+
+def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
+    """Run _PROBE through prefix + _SANDBOX_INIT; what it saw, or None if it did not run."""
+    import socket
+    marker = os.path.join(work, "hidden")
+    with open(marker, "w") as fh:
+        fh.write("x")
+    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    a, b = socket.socketpair()
+    try:
+        cfg = _launch_cfg(work, root, [], [_python_exe(), "-I", "-S", "-c", _PROBE, marker], "/",
+                          [], b.fileno())
+        proc = subprocess.Popen(prefix + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT,
+                                          json.dumps(cfg)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, pass_fds=(b.fileno(),),
+                                start_new_session=True)
+        b.close()
+        out, _ = proc.communicate(timeout=30)
+        a.settimeout(5)
+        said = a.recv(4096).decode(errors="replace")
+        if proc.returncode != 0 or not said.startswith("exit 0"):
+            return None
+        return json.loads(out.decode().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return None
+    finally:
+        a.close()
+        b.close()
+
+
+def sandbox_level() -> dict:
+    """How the child is confined here (probed once by running a child the real way)."""
+    if not _SANDBOX:
+        work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
+        try:
+            unshare = shutil.which("unshare") or "/usr/bin/unshare"
+            full = [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork",
+                    "--kill-child"]
+            seen = _try_launch(full, True, work)
+            if seen and not seen["hidden_visible"] and seen["pid"] == 2 and seen["proc"]:
+                level = dict(user_namespace=True, net_namespace=True, mount_namespace=True,
+                             pid_namespace=True, file_isolation=True, prefix=full, root=True,
+                             job_user_namespace=bool(seen.get("job_userns")), note="")
+            else:
+                basic = [unshare, "--user", "--map-root-user", "--net"]
+                seen = _try_launch(basic, False, work)
+                level = dict(user_namespace=bool(seen), net_namespace=bool(seen),
+                             mount_namespace=False, pid_namespace=False, file_isolation=False,
+                             prefix=basic if seen else [], root=False,
+                             job_user_namespace=bool(seen and seen.get("job_userns")),
+                             note="mount/pid namespaces unavailable: the child can read any "
+                             "file the grader's user can" + ("" if seen else
+                                                             "; no user/network namespace either"))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        level["rlimits"] = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
+        _SANDBOX.update(level)
+    return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
+
+
+def sandbox_check() -> Check:
+    """INFO sandbox.isolation: what confined the child in this grading."""
+    lv = sandbox_level()
+    ns = [n for n in ("user", "net", "mount", "pid") if lv[f"{n}_namespace"]]
+    msg = (f"namespaces: {', '.join(ns) or 'none'}; file isolation "
+           f"{'on (the child sees only Python, its copy and a scratch folder)' if lv['file_isolation'] else 'OFF'}"
+           f"; rlimits: {', '.join(r[7:] for r in lv['rlimits'])}")
+    return Check("sandbox.isolation", Status.INFO, msg + (f"; {lv['note']}" if lv["note"] else ""),
+                 lv["file_isolation"])
+
+
+_MAX_DEPTH = 64        # deeper message bodies are refused (no grader code walks them recursively)
+_MAX_MESSAGES = 100_000   # more are refused: millions of tiny messages would exhaust the grader's
+                          # memory within the byte cap (honest drivers send a few hundred)
+
+
+def _too_deep(obj) -> bool:
+    stack = [(obj, 0)]
+    while stack:
+        o, d = stack.pop()
+        if d > _MAX_DEPTH:
+            return True
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o)
+    return False
+
+
+def decode_reply(line: bytes, token: str) -> tuple:
+    """(body, is_ask, None) for an authentic reply line, (None, False, why) for anything
+    else.  Never raises: garbage is the child's failure, never the grader's."""
+    import hmac
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, False, f"invalid UTF-8 at byte {exc.start}"
+    try:
+        msg = json.loads(text)
+    except RecursionError:
+        return None, False, "JSON nested too deeply to decode"
+    except MemoryError:
+        return None, False, "JSON too large to decode"
+    except ValueError as exc:
+        return None, False, f"not JSON ({str(exc)[:80]})"
+    except Exception as exc:          # anything else json may raise on hostile input
+        return None, False, f"not JSON ({type(exc).__name__})"
+    if not isinstance(msg, dict) or not isinstance(msg.get("token"), str):
+        return None, False, "no run token"
+    if not hmac.compare_digest(msg["token"].encode("utf-8", "replace"), token.encode()):
+        return None, False, "wrong run token"
+    if "body" not in msg or set(msg) - {"token", "body", "ask"} or msg.get("ask", False) not in (True, False):
+        return None, False, "malformed message (valid token)"
+    if _too_deep(msg["body"]):
+        return None, False, f"message nested deeper than {_MAX_DEPTH} levels (valid token)"
+    return msg["body"], msg.get("ask") is True, None
+
+
+
+def _sandboxed(work: str, rw: list, ro: list, argv: list, lifeline: int) -> list:
+    """The command that runs argv (the warm worker) in the runner's sandbox: _SANDBOX_INIT as
+    pid 1 of fresh user/net/mount/pid namespaces, the allow-list root (system and Python
+    read-only, `ro`, the worker's own `rw` folders), pivot_root, the old root detached."""
+    sandbox_level()
+    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    cfg = _launch_cfg(work, _SANDBOX["root"], rw, argv, rw[0], [], lifeline, ro)
+    return _SANDBOX["prefix"] + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT, json.dumps(cfg)]
 
 
 class Worker:
@@ -1461,7 +2711,10 @@ class Worker:
         self.start()
 
     def start(self) -> None:
-        work = tempfile.mkdtemp(prefix="worker-", dir=self.base)
+        import socket
+        box = tempfile.mkdtemp(prefix="worker-", dir=self.base)
+        work = os.path.join(box, "work")
+        os.mkdir(work)
         driver = os.path.join(work, "worker_driver.py")
         with open(driver, "w") as fh:
             fh.write(WORKER_PROLOGUE + WORKER_BODY)
@@ -1469,32 +2722,35 @@ class Worker:
         self.replies = queue.Queue()
         self.out, self.err = [], []
         rfd, wfd = os.pipe()
-
+        self.life, life_child = socket.socketpair()
         try:    # no preexec_fn: this runs in several threads; the worker sets its own limits
             self.proc = subprocess.Popen(
-                _sandbox_prefix() + [sys.executable, "-I", "-B", driver, str(wfd)], cwd=work,
+                _sandboxed(box, [work], [self.shim_dir], [_python_exe(), "-I", "-B", driver, str(wfd)],
+                           life_child.fileno()), cwd=work,
                 env=_child_env(work),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(wfd,), start_new_session=True)
+                pass_fds=(wfd, life_child.fileno()), start_new_session=True)
         finally:
             os.close(wfd)
+            life_child.close()
         threading.Thread(target=self._read_replies, args=(os.fdopen(rfd, "rb"),), daemon=True).start()
         for stream, sink in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
             threading.Thread(target=_drain, args=(stream, sink, 64 << 10), daemon=True).start()
-        init = {"token": self.token, "shim_dir": self.shim_dir, "work_dir": work, "warm": self.warm}
+        init = {"token": self.token, "shim_dir": self.shim_dir, "work_dir": work, "warm": self.warm,
+                "target_methods": list(TARGET_METHODS), "helper_name": HELPER_DECORATOR,
+                "reap": bool(sandbox_level()["pid_namespace"])}
         self.proc.stdin.write((json.dumps(init) + "\n").encode())
         self.proc.stdin.flush()
         self.child = None
-        self.ready = self._next(120.0) == {"ready": True}
+        hello = self._next(120.0)
+        self.ready = isinstance(hello, dict) and hello.get("ready") is True
+        self.shim = bool(self.ready and hello.get("shim"))
 
     def _read_replies(self, stream) -> None:
         for line in stream:
-            try:
-                msg = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                continue
-            if isinstance(msg, dict) and msg.get("token") == self.token and "body" in msg:
-                self.replies.put(msg["body"])
+            body, _, why = decode_reply(line.rstrip(b"\n"), self.token)
+            if why is None:
+                self.replies.put(body)
         self.replies.put(None)          # the worker died or closed the channel
 
     def _next(self, timeout: float):
@@ -1516,15 +2772,18 @@ class Worker:
         except (BrokenPipeError, OSError):
             self.restart()
             return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
-        deadline = time.monotonic() + float(job["timeout"]) + 60.0
+        deadline = time.monotonic() + float(job["timeout"]) + SPEC["worker_reply_margin_s"]
         while True:
             msg = self._next(deadline - time.monotonic())
             if isinstance(msg, dict) and "started" in msg:
                 self.child = msg["started"]
                 continue
-            if isinstance(msg, dict) and "result" in msg:
-                self.child = None
-                return msg["result"]
+            if isinstance(msg, dict) and isinstance(msg.get("result"), dict):
+                self.child = None       # a step's process may have forged this line: it can
+                res = dict(msg["result"], shim=self.shim)   # never claim a harness fault
+                if res.get("status") not in ("ok", "timeout", "crashed"):
+                    res["status"] = "crashed"
+                return res
             # the worker died or stalled while it ran this step: the step's process can
             # kill or stop its parent, so this is the step's failure (a generation must not
             # void a run by faking a harness fault); a worker that cannot start stays one
@@ -1545,6 +2804,9 @@ class Worker:
                 except (ProcessLookupError, PermissionError, OSError):
                     pass
         self.child = None
+        if getattr(self, "life", None) is not None:
+            self.life.close()       # the sandbox's init kills everything left when this closes
+            self.life = None
         if self.proc:
             try:
                 self.proc.stdin.close()
@@ -1568,9 +2830,10 @@ def warm_modules(problems: list) -> list:
     return sorted(mods)
 
 
-def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_result=None) -> dict:
-    """Run every job on a pool of warm workers; step -> raw worker reply (each also passed to
-    on_result(job, reply) as it arrives: progress, and --out's resume files)."""
+def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_reply=None) -> dict:
+    """Run every job on a pool of warm workers; step -> raw worker reply, or, with
+    `on_reply(step, reply)`, step -> what it returns (called under a lock as each reply
+    arrives, so a step's records are judged and dropped while the others run)."""
     pending = queue.Queue()
     # a problem's last step tends to be its heavy one (a whole simulation): start those
     # first, then later steps before earlier ones; only the order changes, not the verdicts
@@ -1593,9 +2856,7 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_
                     return
                 reply = worker.run(job)
                 with lock:
-                    results[job["step"]] = reply
-                    if on_result:
-                        on_result(job, reply)
+                    results[job["step"]] = on_reply(job["step"], reply) if on_reply else reply
         finally:
             worker.stop()
 
@@ -1607,25 +2868,62 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_
     return results
 
 
-def make_job(prog: StepProgram, h5: str, timeout: float, mem_gb: float, dry: bool,
-             target_name: str) -> dict:
-    renamed = [rename_target(c, target_name) for c in prog.cases]
+def make_job(prog: StepProgram, plans: list, timeout: float, mem_gb: float, dry: bool) -> dict:
+    """What the worker gets for a step: its code and test text, the stand-ins' unpack
+    arities (from the test text) -- no target, no targets file, no path to one."""
     return {"step": prog.step, "deps": prog.deps, "context": prog.context, "code": prog.code or "",
-            "cases": [c if r is None else r for c, r in zip(prog.cases, renamed)],
-            "plain_target": [r is None for r in renamed],
-            "target_name": target_name, "definition": list(prog.definition),
-            "h5": h5, "timeout": timeout, "mem_bytes": int(mem_gb * (1 << 30)),
-            "fsize": SPEC["fsize_bytes"], "capture": SPEC["capture_bytes"],
-            "reply_cap": SPEC["reply_cap"], "dry": dry, "marker": SPEC["dry_marker"]}
+            "cases": [decorate_helpers(c, p.helpers) for c, p in zip(prog.cases, plans)],
+            "arity": [p.arity for p in plans], "definition": list(prog.definition),
+            "timeout": timeout, "mem_bytes": int(mem_gb * (1 << 30)),
+            "cpu_slack": SPEC["runner_cpu_slack_s"], "fsize": SPEC["runner_fsize_bytes"],
+            "capture": SPEC["runner_output_cap_bytes"], "reply_cap": SPEC["runner_reply_cap_bytes"],
+            "max_messages": SPEC["runner_max_messages"],
+            "dry": dry, "marker": SPEC["dry_marker"]}
+
+
+def targets_present(h5_path: str, step: str, n: int) -> dict:
+    """case -> failure for each case of `step` whose group the targets file lacks (the
+    grader's own evidence, before anything runs)."""
+    import h5py
+    try:
+        with h5py.File(h5_path, "r") as h5:
+            return {i: {"type": "TargetsMissing", "message": f"group {step}/test{i + 1} not in the targets file"}
+                    for i in range(n) if f"{step}/test{i + 1}" not in h5}
+    except Exception as exc:
+        return {i: {"type": "TargetsUnreadable", "message": f"{type(exc).__name__}: {exc}"[:300]}
+                for i in range(n)}
+
+
+def read_step_targets(h5_path: str, step: str, n: int) -> tuple:
+    """({case: target}, {case: failure}) read in the grader's process by its own reader."""
+    import h5py
+    reader = shim_module("parse")
+    targets, errors = {}, {}
+    try:
+        with h5py.File(h5_path, "r") as h5:
+            for i in range(n):
+                try:
+                    targets[i] = reader.read_test_target(h5, step, i + 1)
+                except reader.TargetsMissing as exc:
+                    errors[i] = {"type": "TargetsMissing", "message": str(exc).strip("'\"")}
+                except Exception as exc:
+                    errors[i] = {"type": "TargetsUnreadable", "message": f"{type(exc).__name__}: {exc}"[:300]}
+    except Exception as exc:
+        errors = {i: {"type": "TargetsUnreadable", "message": f"{type(exc).__name__}: {exc}"[:300]}
+                  for i in range(n)}
+    return targets, errors
 
 
 
 
 class ResumeStore:
-    """--out DIR/resume: one file per finished step, `{"key", "reply"}`, written as each step ends.
-    The key is the sha256 of the grader's bytes, the targets file's path, size and mtime, and the
-    step's whole job (program, test cases, limits; the per-run target name masked), so a rerun
-    reuses a step only when nothing it depends on changed."""
+    """--out DIR/resume: one file per finished step, `{"key", "result"}`, written as each step is
+    judged.  The result is the judged StepResult (the verdict of each case, the failure, the
+    captured output): rebuilding the step's records needs neither its generated code run again
+    nor the targets, and the records the step's process sent are not kept.  The key is the
+    sha256 of the grader's bytes, the targets file's path, size and mtime, and the step's whole
+    job (program, test cases, limits, dry run), so a rerun reuses a step only when nothing its
+    verdict depends on changed."""
 
     def __init__(self, out_dir: str, h5: str, jobs: list):
         self.dir = os.path.join(out_dir, "resume")
@@ -1636,29 +2934,47 @@ class ResumeStore:
         except OSError:
             h5_id = [os.path.abspath(h5), None, None]
         self.base = [grader_sha256(), h5_id]
-        self.replies = {}
+        self.results = {}
         for job in jobs:
             try:
                 with open(self._path(job)) as fh:
                     doc = json.load(fh)
-                if doc.get("key") == self.key(job) and isinstance(doc.get("reply"), dict):
-                    self.replies[job["step"]] = doc["reply"]
-            except (OSError, ValueError):
+                if isinstance(doc, dict) and doc.get("key") == self.key(job):
+                    res = self._result(job["step"], doc.get("result"))
+                    if res is not None:
+                        self.results[job["step"]] = res
+            except (OSError, ValueError, RecursionError):
                 pass
 
+    @staticmethod
+    def _result(step: str, d):
+        """The kept StepResult, or None unless every field has its type."""
+        fields = {f.name for f in dataclasses.fields(StepResult)}
+        if not isinstance(d, dict) or set(d) != fields or d["step"] != step:
+            return None
+        if not (isinstance(d["passed"], bool) and isinstance(d["cases"], list)
+                and all(isinstance(c, dict) for c in d["cases"])
+                and (d["failure"] is None or isinstance(d["failure"], dict))
+                and isinstance(d["wall"], (int, float)) and not isinstance(d["wall"], bool)
+                and isinstance(d["stdout"], str) and isinstance(d["stderr"], str)
+                and isinstance(d["marker"], bool)):
+            return None
+        return StepResult(**d)
+
     def key(self, job: dict) -> str:
-        text = json.dumps([self.base, job], sort_keys=True).replace(job["target_name"], "<target>")
+        text = json.dumps([self.base, job], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
     def _path(self, job: dict) -> str:
         return os.path.join(self.dir, re.sub(r"[^\w.-]", "_", job["step"]) + ".json")
 
-    def save(self, job: dict, reply: dict) -> None:
+    def save(self, job: dict, result: "StepResult") -> None:
         """Written to a temp file, then renamed: an interrupted write leaves no half a result."""
         path = self._path(job)
         try:
             with open(path + ".tmp", "w") as fh:
-                json.dump({"key": self.key(job), "reply": reply}, fh)
+                json.dump({"key": self.key(job), "result": dataclasses.asdict(result)}, fh,
+                          allow_nan=False)
             os.replace(path + ".tmp", path)
         except (OSError, TypeError, ValueError):
             pass
@@ -1735,40 +3051,8 @@ def grade(args) -> Report:
                 checks.append(Check(f"audit.{sid}", Status.REVIEW, "generation " + "; ".join(prog.audit[:4])))
         return report
     t1 = time.monotonic()
-    results = {sid: pre_failed(pr) for sid, pr in progs.items() if pr.code is None}
-    target_name = "_scicode_target_" + secrets.token_hex(4)
-    jobs = [make_job(pr, os.path.abspath(args.h5), args.timeout, args.mem_gb, args.dry_run, target_name)
-            for sid, pr in progs.items() if pr.code is not None]
-    n_jobs = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                           else os.cpu_count() or 1)
-    kept = ResumeStore(args.out, args.h5, jobs) if args.out else None
-    replies = kept.replies if kept else {}
-    todo = [job for job in jobs if job["step"] not in replies]
-    if kept:
-        checks.append(Check("run.resume", Status.INFO, f"{len(replies)} of {len(jobs)} step(s) reused "
-                            f"from {kept.dir} (same program, targets file and grader)", len(replies), len(jobs)))
-        progress(f"resume: {len(replies)} of {len(jobs)} step(s) already graded in {kept.dir}, "
-                 f"{len(todo)} to run")
-    tally = {"done": 0, "passed": 0}
-
-    def on_result(job, reply):
-        if kept and _INTERRUPT["at"] is None:      # a step cut short by Ctrl-C is not a result
-            kept.save(job, reply)
-        tally["done"] += 1
-        tally["passed"] += judge(progs[job["step"]], reply, args.dry_run).passed
-        progress_count("steps", tally["done"], len(todo), t1,
-                       f"{tally['passed']} passed, last {job['step']}")
-
-    base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
-    try:
-        shim = write_shim(os.path.join(base, "shim"))
-        if todo:
-            replies.update(run_steps(todo, n_jobs, shim, warm_modules(selected), base, on_result))
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-    for job in jobs:
-        results[job["step"]] = judge(progs[job["step"]], replies.get(job["step"], {"status": "worker",
-                                     "reason": "WorkerFault: no reply"}), args.dry_run)
+    results, run_records = execute_steps(progs, args, selected)
+    checks += run_records + isolation_checks(args.strict)
     phases["execute"] = time.monotonic() - t1
     ordered = {sid: progs[sid] for sid in sorted(progs, key=_step_key)}
     srecords, failures = step_records(ordered, results, args.dry_run, args.strict)
@@ -1783,10 +3067,13 @@ def grade(args) -> Report:
 # =============================================================================
 # VERDICT
 # =============================================================================
-def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
+def verdict(checks: list, *, strict: bool, no_exec: bool, dry: bool = False) -> tuple:
     """(result, score) from records alone: score = passed step records / step
-    records; UNGRADED when nothing ran or the census indicted the harness."""
-    if no_exec:
+    records; UNGRADED when nothing ran, a dry run proved only the plumbing, the census
+    indicted the harness, or --strict without file isolation (not certified)."""
+    if no_exec or dry:
+        return "UNGRADED", None
+    if strict and any(c.id == "sandbox.file_isolation" and c.status is Status.REVIEW for c in checks):
         return "UNGRADED", None
     if any(c.id == "census.verdict" and c.status is Status.FAIL for c in checks):
         return "UNGRADED", None
@@ -2004,7 +3291,7 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
 }
 LEADERBOARD = (("step_accuracy", "keys.step_accuracy", "desc"),
                ("problem_accuracy", "keys.problem_accuracy", "desc"))
-POSITIVE_OPTIONS = ("timeout", "mem_gb")
+POSITIVE_OPTIONS = ("timeout", "mem_gb", "jobs")   # > 0 and finite (NaN, inf: usage errors)
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -2079,9 +3366,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="generations: a folder of <step>.txt/<step>.py raw replies, or a JSONL of "
                '{"step_number": "10.1", "completion": "..."} lines.\n'
                "exit codes: 0 every step passed, 1 graded below full score, "
-               "2 UNGRADED (--no-exec) or usage error (a path that does not exist, an option out "
-               "of range, an output that cannot be written), "
-               "3 harness indicted, unreadable targets file, or grader failure, 130 interrupted; "
+               "2 UNGRADED (--no-exec, --dry-run) or usage error (a path that does not exist, an "
+               "option out of range, an output that cannot be written), "
+               "3 harness indicted, --strict without file isolation, unreadable targets file, or "
+               "grader failure, 130 interrupted; "
                "with several generation sets, the largest of theirs")
     add_report_options(p, submissions_help="folder of <step>.txt/.py replies, or a JSONL of "
                        "{step_number, completion}", jobs=False)
@@ -2104,14 +3392,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="parallel step workers (default: cores); with several generation sets, "
                         "how many are graded at a time (each then with one worker)")
     p.add_argument("--dry-run", action="store_true",
-                   help=f"prove the plumbing only; a step passes where '{SPEC['dry_marker']}' is seen")
+                   help=f"prove the plumbing only; a step passes where '{SPEC['dry_marker']}' is seen; "
+                        "RESULT: UNGRADED, no SCORE, exit 2")
     p.add_argument("--strict", action="store_true",
-                   help="a single harness-fault failure indicts the run; flagged code fails its step")
+                   help="a single harness-fault failure indicts the run; flagged code fails its step; "
+                        "without file isolation the run is not certified (UNGRADED, exit 3)")
     p.add_argument("--no-exec", action="store_true",
                    help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
     p.add_argument("--out", metavar="DIR",
                    help="official-style outputs (scicode.json, scicode.txt, logs/) and resume/: "
-                        "each step's result as it finishes; a rerun with the same DIR, inputs and "
+                        "each step's judged result as it finishes; a rerun with the same DIR, inputs and "
                         "grader skips the steps already graded (one generation set per DIR)")
     return p
 
@@ -2157,7 +3447,7 @@ def grade_submission(args, submission: str) -> Report:
 
 
 def report_verdict(report: Report, args) -> tuple:
-    return verdict(report.checks, strict=args.strict, no_exec=args.no_exec)
+    return verdict(report.checks, strict=args.strict, no_exec=args.no_exec, dry=args.dry_run)
 
 
 def finish_report(report: Report, result: str, score, args) -> None:
@@ -2167,7 +3457,7 @@ def finish_report(report: Report, result: str, score, args) -> None:
 def exit_code_of(report: Report, result: str, score) -> int:
     if result == "UNGRADED":
         indicted = any(c.id in ("census.verdict", "input.fatal") and c.status is Status.FAIL
-                       for c in report.checks)
+                       for c in report.checks) or strict_uncertified(report.checks)
         return EXIT_GRADER if indicted else EXIT_UNGRADED
     return EXIT_FULL if score == 1.0 else EXIT_BELOW
 

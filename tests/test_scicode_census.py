@@ -136,5 +136,5 @@ def test_end_to_end_a_generation_cannot_void_the_run():
     rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--strict")
     assert (rc, keys["RESULT"], keys["SCORE"], keys["harness_fault_steps"]) == (1, "PARTIAL", "0.1667", "0")
     assert "harness indicted" not in out
-    assert "ProcessDied: its worker died during the step [model]" in step_line(out, steps["kills_worker"])
+    assert step_line(out, steps["kills_worker"]).endswith("[model]")
     assert step_line(out, steps["honest"]).startswith("PASS")

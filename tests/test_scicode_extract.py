@@ -68,31 +68,27 @@ def test_real_class_headers_without_parentheses():
         ("class", "Maxwell")
 
 
-def test_rename_target_only_names():
-    case = "t = obj.target\nassert f(target=1) == target and target[0] == x  # target\n"
-    out = gs.rename_target(case, "_T")
-    assert out == "t = obj.target\nassert f(target=1) == _T and _T[0] == x  # target\n"
-
-
-def test_rename_target_refuses_cases_it_would_change():
-    """A case that binds `target` as a parameter, lambda argument, `global`, `except ... as`
-    or import alias cannot be renamed name-by-name without changing its meaning: it is
-    left verbatim (None) and runs with `target` bound as in the official script."""
-    for case in ("def h(target):\n    return target + 1\nassert h(1) == target",
-                 "g = lambda target: target * 2\nassert g(1) == target",
-                 "def s():\n    global target\n    target = 5\ns()\nassert target == 5",
-                 "try:\n    pass\nexcept ValueError as target:\n    pass\nassert target",
-                 "import numpy as target\nassert target",
-                 "assert (target"):
-        assert gs.rename_target(case, "_T") is None, case
-    # names that merely contain `target`, comprehension variables and f-strings are fine
-    assert gs.rename_target("target_value = f'{target}'\nx = [target for target in y]\n", "_T") == \
-        "target_value = f'{_T}'\nx = [_T for _T in y]\n"
-    job = gs.make_job(gs.StepProgram("1.1", "1", "", "", "def f(): pass", None,
-                                     ["assert f() is None and target == 1", "g = lambda target: target"],
-                                     None, []), "t.h5", 5.0, 1.0, False, "_T")
-    assert job["cases"] == ["assert f() is None and _T == 1", "g = lambda target: target"]
-    assert job["plain_target"] == [False, True]
+def test_plan_reads_how_a_case_uses_the_target():
+    """The plan of a case (the grader's, from the text): comparison sites in order, the
+    target parts they read, literal tolerances; names of the text that merely contain
+    `target` are not the target."""
+    plan = gs.plan_step(["t = obj.target\ntarget_value = 3\n"
+                         "assert np.allclose(f(target=1), target[0], atol=1e-6) and g(x) == target[1]"])[0]
+    assert plan.error is None and [s.kind for s in plan.sites] == ["numpy.allclose", "=="]
+    assert plan.sites[0].slots == [["computed", None], ["target", ["path", 0, [["i", 0]]]]]
+    assert plan.sites[0].kwargs == {"atol": ["const", 1e-6]}
+    # names unpacked from a target stay target parts in later cases of the step
+    plans = gs.plan_step(["a, b = target\nassert a == x", "assert np.allclose(y, b)"])
+    assert plans[0].unpacks == [(0, [], 2)] and plans[0].arity == {"[0, []]": 2}
+    assert plans[1].sites[0].slots[1] == ["target", ["path", 0, [["u", 1]]]]
+    # a helper of the test called with the target is decorated: recorded, run by the grader
+    text = "def eq(a, b):\n    return np.allclose(a, b)\nassert eq(f(1), target)"
+    plan = gs.plan_step([text])[0]
+    assert plan.helpers == ["eq"] and gs.decorate_helpers(text, plan.helpers).startswith(
+        "@__scicode_helper__\ndef eq(a, b):")
+    job = gs.make_job(gs.StepProgram("1.1", "1", "", "", "def f(): pass", None, [text], None, []),
+                      [plan], 5.0, 1.0, False)
+    assert "h5" not in job and "targets" not in job and job["cases"][0].count("@__scicode_helper__") == 1
 
 
 def _gens(texts):

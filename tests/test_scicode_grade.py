@@ -42,12 +42,13 @@ def test_jsonl_generations_same_verdict():
 
 def test_dry_run_marker_and_plumbing():
     rc, out, err, doc, keys = grade(syn()["correct"], "--dry-run")
-    assert rc == 0 and keys["mode"] == "DRY_RUN"
-    assert "SCICODE_PASS (DRY_RUN)" in step_line(out, "901.1")
+    # plumbing only: the step results are printed, the run is not a grade (no SCORE, exit 2)
+    assert (rc, keys["RESULT"], keys["mode"]) == (2, "UNGRADED", "DRY_RUN") and "SCORE" not in keys
+    assert "SCICODE_PASS (DRY_RUN)" in step_line(out, "901.1") and keys["steps_passed"] == "6/6"
     # a broken generation still passes a dry run: only the plumbing is tested
     broken = variant("dry-broken", replace={"901.1": "def scale(x, k):\n    return None\n"})
     rc, out, err, doc, keys = grade(broken, "--dry-run")
-    assert rc == 0
+    assert rc == 2 and step_line(out, "901.1").startswith("PASS")
     # a targets file without a step's groups fails that step's plumbing
     h5 = tmpdir("dry-h5") / "t.h5"
     h5_encoding.write_targets(h5, {k: v for k, v in synthetic.TARGETS.items() if k != "902.2"})

@@ -1,0 +1,35 @@
+"""CLI (issue 12 item 5): --dry-run is plumbing only (RESULT: UNGRADED, no SCORE, exit 2, the
+step results still printed); --timeout / --mem-gb / --jobs that are <= 0 (or not finite)
+are usage errors: exit 2, one line on stderr, nothing graded."""
+import pytest
+
+from test_scicode_support import GRADER, grade, problem_args, run_grader, step_line, syn
+
+
+def test_dry_run_is_ungraded_with_plumbing_results():
+    rc, out, err, doc, keys = grade(syn()["correct"], "--dry-run")
+    assert rc == 2 and keys["RESULT"] == "UNGRADED" and "SCORE" not in keys
+    assert doc["result"] == "UNGRADED" and doc["score"] is None
+    assert "SCICODE_PASS (DRY_RUN)" in step_line(out, "902.2") and "sandbox.isolation" in out
+
+
+@pytest.mark.parametrize("flag,value", [("--timeout", "0"), ("--timeout", "-1"), ("--timeout", "nan"),
+                                        ("--timeout", "inf"), ("--mem-gb", "0"), ("--mem-gb", "-2"),
+                                        ("--jobs", "0"), ("--jobs", "-3")])
+def test_non_positive_limits_are_usage_errors(flag, value):
+    rc, out, err, _ = run_grader(GRADER, syn()["correct"], *problem_args(), flag, value, timeout=60)
+    assert rc == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0] and "positive" in lines[0], err
+
+
+def test_grader_and_embedded_programs_are_pyflakes_clean(tmp_path):
+    """pyflakes over the grader and the programs it embeds as strings (worker, sandbox probe)."""
+    api = pytest.importorskip("pyflakes.api")
+    from pyflakes.reporter import Reporter
+    import io
+    from test_scicode_support import gs
+    for name, text in (("grade_scicode.py", GRADER.read_text()),
+                       ("worker", gs.WORKER_PROLOGUE + gs.WORKER_BODY), ("probe", gs._PROBE)):
+        out = io.StringIO()
+        assert api.check(text, name, Reporter(out, out)) == 0, out.getvalue()
