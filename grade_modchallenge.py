@@ -1365,11 +1365,14 @@ else:
             if bad:
                 break
             outs.extend(got)
-            _after_batch(model, "tier %s, after problem %d" % (tid, i + len(got)))
+            if i + bs < len(cases):                # after a tier's last batch: once it is reported
+                _after_batch(model, "tier %s, after problem %d" % (tid, i + len(got)))
         if bad:
             send({"event": "tier", "tier": tid, "complete": False, "reason": bad})
         else:
             send({"event": "tier", "tier": tid, "complete": True, "outputs": outs})
+            if cases:
+                _after_batch(model, "tier %s, after problem %d" % (tid, len(outs)))
     _reply = ask({"event": "end"})
     if isinstance(_reply, dict) and _reply.get("audit"):
         _audit(model, _reply["audit"], "after the last tier")
@@ -1554,6 +1557,24 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
             "isolated": isolated, "loaded": True}
 
 
+def probe_operand_range(tid: int, same_prime: list) -> tuple:
+    """[lo, hi) of an audit probe's operands for tier tid, given the tier's cases with the probe's
+    prime: the tier's operand range (TIERS), or for tier 0 the smallest sub-tier range (MULT_SUB_TIERS)
+    holding those cases' operands, so that a * b < p as in the tier."""
+    if tid != 0:
+        bits = next((t[3] for t in TIERS if t[0] == tid), 0)
+        if bits:
+            return 0, 1 << bits
+    width = max((max(c.a, c.b).bit_length() for c in same_prime), default=1)
+    lo_bits, hi_bits = next(((a, b) for a, b in MULT_SUB_TIERS if b >= width), MULT_SUB_TIERS[-1])
+    hi = 1 << hi_bits
+    p = min((c.p for c in same_prime), default=0)
+    if (hi - 1) ** 2 >= p:                          # a test set from files: keep a * b < p anyway
+        hi = max(2, math.isqrt(max(p - 1, 0)) + 1)
+        return 0, hi
+    return (1 << (lo_bits - 1) if lo_bits > 1 else 0), hi
+
+
 class _InferenceInteraction:
     """The grader's side of the inference process's ask() calls: the tiers on "plan" (the budget
     is already running), and after each batch the decision whether to audit isolation now, drawn
@@ -1566,14 +1587,19 @@ class _InferenceInteraction:
         self.ready = False                                      # set by the "ready" message
 
     def pairs(self, tid: int) -> list:
-        """SPEC audit_pairs pairs of distinct problems of tier tid sharing one prime (the probes
-        are then problems of the tier being answered), as triples."""
+        """SPEC audit_pairs pairs x, y of FRESH problems of tier tid, as triples: one of the tier's
+        primes (drawn from its cases), operands drawn like the tier's own (uniform below
+        2^operand_bits; tier 0: in the sub-tier's range of that prime).  Fresh operands, not
+        problems of the test set: a probe (xa, xb, p) is never a problem the stream already
+        answered, so a hook that leaks only on arguments it has not seen yet (and is plain on
+        repeats) leaks on the first probe and is caught by the second."""
         cases = self.test_set[tid]
         out = []
         for _ in range(SPEC["audit_pairs"]):
-            x = self.rng.choice(cases)
-            same = [c for c in cases if c.p == x.p and c is not x] or [c for c in cases if c is not x] or [x]
-            out.append([_triple(x), _triple(self.rng.choice(same))])
+            p = self.rng.choice(cases).p
+            lo, hi = probe_operand_range(tid, [c for c in cases if c.p == p])
+            xa, xb, ya, yb = (self.rng.randrange(lo, hi) for _ in range(4))
+            out.append([[str(xa), str(xb), str(p)], [str(ya), str(yb), str(p)]])
         return out
 
     def __call__(self, body):
