@@ -82,11 +82,13 @@ SPEC = {
                                         # sent under Python's 4300-decimal-digit int/str limit
     "test_set_max_bytes": 64 << 20,     # --test-set file cap (ours)
     # issue 13: checks where the model really runs (ours; the harness checks before inference only)
-    "inference_audits": 5,              # isolation audits at random batches of the inference stream,
+    "inference_audits": 2,              # isolation audits at random batches of the inference stream,
                                         # plus one early (first 5% of batches) and one after the last
+    "audits_per_tier": 1,               # plus one at a random batch of every tier (a leak confined
+                                        # to one tier, or to the later part of each, is audited)
     "audit_early_fraction": 0.05,
     "audit_pairs": 1,                   # problem pairs per audit: 3 probe problems each, answered
-                                        # as usual (about 2% of the stream's problems in all)
+                                        # as usual (about 4% of the stream's problems in all)
     "stream_det_per_tier": 2,           # determinism re-run: problems drawn per completed tier from
                                         # the real inference stream, answered again (shuffled) by a
                                         # fresh process
@@ -177,7 +179,8 @@ OS_REVIEW_PREFIXES = ("posix_spawn",)            # os.posix_spawn, os.posix_spaw
 # introspection that reaches code objects, other frames (the grader's driver shares the process)
 # or the interpreter's object graph: review (an honest model has no use for them)
 INTROSPECTION_ATTRS = frozenset({"_getframe", "currentframe", "f_back", "f_locals", "f_globals",
-                                 "gi_frame", "tb_frame", "__subclasses__", "__globals__", "__code__"})
+                                 "gi_frame", "tb_frame", "__subclasses__", "__globals__", "__code__",
+                                 "CodeType", "FunctionType"})   # types.CodeType(...): bytecode built as data
 # calls reaching other frames, the interpreter's object graph or its tracing hooks (module.function)
 INTROSPECTION_CALLS = {
     "gc": ("get_objects", "get_referrers", "get_referents"),
@@ -1611,8 +1614,12 @@ class _InferenceInteraction:
                 self.batch_tier += [tid] * -(-len(self.test_set[tid]) // bs)
             n = max(1, len(self.batch_tier))
             early = max(1, int(n * SPEC["audit_early_fraction"]))
+            per_tier = {}                                   # one audit at a random batch of each tier
+            for k, tid in enumerate(self.batch_tier, 1):
+                per_tier.setdefault(tid, []).append(k)
             self.audit_at = {self.rng.randint(1, early)} | set(
-                self.rng.sample(range(1, n + 1), min(SPEC["inference_audits"], n)))
+                self.rng.sample(range(1, n + 1), min(SPEC["inference_audits"], n))) | {
+                self.rng.choice(ks) for ks in per_tier.values() for _ in range(SPEC["audits_per_tier"])}
             return {"tiers": [[tid, [_triple(c) for c in self.test_set[tid]]] for tid in sorted(self.test_set)]}
         if event == "batch":
             self.asks += 1
