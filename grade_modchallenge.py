@@ -84,6 +84,10 @@ SPEC = {
     # issue 13: checks where the model really runs (ours; the harness checks before inference only)
     "inference_audits": 2,              # isolation audits at random batches of the inference stream,
                                         # plus one early (first 5% of batches) and one after the last
+    "audit_credit_fraction": 0.20,      # the audits' own time is added to the deadline (and left
+                                        # out of the tiers' wall times), up to this share of the
+                                        # budget (the seed's GPU timing: <= 53 s of audit batches):
+                                        # a model stalling on probes gains no more
     "audits_per_tier": 1,               # plus one at a random batch of every tier (a leak confined
                                         # to one tier, or to the later part of each, is audited)
     "audit_early_fraction": 0.05,
@@ -1466,11 +1470,29 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     stream = _InferenceInteraction(test_set)
 
     infer_budget = rearm_once()
+    clock = {"deadline": None, "asked": None, "credit": 0.0}
+    credit_cap = SPEC["audit_credit_fraction"] * budget
 
     def infer_rearm(body):                 # the tiers are handed out only once "ready" started the budget
-        if isinstance(body, dict) and body.get("event") == "ready":
+        event = body.get("event") if isinstance(body, dict) else None
+        if event == "ready":
             stream.ready = True
-        return infer_budget(body)
+        extra = infer_budget(body)
+        now = time.monotonic()
+        if event == "ready" and extra is not None:
+            clock["deadline"] = now + extra
+        elif event in ("batch", "end"):
+            clock["asked"] = now
+        elif event == "audit" and clock["deadline"] is not None and clock["asked"] is not None:
+            # the audit's time (from the question to its report) is the grader's, not the
+            # model's: the deadline moves by it, up to audit_credit_fraction of the budget
+            spent = min(now - clock["asked"], credit_cap - clock["credit"])
+            clock["asked"] = None
+            if spent > 0:
+                clock["credit"] += spent
+                clock["deadline"] += spent
+                return clock["deadline"] - now
+        return extra
 
     infer = run_isolated(sub, DRIVER_BODY, dict(common, mode="infer"), load_timeout, rearm=infer_rearm,
                          lib_files=SHIM_FILES, cpu_seconds=cpu, interact=stream, **memory)
@@ -1508,15 +1530,17 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     checks.insert(next(i for i, c in enumerate(checks) if c.id == "g6.preprocess_isolation") + 1,
                   inference_isolation_check(infer, stream))
 
-    # inference: tiers whose results arrived within the budget after "ready"
+    # inference: tiers whose results arrived within the budget after "ready" (the model's time:
+    # the audits' time, credited as the deadline was moved, is not counted)
     ready = _events(infer, "ready")
     t_ready = ready[0][1] if ready else None
     by_tier = {}
     for body, t in _events(infer, "tier"):
         tid = body.get("tier")
-        if _plain_int(tid) and tid in test_set and tid not in by_tier and t_ready is not None \
-                and t - t_ready <= budget:
-            by_tier[tid] = (body, t - t_ready)
+        wall = None if t_ready is None else t - t_ready - audit_time_before(infer, t, budget)
+        if _plain_int(tid) and tid in test_set and tid not in by_tier and wall is not None \
+                and wall <= budget:
+            by_tier[tid] = (body, wall)
     tiers = []
     stop = None
     for tid in sorted(test_set):
@@ -1576,6 +1600,22 @@ def probe_operand_range(tid: int, same_prime: list) -> tuple:
         hi = max(2, math.isqrt(max(p - 1, 0)) + 1)
         return 0, hi
     return (1 << (lo_bits - 1) if lo_bits > 1 else 0), hi
+
+
+def audit_time_before(outcome, t: float, budget: float) -> float:
+    """Seconds the inference process spent in isolation audits reported before time t (each from
+    the after-batch question that started it to its "audit" report), capped as the deadline
+    credit is (SPEC audit_credit_fraction of the budget)."""
+    total, asked = 0.0, None
+    for m, tm in zip(outcome.messages, outcome.times):
+        if tm > t:
+            break
+        event = m.get("event") if isinstance(m, dict) else None
+        if event in ("batch", "end"):
+            asked = tm
+        elif event == "audit" and asked is not None:
+            total, asked = total + tm - asked, None
+    return min(total, SPEC["audit_credit_fraction"] * budget)
 
 
 class _InferenceInteraction:
