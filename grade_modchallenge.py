@@ -82,11 +82,17 @@ SPEC = {
                                         # sent under Python's 4300-decimal-digit int/str limit
     "test_set_max_bytes": 64 << 20,     # --test-set file cap (ours)
     # issue 13: checks where the model really runs (ours; the harness checks before inference only)
-    "inference_audits": 5,              # isolation audits at random batches of the inference stream,
+    "inference_audits": 2,              # isolation audits at random batches of the inference stream,
                                         # plus one early (first 5% of batches) and one after the last
+    "audit_credit_fraction": 0.20,      # the audits' own time is added to the deadline (and left
+                                        # out of the tiers' wall times), up to this share of the
+                                        # budget (the seed's GPU timing: <= 53 s of audit batches):
+                                        # a model stalling on probes gains no more
+    "audits_per_tier": 1,               # plus one at a random batch of every tier (a leak confined
+                                        # to one tier, or to the later part of each, is audited)
     "audit_early_fraction": 0.05,
     "audit_pairs": 1,                   # problem pairs per audit: 3 probe problems each, answered
-                                        # as usual (about 2% of the stream's problems in all)
+                                        # as usual (about 4% of the stream's problems in all)
     "stream_det_per_tier": 2,           # determinism re-run: problems drawn per completed tier from
                                         # the real inference stream, answered again (shuffled) by a
                                         # fresh process
@@ -177,7 +183,27 @@ OS_REVIEW_PREFIXES = ("posix_spawn",)            # os.posix_spawn, os.posix_spaw
 # introspection that reaches code objects, other frames (the grader's driver shares the process)
 # or the interpreter's object graph: review (an honest model has no use for them)
 INTROSPECTION_ATTRS = frozenset({"_getframe", "currentframe", "f_back", "f_locals", "f_globals",
-                                 "gi_frame", "tb_frame", "__subclasses__", "__globals__", "__code__"})
+                                 "gi_frame", "tb_frame", "__subclasses__", "__globals__", "__code__",
+                                 "CodeType", "FunctionType"})   # types.CodeType(...): bytecode built as data
+# calls reaching other frames, the interpreter's object graph or its tracing hooks (module.function)
+INTROSPECTION_CALLS = {
+    "gc": ("get_objects", "get_referrers", "get_referents"),
+    "inspect": ("stack", "trace", "getouterframes", "getinnerframes"),
+    "sys": ("settrace", "setprofile", "_current_frames", "monitoring"),
+    "threading": ("settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads"),
+    "traceback": ("walk_stack", "extract_stack", "print_stack", "format_stack"),
+}
+# importlib's submodules that read package data, not code (`importlib.resources.files(__package__)`
+# to find weights): not an escape hatch by themselves; other importlib attributes are
+IMPORTLIB_DATA = ("resources", "metadata")
+# a module named in a string constant (a call argument or a subscript) reaches it without an import
+# statement (importlib.import_module('decimal'), sys.modules['os'], resources.files('decimal')):
+# the banned families and the escape-hatch modules above, except names common as plain words
+NAMED_MODULE_WORDS = frozenset({"http", "code", "imp"})
+# operators that are the modular product's own pieces, reached without the % / pow syntax
+MODULAR_ATTRS = {"operator": ("mod", "imod", "pow", "ipow", "__mod__", "__pow__")}
+MODULAR_DUNDERS = frozenset({"__mod__", "__rmod__", "__imod__", "__pow__", "__rpow__", "__divmod__",
+                             "__rdivmod__"})          # int.__mod__, x.__pow__(y, m), on any receiver
 SOURCE_ENCODINGS_SEEN_AS_UTF8 = ("utf-8", "utf-8-sig")   # tokenize.detect_encoding's names
 # --gpu: what a CUDA runtime reads besides the Python installation (the runner already passes
 # /dev/nvidia*): device selection variables, and a system CUDA toolkit where one is installed
@@ -340,6 +366,10 @@ def _scan(source, name: str) -> tuple:
         if isinstance(node, ast.Import):
             os_aliases.update(a.asname for a in node.names if a.name == "os" and a.asname)
     os_banned = tuple(OS_PROCESS_CALLS) + OS_PROCESS_PREFIXES
+    called = set()                                  # Name nodes in a call's function position
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.add(node.func)
 
     def os_process(attr):
         return attr in OS_PROCESS_CALLS or attr.startswith(OS_PROCESS_PREFIXES)
@@ -351,6 +381,9 @@ def _scan(source, name: str) -> tuple:
                 root = alias.name.split(".")[0]
                 if root in FORBIDDEN_IMPORTS:
                     out.append((name, line, "forbidden-import", f"import of '{alias.name}'"))
+                elif root == "importlib" and alias.name.split(".")[1:2] and \
+                        alias.name.split(".")[1] in IMPORTLIB_DATA:
+                    continue                        # its other attributes are flagged where used
                 elif root in REVIEW_IMPORTS:
                     review.append((name, line, "escape-hatch", f"import of '{alias.name}': "
                                    f"{REVIEW_IMPORTS[root]}"))
@@ -358,6 +391,10 @@ def _scan(source, name: str) -> tuple:
             root = (node.module or "").split(".")[0]
             if root in FORBIDDEN_IMPORTS:
                 out.append((name, line, "forbidden-import", f"import from '{node.module}'"))
+            elif root == "importlib" and (node.module.split(".")[1:2] and node.module.split(".")[1]
+                                          in IMPORTLIB_DATA or node.module == "importlib" and
+                                          all(a.name in IMPORTLIB_DATA for a in node.names)):
+                pass                                # reads package data (weights), imports no code
             elif root in REVIEW_IMPORTS:
                 review.append((name, line, "escape-hatch", f"import from '{node.module}': "
                                f"{REVIEW_IMPORTS[root]}"))
@@ -404,10 +441,40 @@ def _scan(source, name: str) -> tuple:
             if isinstance(f, ast.Name) and f.id == "pow" and len(node.args) == 3 \
                     and all(_is_int_call(a) for a in node.args):
                 out.append((name, line, "modmul-shortcut", "pow(int(_), int(_), int(_))"))
+            elif isinstance(f, ast.Name) and f.id == "pow" and (len(node.args) == 3 or any(
+                    k.arg == "mod" for k in node.keywords)):
+                review.append((name, line, "modmul-shape", "pow(_, _, m): modular exponentiation "
+                               "on values (the harness matches only pow(int(_), int(_), int(_)))"))
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute) \
+                    and f.value.attr in ("os", "posix") and (os_process(f.attr)
+                                                             or f.attr.startswith(OS_REVIEW_PREFIXES)):
+                review.append((name, line, "escape-hatch", f"call to '.{f.value.attr}.{f.attr}': "
+                               "os's process calls reached through another module"))
+            for arg in node.args:
+                if _names_module(arg):
+                    review.append((name, line, "escape-hatch", f"{arg.value!r} passed as an argument: "
+                                   "a banned or escape-hatch module named in a string (imported or "
+                                   "looked up by name)"))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_int_call(node.right) \
                 and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult) \
                 and _is_int_call(node.left.left) and _is_int_call(node.left.right):
             out.append((name, line, "modmul-shortcut", "int(_) * int(_) % int(_)"))
+        elif isinstance(node, ast.Attribute) and (node.attr in MODULAR_DUNDERS or isinstance(
+                node.value, ast.Name) and node.attr in MODULAR_ATTRS.get(node.value.id, ())):
+            review.append((name, line, "modmul-shape", f"'.{node.attr}': the modular product's "
+                           "operators without the % / pow syntax"))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.attr in INTROSPECTION_CALLS.get(node.value.id, ()):
+            review.append((name, line, "escape-hatch", f"'{node.value.id}.{node.attr}': reaches other "
+                           "frames (the grader's driver), the object graph or the tracing hooks"))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "sys" and node.attr == "modules":
+            review.append((name, line, "escape-hatch", "sys.modules: modules reached by name (banned "
+                           "ones already loaded, builtins, the grader's driver)"))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "importlib" and node.attr not in IMPORTLIB_DATA:
+            review.append((name, line, "escape-hatch", f"'importlib.{node.attr}': imports modules "
+                           "by computed name (reaches any banned module)"))
         elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION_ATTRS:
             review.append((name, line, "escape-hatch", f"'.{node.attr}': introspection reaching code, "
                            "frames (the grader's driver) or the object graph"))
@@ -415,10 +482,29 @@ def _scan(source, name: str) -> tuple:
                 and node.slice.value == "__main__":
             review.append((name, line, "escape-hatch", "['__main__']: the grader's driver module "
                            "(it shares the model's interpreter)"))
-        elif isinstance(node, ast.Name) and node.id == "__builtins__":
-            review.append((name, line, "escape-hatch", "__builtins__ reaches eval/exec/compile/"
-                           "__import__ by name"))
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and (node.slice.value in DYNAMIC_EXEC or _names_module(node.slice)):
+            review.append((name, line, "escape-hatch", f"[{node.slice.value!r}]: a banned call or "
+                           "module looked up by name"))
+        elif isinstance(node, ast.Name) and node.id == "__builtins__" or \
+                isinstance(node, ast.Constant) and node.value == "__builtins__" or \
+                isinstance(node, ast.Attribute) and node.attr in ("__builtins__", "__self__"):
+            review.append((name, line, "escape-hatch", "__builtins__ (or a builtin's __self__, the "
+                           "builtins module) reaches eval/exec/compile/__import__ by name"))
+        elif isinstance(node, ast.Name) and node.id in DYNAMIC_EXEC and node not in called \
+                and isinstance(node.ctx, ast.Load):
+            review.append((name, line, "escape-hatch", f"'{node.id}' referenced, not called: an alias "
+                           "of a banned call (the harness flags calls only)"))
     return out, review
+
+
+def _names_module(node) -> bool:
+    """A string constant naming a banned or escape-hatch module (its top-level package)."""
+    if not isinstance(node, ast.Constant) or not isinstance(node.value, str) or len(node.value) > 100:
+        return False
+    root = node.value.split(".")[0]
+    return root not in NAMED_MODULE_WORDS and (root in FORBIDDEN_IMPORTS or root in REVIEW_IMPORTS) \
+        and re.fullmatch(r"[A-Za-z_][\w.]*", node.value) is not None
 
 
 def _keyword_is(call, key: str, value, absent_ok: bool = False) -> bool:
@@ -1311,11 +1397,14 @@ else:
             if bad:
                 break
             outs.extend(got)
-            _after_batch(model, "tier %s, after problem %d" % (tid, i + len(got)))
+            if i + bs < len(cases):                # after a tier's last batch: once it is reported
+                _after_batch(model, "tier %s, after problem %d" % (tid, i + len(got)))
         if bad:
             send({"event": "tier", "tier": tid, "complete": False, "reason": bad})
         else:
             send({"event": "tier", "tier": tid, "complete": True, "outputs": outs})
+            if cases:
+                _after_batch(model, "tier %s, after problem %d" % (tid, len(outs)))
     _reply = ask({"event": "end"})
     if isinstance(_reply, dict) and _reply.get("audit"):
         _audit(model, _reply["audit"], "after the last tier")
@@ -1407,11 +1496,29 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     stream = _InferenceInteraction(test_set)
 
     infer_budget = rearm_once()
+    clock = {"deadline": None, "asked": None, "credit": 0.0}
+    credit_cap = SPEC["audit_credit_fraction"] * budget
 
     def infer_rearm(body):                 # the tiers are handed out only once "ready" started the budget
-        if isinstance(body, dict) and body.get("event") == "ready":
+        event = body.get("event") if isinstance(body, dict) else None
+        if event == "ready":
             stream.ready = True
-        return infer_budget(body)
+        extra = infer_budget(body)
+        now = time.monotonic()
+        if event == "ready" and extra is not None:
+            clock["deadline"] = now + extra
+        elif event in ("batch", "end"):
+            clock["asked"] = now
+        elif event == "audit" and clock["deadline"] is not None and clock["asked"] is not None:
+            # the audit's time (from the question to its report) is the grader's, not the
+            # model's: the deadline moves by it, up to audit_credit_fraction of the budget
+            spent = min(now - clock["asked"], credit_cap - clock["credit"])
+            clock["asked"] = None
+            if spent > 0:
+                clock["credit"] += spent
+                clock["deadline"] += spent
+                return clock["deadline"] - now
+        return extra
 
     infer = run_isolated(sub, DRIVER_BODY, dict(common, mode="infer"), load_timeout, rearm=infer_rearm,
                          lib_files=SHIM_FILES, cpu_seconds=cpu, interact=stream, **memory)
@@ -1450,15 +1557,17 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     checks.insert(next(i for i, c in enumerate(checks) if c.id == "g6.preprocess_isolation") + 1,
                   inference_isolation_check(infer, stream))
 
-    # inference: tiers whose results arrived within the budget after "ready"
+    # inference: tiers whose results arrived within the budget after "ready" (the model's time:
+    # the audits' time, credited as the deadline was moved, is not counted)
     ready = _events(infer, "ready")
     t_ready = ready[0][1] if ready else None
     by_tier = {}
     for body, t in _events(infer, "tier"):
         tid = body.get("tier")
-        if _plain_int(tid) and tid in test_set and tid not in by_tier and t_ready is not None \
-                and t - t_ready <= budget:
-            by_tier[tid] = (body, t - t_ready)
+        wall = None if t_ready is None else t - t_ready - audit_time_before(infer, t, budget)
+        if _plain_int(tid) and tid in test_set and tid not in by_tier and wall is not None \
+                and wall <= budget:
+            by_tier[tid] = (body, wall)
     tiers = []
     stop = None
     for tid in sorted(test_set):
@@ -1502,6 +1611,40 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
             "isolated": isolated, "loaded": True}
 
 
+def probe_operand_range(tid: int, same_prime: list) -> tuple:
+    """[lo, hi) of an audit probe's operands for tier tid, given the tier's cases with the probe's
+    prime: the tier's operand range (TIERS), or for tier 0 the smallest sub-tier range (MULT_SUB_TIERS)
+    holding those cases' operands, so that a * b < p as in the tier."""
+    if tid != 0:
+        bits = next((t[3] for t in TIERS if t[0] == tid), 0)
+        if bits:
+            return 0, 1 << bits
+    width = max((max(c.a, c.b).bit_length() for c in same_prime), default=1)
+    lo_bits, hi_bits = next(((a, b) for a, b in MULT_SUB_TIERS if b >= width), MULT_SUB_TIERS[-1])
+    hi = 1 << hi_bits
+    p = min((c.p for c in same_prime), default=0)
+    if (hi - 1) ** 2 >= p:                          # a test set from files: keep a * b < p anyway
+        hi = max(2, math.isqrt(max(p - 1, 0)) + 1)
+        return 0, hi
+    return (1 << (lo_bits - 1) if lo_bits > 1 else 0), hi
+
+
+def audit_time_before(outcome, t: float, budget: float) -> float:
+    """Seconds the inference process spent in isolation audits reported before time t (each from
+    the after-batch question that started it to its "audit" report), capped as the deadline
+    credit is (SPEC audit_credit_fraction of the budget)."""
+    total, asked = 0.0, None
+    for m, tm in zip(outcome.messages, outcome.times):
+        if tm > t:
+            break
+        event = m.get("event") if isinstance(m, dict) else None
+        if event in ("batch", "end"):
+            asked = tm
+        elif event == "audit" and asked is not None:
+            total, asked = total + tm - asked, None
+    return min(total, SPEC["audit_credit_fraction"] * budget)
+
+
 class _InferenceInteraction:
     """The grader's side of the inference process's ask() calls: the tiers on "plan" (the budget
     is already running), and after each batch the decision whether to audit isolation now, drawn
@@ -1514,14 +1657,19 @@ class _InferenceInteraction:
         self.ready = False                                      # set by the "ready" message
 
     def pairs(self, tid: int) -> list:
-        """SPEC audit_pairs pairs of distinct problems of tier tid sharing one prime (the probes
-        are then problems of the tier being answered), as triples."""
+        """SPEC audit_pairs pairs x, y of FRESH problems of tier tid, as triples: one of the tier's
+        primes (drawn from its cases), operands drawn like the tier's own (uniform below
+        2^operand_bits; tier 0: in the sub-tier's range of that prime).  Fresh operands, not
+        problems of the test set: a probe (xa, xb, p) is never a problem the stream already
+        answered, so a hook that leaks only on arguments it has not seen yet (and is plain on
+        repeats) leaks on the first probe and is caught by the second."""
         cases = self.test_set[tid]
         out = []
         for _ in range(SPEC["audit_pairs"]):
-            x = self.rng.choice(cases)
-            same = [c for c in cases if c.p == x.p and c is not x] or [c for c in cases if c is not x] or [x]
-            out.append([_triple(x), _triple(self.rng.choice(same))])
+            p = self.rng.choice(cases).p
+            lo, hi = probe_operand_range(tid, [c for c in cases if c.p == p])
+            xa, xb, ya, yb = (self.rng.randrange(lo, hi) for _ in range(4))
+            out.append([[str(xa), str(xb), str(p)], [str(ya), str(yb), str(p)]])
         return out
 
     def __call__(self, body):
@@ -1533,8 +1681,12 @@ class _InferenceInteraction:
                 self.batch_tier += [tid] * -(-len(self.test_set[tid]) // bs)
             n = max(1, len(self.batch_tier))
             early = max(1, int(n * SPEC["audit_early_fraction"]))
+            per_tier = {}                                   # one audit at a random batch of each tier
+            for k, tid in enumerate(self.batch_tier, 1):
+                per_tier.setdefault(tid, []).append(k)
             self.audit_at = {self.rng.randint(1, early)} | set(
-                self.rng.sample(range(1, n + 1), min(SPEC["inference_audits"], n)))
+                self.rng.sample(range(1, n + 1), min(SPEC["inference_audits"], n))) | {
+                self.rng.choice(ks) for ks in per_tier.values() for _ in range(SPEC["audits_per_tier"])}
             return {"tiers": [[tid, [_triple(c) for c in self.test_set[tid]]] for tid in sorted(self.test_set)]}
         if event == "batch":
             self.asks += 1
