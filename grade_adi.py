@@ -3817,8 +3817,9 @@ def plot_adi_convergence(data: dict, *, submission: str, result: str, score):
 
 
 def plot_adi_hidden(data: dict, *, submission: str, result: str, score):
-    """The hidden instance: left, |U - reference| at h = 0.1, 0.05 with the 3e-2 limit and the
-    required 2x drop; right, the submission's fields beside the grader's reference on y = 1/2."""
+    """The hidden instance: left, |U - reference| on the hidden meshes with the per-mesh limit
+    and the required drops (seed's between the first two meshes, ours between the last two);
+    right, the submission's fields beside the grader's reference on y = 1/2."""
     import numpy as np
     fig = new_figure(11.0, 5.0)
     left, right = fig.subplots(1, 2, width_ratios=(1, 1.3))
@@ -3831,10 +3832,10 @@ def plot_adi_hidden(data: dict, *, submission: str, result: str, score):
     if ok:
         left.loglog([hs[i] for i in ok], [errs[i] for i in ok], "o-", color=PLOT_COLORS["submitted"],
                     ms=7, label="submission: max |U − reference|")
-        if 0 in ok:
-            drop = SPEC["hidden_min_drop"]
-            left.loglog(hs, [errs[0], errs[0] / drop], color="black", ls=":", lw=1.2,
-                        label=f"required drop: {drop:g}× from h = {hs[0]:g} to {hs[1]:g}")
+        for i, drop, ls in ((0, SPEC["hidden_min_drop"], ":"), (1, SPEC["hidden_min_fine_drop"], "-.")):
+            if i in ok:
+                left.loglog(hs[i:i + 2], [errs[i], errs[i] / drop], color="black", ls=ls, lw=1.2,
+                            label=f"required drop: {drop:g}× from h = {hs[i]:g} to {hs[i + 1]:g}")
     else:
         left.text(0.5, 0.5, "no hidden-instance run\n(not executed or failed)", ha="center",
                   va="center", transform=left.transAxes)
@@ -3853,7 +3854,7 @@ def plot_adi_hidden(data: dict, *, submission: str, result: str, score):
         xr = np.linspace(0.0, 1.0, m + 1)
         right.plot(xr, ref[:, m // 2], color=PLOT_COLORS["reference"], lw=2.2, alpha=0.8,
                    label=f"grader's MCS reference (Richardson, h = 1/{SPEC['ref_m'][0]}, 1/{SPEC['ref_m'][1]})")
-    for (h, style) in zip(hs, ("s--", "o-")):
+    for (h, style) in zip(hs, ("s--", "^-.", "o-")):
         U = hidden.get(h, (None, None))[0]
         if U is not None and U.shape[0] % 2 == 1:
             mh = U.shape[0] - 1

@@ -5,4 +5,4 @@ from test_fem_support import assert_scores_one_with_proof, honest
 
 def test_cg_polishing_scores_one():
     doc = assert_scores_one_with_proof(honest("cg_polish"))
-    assert "scipy.sparse.linalg.cg" in doc["keys"]["solve_entry_points"]
+    assert any("scipy.sparse.linalg.cg" in fn for fn in doc["keys"]["solve_entry_points"]), doc["keys"]["solve_entry_points"]

@@ -5,4 +5,4 @@ from test_fem_support import assert_scores_one_with_proof, honest
 
 def test_multiple_right_hand_sides_score_one():
     doc = assert_scores_one_with_proof(honest("multiple_rhs"))
-    assert "SuperLU.solve" in doc["keys"]["solve_entry_points"]
+    assert any("SuperLU.solve" in fn for fn in doc["keys"]["solve_entry_points"]), doc["keys"]["solve_entry_points"]

@@ -6,4 +6,4 @@ from test_fem_support import assert_scores_one_with_proof, honest
 
 def test_overwriting_lapack_solve_scores_one():
     doc = assert_scores_one_with_proof(honest("overwrite"))
-    assert "dgbsv" in doc["keys"]["solve_entry_points"]
+    assert any("dgbsv" in fn for fn in doc["keys"]["solve_entry_points"]), doc["keys"]["solve_entry_points"]

@@ -6,4 +6,4 @@ from test_fem_support import assert_scores_one_with_proof, honest
 
 def test_private_gssv_scores_one():
     doc = assert_scores_one_with_proof(honest("superlu_gssv"))
-    assert "_superlu.gssv" in doc["keys"]["solve_entry_points"]
+    assert any("_superlu.gssv" in fn for fn in doc["keys"]["solve_entry_points"]), doc["keys"]["solve_entry_points"]
