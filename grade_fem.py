@@ -1018,7 +1018,7 @@ def _matrix(name, args, kwargs):
         csc = base == "gstrf" or bool(_arg(args, kwargs, 6, "csc", 0))
         cls = scipy.sparse.csc_matrix if csc else scipy.sparse.csr_matrix
         return _entries(cls((_np.asarray(data), _np.asarray(ind), _np.asarray(ptr)), shape=(N, N)))
-    return _entries(_arg(args, kwargs, 0, "a", args[0] if args else None))
+    return _entries(_arg(args, kwargs, 0, "a", kwargs.get("A", args[0] if args else None)))
 
 
 def _rhs(name, kind, args, kwargs):
@@ -1106,7 +1106,8 @@ def _inverse_substitute(Z, reply):
 
 def _factor_id(name, args, kwargs):
     base = name.rsplit(".", 1)[-1]
-    key = _arg(args, kwargs, 0, "lu_and_piv")
+    key = _arg(args, kwargs, 0, {"cho_solve": "c_and_lower", "cho_solve_banded": "cb_and_lower"}.get(
+        base, "lu_and_piv"))
     if base in ("lu_solve", "cho_solve", "cho_solve_banded") and isinstance(key, (tuple, list)) and key:
         key = key[0]
     hit = _FACT.get(id(key))
@@ -2199,7 +2200,8 @@ def check_solve_system(plan: dict, results: dict, session, fields: dict) -> list
             if not ks:
                 sized = [c for c in calls if c.get("dim") == mdim]
                 unread = [c for c in sized if "could not be read" in str(c.get("why"))]
-                not_k = [c for c in sized if c not in unread and c["kind"] in ("solve", "factor")]
+                not_k = [c for c in sized if c not in unread and c["kind"] in ("solve", "factor")
+                         and not c.get("K")]
                 inverse = [c for c in child if c.get("kind") == "inverse" and c.get("dim") == mdim]
                 k_inverse = [c for c in calls if c["kind"] == "inverse" and c["K"]]
                 if k_inverse:
