@@ -1297,20 +1297,25 @@ def _children():
 
 
 def _snapshot():
+    """Every path under the work folder (copy, scratch) and, in the full sandbox, its private
+    writable /dev/shm (shared by the jobs of a run: a file there is state across calls; the
+    host's /dev/shm, seen without file isolation, is not watched: others write there)."""
     snap = {}
-    for root, dirs, files in _os.walk(_WORK):
-        for nm in dirs + files:
-            p = _os.path.join(root, nm)
-            try:
-                st = _os.lstat(p)
-                snap[p] = (st.st_size, st.st_mtime_ns, st.st_mode)
-            except OSError:
-                pass
+    for top in (_WORK,) + (("/dev/shm",) if _REQ.get("watch_shm") else ()):
+        for root, dirs, files in _os.walk(top):
+            for nm in dirs + files:
+                p = _os.path.join(root, nm)
+                try:
+                    st = _os.lstat(p)
+                    snap[p] = (st.st_size, st.st_mtime_ns, st.st_mode)
+                except OSError:
+                    pass
     return snap
 
 
 def _diff(a, b):
-    return sorted(_os.path.relpath(p, _WORK) for p in set(a) | set(b) if a.get(p) != b.get(p))[:20]
+    return sorted(_os.path.relpath(p, _WORK) if p.startswith(_WORK + _os.sep) else p
+                  for p in set(a) | set(b) if a.get(p) != b.get(p))[:20]
 
 
 def _fields(res, n):
@@ -2624,7 +2629,8 @@ class Execution:
         jobs = [{"id": jid, "n": job["n"]} for jid, job in self.plan.items()]
         k = max(1, int(SPEC["parallel_runs"]))
         for part in (jobs[i::k] for i in range(k)):
-            request = {"jobs": part, "job_timeout": budget, "max_calls": SPEC["max_calls"]}
+            request = {"jobs": part, "job_timeout": budget, "max_calls": SPEC["max_calls"],
+                       "watch_shm": bool(sandbox_level().get("file_isolation"))}
             t = threading.Thread(target=self._run, daemon=True, args=(stage, budget, request))
             t.start()
             self.threads.append(t)
