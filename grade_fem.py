@@ -2370,6 +2370,12 @@ def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
                     (bad if finite else ok).append(n if not finite else
                                                    f"n={n}: the field stayed finite with NaN in the solve output")
                     continue
+                # an inverse beside a substituted stiffness solve (a condition estimate, say)
+                # is judged by the solve: the field must follow the solve's substitute
+                j = judge_job(n, calls, got) if any(c["kind"] == "solve" for c in subs) else None
+                if j is not None and j["ok"] and j.get("substituted"):
+                    ok.append(n)
+                    continue
                 if any(c["kind"] == "inverse" for c in subs):
                     j = judge_inverse(n, calls, got, fields[n][:2])
                     if j["ok"]:
@@ -2380,7 +2386,7 @@ def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
                                    f"{j['tol']:.1e}), beta {j.get('beta', math.nan):.6g} for "
                                    f"{j.get('beta_pred', math.nan):.6g} predicted")
                     continue
-                j = judge_job(n, calls, got)
+                j = judge_job(n, calls, got) if j is None else j
                 if j["ok"] and j.get("substituted"):
                     ok.append(n)
                 elif not j["cands"]:
