@@ -1405,7 +1405,7 @@ def _run_job(job):
                    "another process cannot be observed" % len(kids), calls=[], ncalls=0, writes=[])
     elif callable(solve):
         before = _snapshot()
-        _ST["calls"], _ST["depth"], _ST["seq"], _ST["asks"] = [], 0, 0, 0
+        _ST["calls"], _ST["depth"], _ST["seq"] = [], 0, 0     # asks: counted over the whole job
         t = _time.monotonic()
         try:
             msg.update(fields=_fields(solve(n), n), error=None)
