@@ -941,7 +941,7 @@ _KIND = {"solve": ("solve", None), "solve1": ("solve", None), "_solve": ("solve"
          "factorized.solve": ("fsolve", None), "inv": ("inverse", None), "_inv": ("inverse", 0),
          "pinv": ("inverse", None), "tensorinv": ("inverse", None)}
 _KIND.update({k: ("solve", 0) for k in _ITER})
-_ST = {"depth": 0, "seq": 0, "calls": [], "n": 1, "fid": 0}
+_ST = {"depth": 0, "seq": 0, "calls": [], "n": 1, "fid": 0, "asks": 0}
 _FACT = {}                           # id(factor object) -> (fid, object)
 
 
@@ -1018,7 +1018,7 @@ def _matrix(name, args, kwargs):
         csc = base == "gstrf" or bool(_arg(args, kwargs, 6, "csc", 0))
         cls = scipy.sparse.csc_matrix if csc else scipy.sparse.csr_matrix
         return _entries(cls((_np.asarray(data), _np.asarray(ind), _np.asarray(ptr)), shape=(N, N)))
-    return _entries(_arg(args, kwargs, 0, "a", args[0] if args else None))
+    return _entries(_arg(args, kwargs, 0, "a", kwargs.get("A", args[0] if args else None)))
 
 
 def _rhs(name, kind, args, kwargs):
@@ -1106,7 +1106,8 @@ def _inverse_substitute(Z, reply):
 
 def _factor_id(name, args, kwargs):
     base = name.rsplit(".", 1)[-1]
-    key = _arg(args, kwargs, 0, "lu_and_piv")
+    key = _arg(args, kwargs, 0, {"cho_solve": "c_and_lower", "cho_solve_banded": "cb_and_lower"}.get(
+        base, "lu_and_piv"))
     if base in ("lu_solve", "cho_solve", "cho_solve_banded") and isinstance(key, (tuple, list)) and key:
         key = key[0]
     hit = _FACT.get(id(key))
@@ -1150,6 +1151,13 @@ def _capture(name, args, kwargs):
     return pre
 
 
+def _ask(rec):
+    """ask, counted: the grader compares the count with the records it received (a record
+    the submission wrote onto the channel itself is one the driver did not count)."""
+    _ST["asks"] += 1
+    return ask(rec)
+
+
 def _record(name, args, kwargs, out, fid, pre):
     """Describe one outermost call to the grader; for a solve, return the grader's
     substitute for its output (the output itself in a clean run)."""
@@ -1169,7 +1177,7 @@ def _record(name, args, kwargs, out, fid, pre):
                 rec["mat"] = _mat_msg(pre["ent"])
             _ST["calls"].append({"fn": name, "kind": kind, "dim": m})
             if isinstance(x, _np.ndarray) and x.dtype == _np.float64 and rec["out"].get("b64"):
-                return _put_back(out, idx, _substitute(x, ask(dict(rec, kind="solve"))))
+                return _put_back(out, idx, _substitute(x, _ask(dict(rec, kind="solve"))))
             send(dict(rec, kind="solve", unusable=True))
             return out
         ent = pre["ent"] if kind in ("factor", "inverse") else None
@@ -1178,10 +1186,10 @@ def _record(name, args, kwargs, out, fid, pre):
         _ST["calls"].append({"fn": name, "kind": kind, "dim": rec["dim"]})
         if kind == "factor":
             rec["fid"] = fid
-            ask(rec)
+            _ask(rec)
         elif kind == "inverse" and rec["dim"] and isinstance(_pick(out, idx), _np.ndarray) and \
                 _pick(out, idx).dtype == _np.float64 and _pick(out, idx).shape == (rec["dim"],) * 2:
-            return _put_back(out, idx, _inverse_substitute(_pick(out, idx), ask(rec)))
+            return _put_back(out, idx, _inverse_substitute(_pick(out, idx), _ask(rec)))
         else:
             send(dict(rec, kind="call", cls=kind))
     except Exception as exc:
@@ -1289,20 +1297,25 @@ def _children():
 
 
 def _snapshot():
+    """Every path under the work folder (copy, scratch) and, in the full sandbox, its private
+    writable /dev/shm (shared by the jobs of a run: a file there is state across calls; the
+    host's /dev/shm, seen without file isolation, is not watched: others write there)."""
     snap = {}
-    for root, dirs, files in _os.walk(_WORK):
-        for nm in dirs + files:
-            p = _os.path.join(root, nm)
-            try:
-                st = _os.lstat(p)
-                snap[p] = (st.st_size, st.st_mtime_ns, st.st_mode)
-            except OSError:
-                pass
+    for top in (_WORK,) + (("/dev/shm",) if _REQ.get("watch_shm") else ()):
+        for root, dirs, files in _os.walk(top):
+            for nm in dirs + files:
+                p = _os.path.join(root, nm)
+                try:
+                    st = _os.lstat(p)
+                    snap[p] = (st.st_size, st.st_mtime_ns, st.st_mode)
+                except OSError:
+                    pass
     return snap
 
 
 def _diff(a, b):
-    return sorted(_os.path.relpath(p, _WORK) for p in set(a) | set(b) if a.get(p) != b.get(p))[:20]
+    return sorted(_os.path.relpath(p, _WORK) if p.startswith(_WORK + _os.sep) else p
+                  for p in set(a) | set(b) if a.get(p) != b.get(p))[:20]
 
 
 def _fields(res, n):
@@ -1371,6 +1384,8 @@ def _run_job(job):
     """One solve(n) in a fresh child: import fem_solver, call, report the field."""
     n = int(job["n"])
     _ST["n"] = n
+    seal = _SEALS.pop(str(job["id"]), None)
+    _SEALS.clear()                  # this child's copy: it keeps only its own secret
     before = _snapshot()
     t0 = _time.monotonic()
     try:
@@ -1390,18 +1405,27 @@ def _run_job(job):
                    "another process cannot be observed" % len(kids), calls=[], ncalls=0, writes=[])
     elif callable(solve):
         before = _snapshot()
-        _ST["calls"], _ST["depth"], _ST["seq"] = [], 0, 0
+        _ST["calls"], _ST["depth"], _ST["seq"] = [], 0, 0     # asks: counted over the whole job
         t = _time.monotonic()
         try:
             msg.update(fields=_fields(solve(n), n), error=None)
         except BaseException as e:
             msg.update(fields=None, error=(type(e).__name__ + ": " + str(e))[:400])
         msg.update(wall=_time.monotonic() - t, calls=_ST["calls"][:64], ncalls=len(_ST["calls"]),
+                   asks=_ST["asks"],
                    writes=_diff(before, _snapshot()))
     msg["new_modules"] = _new_modules()
+    msg["seal"] = seal
     send(msg)
 
 
+# One secret per job, drawn here in the warm parent and sent to the grader on the parent's own
+# channel (a job child's lines are tagged with its job, so it cannot send this); each job's
+# result message carries its own secret, so a result message the submission writes onto the
+# channel itself is told from the driver's.
+import secrets as _secrets
+_SEALS = {str(_j["id"]): _secrets.token_hex(16) for _j in _REQ["jobs"]}
+send({"kind": "seals", "seals": _SEALS})
 fork_jobs(_REQ["jobs"], _run_job)
 send({"kind": "done"})
 for _stream in (_sys.stdout, _sys.stderr):
@@ -1724,6 +1748,7 @@ class AuditSession:
     def __init__(self, plan: dict):
         self.plan = plan                    # job id -> {"n": n, "mode": "clean"|"substitute"|"nan"}
         self.calls = {jid: [] for jid in plan}
+        self.asked = {jid: 0 for jid in plan}   # audit asks received (factor/solve/inverse)
         self.factors: dict = {}             # (job, fid) -> matrix verdict
         self.cache: dict = {}               # matrix digest -> verdict
         self.rng = None                     # drawn at the first substitute (numpy not imported yet)
@@ -1764,6 +1789,8 @@ class AuditSession:
         job = self.plan[jid]
         n = job["n"]
         calls = self.calls[jid]
+        if body.get("kind") in ("factor", "solve", "inverse"):
+            self.asked[jid] += 1
         if len(calls) >= SPEC["max_calls"]:
             return None
         fn = str(body.get("fn"))[:80]
@@ -1887,11 +1914,21 @@ def plan_jobs() -> dict:
 
 def job_results(outcome, plan: dict) -> dict:
     """{job id: {"mesh": the job's mesh message or None, "end": its job_end or None}}."""
-    out = {jid: {"mesh": None, "end": None} for jid in plan}
-    for m in (outcome.messages if outcome else []):
-        if not isinstance(m, dict) or m.get("job") not in out:
+    out = {jid: {"mesh": None, "end": None, "meshes": 0, "unsealed": 0} for jid in plan}
+    msgs = [m for m in (outcome.messages if outcome else []) if isinstance(m, dict)]
+    seals = {}                      # the warm parent's (a job child's lines carry "job")
+    for m in msgs:
+        if m.get("kind") == "seals" and "job" not in m and isinstance(m.get("seals"), dict):
+            seals.update(m["seals"])
+    for m in msgs:
+        if m.get("job") not in out:
             continue
         slot = out[m["job"]]
+        if m.get("kind") == "mesh":
+            slot["meshes"] += 1
+            if not (isinstance(m.get("seal"), str) and m["seal"] == seals.get(m["job"])):
+                slot["unsealed"] += 1       # not the driver's: written by the submission
+                continue
         if m.get("kind") == "mesh" and slot["mesh"] is None and m.get("n") == plan[m["job"]]["n"]:
             slot["mesh"] = m
         elif m.get("kind") == "job_end" and slot["end"] is None:
@@ -2199,7 +2236,8 @@ def check_solve_system(plan: dict, results: dict, session, fields: dict) -> list
             if not ks:
                 sized = [c for c in calls if c.get("dim") == mdim]
                 unread = [c for c in sized if "could not be read" in str(c.get("why"))]
-                not_k = [c for c in sized if c not in unread and c["kind"] in ("solve", "factor")]
+                not_k = [c for c in sized if c not in unread and c["kind"] in ("solve", "factor")
+                         and not c.get("K")]
                 inverse = [c for c in child if c.get("kind") == "inverse" and c.get("dim") == mdim]
                 k_inverse = [c for c in calls if c["kind"] == "inverse" and c["K"]]
                 if k_inverse:
@@ -2332,6 +2370,12 @@ def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
                     (bad if finite else ok).append(n if not finite else
                                                    f"n={n}: the field stayed finite with NaN in the solve output")
                     continue
+                # an inverse beside a substituted stiffness solve (a condition estimate, say)
+                # is judged by the solve: the field must follow the solve's substitute
+                j = judge_job(n, calls, got) if any(c["kind"] == "solve" for c in subs) else None
+                if j is not None and j["ok"] and j.get("substituted"):
+                    ok.append(n)
+                    continue
                 if any(c["kind"] == "inverse" for c in subs):
                     j = judge_inverse(n, calls, got, fields[n][:2])
                     if j["ok"]:
@@ -2342,7 +2386,7 @@ def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
                                    f"{j['tol']:.1e}), beta {j.get('beta', math.nan):.6g} for "
                                    f"{j.get('beta_pred', math.nan):.6g} predicted")
                     continue
-                j = judge_job(n, calls, got)
+                j = judge_job(n, calls, got) if j is None else j
                 if j["ok"] and j.get("substituted"):
                     ok.append(n)
                 elif not j["cands"]:
@@ -2368,6 +2412,32 @@ def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
                                 else "became non-finite or solve raised")
                              + f" at n = {', '.join(map(str, ok))}", ok))
     return out
+
+
+def check_records(plan: dict, results: dict, session) -> list:
+    """The record channel carries only what the driver wrote: one result message per job,
+    and as many audit records (factorisations, solves, inverses) as the driver counted
+    making; each result message carries the job's secret (drawn in the warm parent, sent
+    to the grader before any job ran).  A record written onto the channel by the submission
+    itself (its descriptor can be guessed) is one more than the driver's count, and a
+    result message it writes lacks the secret."""
+    bad = []
+    for jid, res in results.items():
+        m = res["mesh"]
+        if res.get("unsealed", 0):
+            bad.append(f"n={plan[jid]['n']}: {res['unsealed']} result message(s) without the job's "
+                       "secret")
+        elif res.get("meshes", 0) > 1:
+            bad.append(f"n={plan[jid]['n']}: {res['meshes']} result messages in one call")
+        elif m is not None and "asks" in m and m["asks"] != session.asked.get(jid, 0):
+            bad.append(f"n={plan[jid]['n']}: {session.asked.get(jid, 0)} audit record(s) received, "
+                       f"the instrumentation made {m['asks']!r}")
+    if bad:
+        return [Check("provenance.records", Status.FAIL, "records on the channel that the grader's "
+                      "instrumentation did not write (forged by the submission?): " + "; ".join(bad[:3]),
+                      bad)]
+    return [Check("provenance.records", Status.PASS, "every record on the channel was written by "
+                  "the instrumentation (one result per call; audit records as counted)")]
 
 
 def check_runtime_modules(results: dict) -> list:
@@ -2565,7 +2635,8 @@ class Execution:
         jobs = [{"id": jid, "n": job["n"]} for jid, job in self.plan.items()]
         k = max(1, int(SPEC["parallel_runs"]))
         for part in (jobs[i::k] for i in range(k)):
-            request = {"jobs": part, "job_timeout": budget, "max_calls": SPEC["max_calls"]}
+            request = {"jobs": part, "job_timeout": budget, "max_calls": SPEC["max_calls"],
+                       "watch_shm": bool(sandbox_level().get("file_isolation"))}
             t = threading.Thread(target=self._run, daemon=True, args=(stage, budget, request))
             t.start()
             self.threads.append(t)
@@ -2619,6 +2690,7 @@ def execution_checks(run: Execution, arrs: dict, report: Report) -> list:
     out += check_fidelity(fields, ref)
     out += check_solve_system(plan, results, session, fields)
     out += check_causal(plan, results, session, fields)
+    out += check_records(plan, results, session)
     out += check_runtime_modules(results)
     out += check_artifact_provenance(fields, arrs)
     if session.faults:
