@@ -371,11 +371,16 @@ SUSPECT_NAMES = {"globals": "globals()", "_getframe": "sys._getframe", "f_back":
                  "modules": "sys.modules", "kill": "os.kill", "fork": "os.fork",
                  "__globals__": "function.__globals__", "tb_frame": "traceback.tb_frame",
                  "f_locals": "frame.f_locals", "gi_frame": "generator.gi_frame",
-                 "cr_frame": "coroutine.cr_frame", "vars": "vars()"}
+                 "cr_frame": "coroutine.cr_frame", "vars": "vars()",
+                 "__closure__": "function.__closure__", "cell_contents": "cell.cell_contents",
+                 "__getattribute__": "__getattribute__",
+                 "execv": "os.exec*", "execve": "os.exec*", "execl": "os.exec*", "execle": "os.exec*",
+                 "execlp": "os.exec*", "execvp": "os.exec*", "execvpe": "os.exec*", "execlpe": "os.exec*"}
 # the same names spelled as strings (getattr(sys, "_getframe"), g["__globals__"]) are
 # flagged too, and so is getattr with a computed attribute name
 SUSPECT_STRINGS = {"_getframe", "f_back", "f_globals", "f_locals", "tb_frame", "__globals__",
-                   "__builtins__", "__main__", "_exit", "gi_frame", "cr_frame", "modules"}
+                   "__builtins__", "__main__", "_exit", "gi_frame", "cr_frame", "modules",
+                   "__closure__", "__getattribute__"}
 MODULE_ALIASES = {"np", "numpy", "scipy", "sp", "math", "cmath", "la", "sys", "os"}
 
 
@@ -1917,6 +1922,8 @@ def _recorder(kind, fn):
             return True
         return fn(*args, **kwargs)
     comparator.__name__, comparator.__doc__, comparator.__wrapped__ = fn.__name__, fn.__doc__, fn
+    comparator.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+    comparator.__module__ = getattr(fn, "__module__", None)     # not the worker's module
     return comparator
 
 
@@ -1960,9 +1967,10 @@ class Tampering(Exception):
     """Generated code replaced a comparator or builtin the tests rely on."""
 
 
-def _tampered(before):
-    now = _snapshot()
-    return [f"{m}.{n}" for (m, n), v in before.items() if now[(m, n)] != v]
+def _tampered(before, now=None):
+    now = now or _snapshot()
+    return [("threading (a thread left running; shut pools down)" if m == "threading" else f"{m}.{n}")
+            for (m, n), v in before.items() if now[(m, n)] != v]
 
 
 def _generated(fn):
@@ -2037,13 +2045,13 @@ def _recorder_state():
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
-            id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval(),
-            _thread._count())      # a thread left running could rewrite a record before it is made
+            id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
 
 def _snapshot():
     out = {(m, n): id(getattr(_sys.modules.get(m), n, None)) for m, n in _GUARDED}
     out[("recorder", "state")] = _recorder_state()
+    out[("threading", "threads")] = _thread._count()   # one left running could rewrite a record first
     return out
 
 
@@ -2096,7 +2104,14 @@ def _child(job, wfd, token, out_path):
             data = data[_w(wfd, data):]
 
     step = job["step"]
-    ns = {"__name__": "__main__", "__builtins__": builtins}
+    # the program's namespace is `__main__`, as the official test script is: generated code
+    # that imports `__main__` (also as `__import__(__name__)`) finds its own namespace, not the
+    # worker's state (the recorder's channel); multiprocessing pickles its functions by name
+    import types
+    main = types.ModuleType("__main__")
+    ns = main.__dict__
+    ns["__builtins__"] = builtins
+    _sys.modules["__main__"] = main
     _CUR["send"] = csend
     before = _snapshot()
     aborted = False
@@ -2144,7 +2159,7 @@ def _child(job, wfd, token, out_path):
             except BaseException as exc:
                 csend({"case": i, "ok": False, "error": _err(exc)})
     after = _snapshot()
-    tamper = [f"{m}.{n}" for (m, n), v in before.items() if after[(m, n)] != v]
+    tamper = _tampered(before, after)
     try:
         _sys.stdout.flush()
         _sys.stderr.flush()
@@ -2175,6 +2190,7 @@ def _run(job):
                 globals().pop(_k, None)
             _own_user_namespace()
             _os.chdir(step_dir)
+            _private_tmp(step_dir, job["fsize"])
             _child(job, w, token, out_path)
         finally:
             _os._exit(0)
@@ -2284,7 +2300,8 @@ def _own_user_namespace():
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         uid, gid = _os.geteuid(), _os.getegid()
-        if libc.unshare(0x10000000) == 0:
+        # CLONE_NEWUSER, with a mount namespace of its own where the host allows it (_private_tmp)
+        if libc.unshare(0x10000000 | 0x00020000) == 0 or libc.unshare(0x10000000) == 0:
             for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
                                ("gid_map", "%d %d 1" % (gid, gid))):
                 try:
@@ -2292,6 +2309,28 @@ def _own_user_namespace():
                         fh.write(text)
                 except OSError:
                     pass
+    except BaseException:
+        pass
+
+
+def _private_tmp(step_dir, size):
+    """Where /tmp is part of the sandbox's read-only root, the step gets a private /tmp (a
+    tmpfs of the file-size cap, gone with the step), as the official harness lets a
+    generation write temporary files; its own folder is bound back at its path (cwd,
+    absolute paths, the captured output).  Nothing changes where /tmp is writable already."""
+    if not _os.path.isdir("/tmp") or _os.access("/tmp", _os.W_OK):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        flags = ctypes.c_ulong(0x2 | 0x4)                   # MS_NOSUID | MS_NODEV
+        _os.chdir(step_dir)
+        if libc.mount(b"tmpfs", b"/tmp", b"tmpfs", flags, b"mode=1777,size=%d" % int(size)) != 0:
+            return
+        if step_dir.startswith("/tmp/"):
+            _os.makedirs(step_dir, exist_ok=True)
+            libc.mount(b".", step_dir.encode(), None, ctypes.c_ulong(0x1000), None)     # MS_BIND
+            _os.chdir(step_dir)
     except BaseException:
         pass
 
