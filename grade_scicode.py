@@ -384,6 +384,18 @@ SUSPECT_STRINGS = {"_getframe", "f_back", "f_globals", "f_locals", "tb_frame", "
 MODULE_ALIASES = {"np", "numpy", "scipy", "sp", "math", "cmath", "la", "sys", "os"}
 
 
+def _computed_attribute(call) -> bool:
+    """getattr/hasattr(obj, <not a literal>, ...) or operator.attrgetter(<not a literal>)."""
+    f = call.func
+    if isinstance(f, ast.Name) and f.id in ("getattr", "hasattr"):
+        names = call.args[1:2]
+    elif isinstance(f, ast.Name) and f.id == "attrgetter" or isinstance(f, ast.Attribute) and f.attr == "attrgetter":
+        names = call.args
+    else:
+        return False
+    return any(not isinstance(a, ast.Constant) for a in names)
+
+
 def audit_generation(code: str) -> list:
     """Reasons a definition needs review: it reads `target(s)` as a free name,
     reaches for frames/globals/the h5 file, or rebinds a library attribute."""
@@ -392,6 +404,7 @@ def audit_generation(code: str) -> list:
     except Reject:
         return []
     reasons, bound = [], set()
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for node in ast.walk(tree):
         if isinstance(node, ast.arg):
             bound.add(node.arg)
@@ -401,6 +414,8 @@ def audit_generation(code: str) -> list:
         name = None
         if isinstance(node, ast.Name):
             name = node.id
+            if name in ("getattr", "hasattr") and id(node) not in called and name not in bound:
+                reasons.append(f"passes {name} as a value")
             if name in ("target", "targets") and name not in bound:
                 reasons.append(f"reads the test's `{name}`")
         elif isinstance(node, ast.Attribute):
@@ -416,10 +431,8 @@ def audit_generation(code: str) -> list:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
                 ("/proc/" in node.value or node.value.endswith(".h5") or node.value in SUSPECT_STRINGS):
             reasons.append(f"names {node.value[:40]!r}")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id in ("getattr", "hasattr") and len(node.args) >= 2 and \
-                not isinstance(node.args[1], ast.Constant):
-            reasons.append(f"{node.func.id} with a computed attribute name")
+        elif isinstance(node, ast.Call) and _computed_attribute(node):
+            reasons.append(f"{ast.unparse(node.func)[:30]} with a computed attribute name")
         if name in SUSPECT_NAMES and name not in bound:
             reasons.append(f"uses {SUSPECT_NAMES[name]}")
     return sorted(set(reasons))

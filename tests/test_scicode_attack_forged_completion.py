@@ -76,6 +76,9 @@ def test_thread_left_running_is_named(run):
 def test_audit_flags_the_remaining_routes():
     for code in ("def f(x):\n    return np.allclose.__closure__\n",
                  "def f(x):\n    return np.allclose.__getattribute__('__glob' + 'als__')\n",
-                 "def f(x):\n    import os\n    os.execv('/bin/true', ['true'])\n"):
+                 "def f(x):\n    import os\n    os.execv('/bin/true', ['true'])\n",
+                 "def f(x):\n    g = getattr\n    return g(np.allclose, '__glo' + 'bals__')\n",
+                 "def f(x):\n    import operator\n    return operator.attrgetter('__glo' + 'bals__')(np.allclose)\n"):
         assert gs.audit_generation(code), code
     assert not gs.audit_generation(BODIES["process_pool_pickles_f"])
+    assert not gs.audit_generation("def f(x):\n    import operator\n    return sorted(x, key=operator.attrgetter('real'))\n")
