@@ -1953,7 +1953,10 @@ for _n in ("cmp_tuple_or_list", "are_dicts_close", "are_csc_matrix_close"):
 _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__array_interface__",
                     "__array_struct__", "__array_priority__", "__array_wrap__", "__float__",
                     "__complex__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-                    "__sub__", "__rsub__", "__abs__", "__bool__", "__len__", "__iter__", "__getitem__"))
+                    "__sub__", "__rsub__", "__abs__", "__bool__", "__len__", "__iter__", "__getitem__",
+                    "__array_finalize__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
+                    "__rtruediv__", "__pow__", "__mod__", "__matmul__", "__neg__", "__round__", "__int__",
+                    "__index__", "__and__", "__or__", "__invert__", "__getattr__", "__getattribute__"))
 
 
 def _library_class(k):
@@ -1971,9 +1974,9 @@ def _rigged(x, depth=0):
     for k in type(x).__mro__:
         if not _HOOKS.isdisjoint(vars(k)) and not _library_class(k):
             return True
-    if depth == 0 and isinstance(x, dict):
-        x = list(x.values())
-    return depth == 0 and isinstance(x, (list, tuple)) and any(_rigged(v, 1) for v in x[:256])
+    if depth < 3 and isinstance(x, dict):
+        x = list(dict.values(x))
+    return depth < 3 and isinstance(x, (list, tuple)) and any(_rigged(v, depth + 1) for v in x[:256])
 
 
 class Tampering(Exception):

@@ -82,3 +82,57 @@ def test_audit_flags_the_remaining_routes():
         assert gs.audit_generation(code), code
     assert not gs.audit_generation(BODIES["process_pool_pickles_f"])
     assert not gs.audit_generation("def f(x):\n    import operator\n    return sorted(x, key=operator.attrgetter('real'))\n")
+
+
+RIGGED = {
+    # numpy calls __array_finalize__ on every result of a ufunc on the subclass: it could
+    # rewrite the test's own boolean (`(f(x) > 0).all() == target`) before it is recorded
+    "finalize_subclass": ("def f(x):\n    class A(np.ndarray):\n        def __array_finalize__(self, obj):\n"
+                          "            pass\n    return np.asarray([x + 1]).view(A)\n"),
+    "mul_hook": ("def f(x):\n    class M(float):\n        def __mul__(self, o):\n            return 2.0\n"
+                 "    return M(0.0)\n"),
+    "nested_two_deep": ("def f(x):\n    class E(float):\n        def __eq__(self, o):\n            return True\n"
+                        "    return [[E(0.0)]]\n"),
+    "honest_namedtuple": ("def f(x):\n    import collections\n    P = collections.namedtuple('P', 'v')\n"
+                          "    return P(x + 1)\n"),
+}
+RIGGED_CASES = {"finalize_subclass": "assert np.allclose(f(1.0), target)",
+                "mul_hook": "assert np.allclose(f(1.0) * 1.0, target)",
+                "nested_two_deep": "assert f(1.0)[0][0] == target",
+                "honest_namedtuple": "assert np.allclose(f(1.0)[0], target)"}
+
+
+def test_rigged_returns_refused_honest_namedtuple_passes():
+    probs, h5, gen, steps = one_step_set("rigged_returns", RIGGED, cases=RIGGED_CASES)
+    out = run_one_step_set(probs, h5, gen, "--timeout", "20", "--jobs", "2")[1]
+    for label in ("finalize_subclass", "mul_hook", "nested_two_deep"):
+        text = step_line(out, steps[label])
+        assert text.startswith("FAIL") and "TypeError: returned" in text, text
+    assert step_line(out, steps["honest_namedtuple"]).startswith("PASS")
+
+
+def test_honest_dicts_and_sparse_matrices_pass():
+    """Float (and numpy float) dict keys through are_dicts_close; csc/csr/coo_array/dense
+    answers against a sparse target, which the official encoding reads back as CSR."""
+    import numpy as np
+    import scipy.sparse as sp
+    dicts = {"float_keys": "def f(x):\n    return {1.5: x + 1, 3.0: 4.0}\n",
+             "npfloat_keys": "def f(x):\n    return {np.float64(1.5): np.float64(x + 1), np.float64(3.0): 4}\n",
+             "wrong": "def f(x):\n    return {1.5: 0.0, 3.0: 4.0}\n"}
+    cases = {k: "from scicode.compare.cmp import are_dicts_close\nassert are_dicts_close(f(1.0), target)"
+             for k in dicts}
+    probs, h5, gen, steps = one_step_set("dict_keys", dicts, target={1.5: 2.0, 3.0: 4.0}, cases=cases)
+    out = run_one_step_set(probs, h5, gen, "--timeout", "20")[1]
+    assert [step_line(out, steps[k])[:4] for k in dicts] == ["PASS", "PASS", "FAIL"], out
+    mk = "    import scipy.sparse as sp\n    return sp.{}(np.array([[1.0, 0], [0, 2.0]]))\n"
+    mats = {"csc": "def f(x):\n" + mk.format("csc_matrix"), "csr": "def f(x):\n" + mk.format("csr_matrix"),
+            "coo_array": "def f(x):\n" + mk.format("coo_array"),
+            "dense": "def f(x):\n    return np.array([[1.0, 0], [0, 2.0]])\n",
+            "wrong": "def f(x):\n    import scipy.sparse as sp\n    return sp.csc_matrix(np.eye(2))\n"}
+    cases = {k: "from scicode.compare.cmp import are_csc_matrix_close\nassert are_csc_matrix_close(f(1.0), target)"
+             for k in mats}
+    cases["dense"] = "assert np.allclose(f(1.0), target.toarray())"
+    probs, h5, gen, steps = one_step_set("sparse_answers", mats, target=sp.csc_matrix(np.diag([1.0, 2.0])),
+                                         cases=cases)
+    out = run_one_step_set(probs, h5, gen, "--timeout", "20")[1]
+    assert [step_line(out, steps[k])[:4] for k in mats] == ["PASS"] * 4 + ["FAIL"], out
