@@ -1168,6 +1168,8 @@ def decode_value(obj, depth: int = 0):
             if fmt not in ("csr", "csc", "coo", "bsr", "lil", "dok", "dia") or len(shape) != 2 or \
                     not all(isinstance(n, int) and 0 <= n < 1 << 40 for n in shape):
                 raise ValueError("format/shape")
+            if shape[0] * shape[1] > SPEC["max_broadcast"]:     # the comparators call toarray()
+                raise RecordError(f"a sparse matrix of shape {shape} is too large to compare")
             cls = scipy.sparse.coo_array if as_array else scipy.sparse.coo_matrix
             m = cls((data, (row.astype(numpy.int64), col.astype(numpy.int64))), shape=shape)
             return m.asformat(fmt)
@@ -1314,6 +1316,11 @@ def evaluate_site(site: Site, record, targets: dict, helpers) -> tuple:
             raise RecordError(f"`{site.text[:60]}`: the computed side holds the target stand-in")
         vals = [resolve_target(s[1], targets) if s[0] == "target" else s[1] if s[0] == "const" else other
                 for s in site.slots]
+        try:
+            if _RefusingNumpy()._guard(*vals) == "broadcast":
+                return False, f"`{site.text[:60]}`: a broadcast far larger than both sides"
+        except Exception:
+            pass            # not array-like: Python's own `==`
         try:
             res = vals[0] == vals[1] if site.kind == "==" else vals[0] != vals[1]
             ok = bool(res)

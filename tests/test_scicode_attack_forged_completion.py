@@ -136,3 +136,30 @@ def test_honest_dicts_and_sparse_matrices_pass():
                                          cases=cases)
     out = run_one_step_set(probs, h5, gen, "--timeout", "20")[1]
     assert [step_line(out, steps[k])[:4] for k in mats] == ["PASS"] * 4 + ["FAIL"], out
+
+
+def _b64(arr):
+    import base64
+    import io
+    import numpy as np
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, arr, allow_pickle=False)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def test_records_cannot_make_the_grader_allocate_without_bound():
+    """Before: `f(x) == target` with a (1, 10**6) answer against a (2000, 1) target made the
+    grader's own process build a 2·10**9-element array; a computed sparse matrix of shape
+    (2**31, 2) was converted (CSR index arrays of 16 GB) before any comparison."""
+    import numpy as np
+    site = gs.Site("==", [["computed", None], ["target", ["path", 0, []]]], {}, "f(x) == target")
+    rec = {"kind": "==", "target": {"__target__": [0, []]}, "other": {"__array__": _b64(np.zeros((1, 10**6)))}}
+    ok, why = gs.evaluate_site(site, rec, {0: np.zeros((2000, 1))}, None)
+    assert not ok and "broadcast" in why
+    for other, target in ((2.0, 2.0), ("abc", "abc"), ([1, [2, 3]], [1, [2, 3]]), (True, True)):
+        rec = {"kind": "==", "target": {"__target__": [0, []]}, "other": other}
+        assert gs.evaluate_site(site, rec, {0: target}, None) == (True, "")
+    sparse = {"__sparse__": {"format": "csr", "shape": [2**31, 2], "array": False, "data": _b64(np.ones(1)),
+                             "row": _b64(np.zeros(1, int)), "col": _b64(np.zeros(1, int))}}
+    with pytest.raises(gs.RecordError, match="too large"):
+        gs.decode_value(sparse)
