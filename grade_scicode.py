@@ -1963,7 +1963,7 @@ _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__arr
                     "__sub__", "__rsub__", "__abs__", "__bool__", "__len__", "__iter__", "__getitem__",
                     "__array_finalize__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
                     "__rtruediv__", "__pow__", "__mod__", "__matmul__", "__neg__", "__round__", "__int__",
-                    "__index__", "__and__", "__or__", "__invert__", "__getattr__", "__getattribute__"))
+                    "__index__", "__and__", "__or__", "__invert__", "__getattr__", "__getattribute__", "__del__"))
 
 
 def _library_class(k):
@@ -1991,9 +1991,17 @@ class Tampering(Exception):
 
 
 def _tampered(before, now=None):
-    now = now or _snapshot()
-    return [("threading (a thread left running; shut pools down)" if m == "threading" else f"{m}.{n}")
-            for (m, n), v in before.items() if now[(m, n)] != v]
+    now, out = now or _snapshot(whole=False), []
+    for (m, n), v in before.items():
+        if n == "*":        # a whole module's names, live: new ones may appear (lazy imports), none change
+            d = vars(_sys.modules[m]) if m in _sys.modules else {}
+            if len(d) < len(v) or not all(map(_is, d.values(), v)):
+                out += [f"{m}.{k}" for k, x in zip(d, v) if d[k] is not x][:3] or [f"{m}.*"]
+            continue
+        w = now[(m, n)]
+        if w != v:
+            out.append("threading (a thread left running; shut pools down)" if m == "threading" else f"{m}.{n}")
+    return out
 
 
 def _generated(fn):
@@ -2044,7 +2052,7 @@ _GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", 
                                     "ascontiguousarray", "ndarray", "generic", "integer")] + \
            [("builtins", n) for n in ("isinstance", "len", "all", "any", "abs", "__import__", "exec",
                                       "compile", "AssertionError", "bool", "float", "int", "zip", "print",
-                                      "type", "str", "repr", "dict", "list", "tuple", "iter")] + \
+                                      "type", "str", "repr", "dict", "list", "tuple", "iter", "map", "vars")] + \
            [("scicode.compare.cmp", n) for n in ("cmp_tuple_or_list", "are_dicts_close",
                                                  "are_csc_matrix_close")]
 
@@ -2071,11 +2079,17 @@ def _recorder_state():
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
 
-def _snapshot():
+def _snapshot(whole=True):
     out = {(m, n): id(getattr(_sys.modules.get(m), n, None)) for m, n in _GUARDED}
     out[("recorder", "state")] = _recorder_state()
     out[("threading", "threads")] = _thread._count()   # one left running could rewrite a record first
+    for m in _WHOLE_MODULES if whole else ():   # np.__dict__["sum"] = ... would rig `(np.sum(a) > b) == target`
+        out[(m, "*")] = tuple(vars(_sys.modules[m]).values()) if m in _sys.modules else ()
     return out
+
+
+_WHOLE_MODULES = ("numpy", "numpy.linalg", "numpy.random", "math", "cmath", "builtins")
+from operator import is_ as _is
 
 
 def _origin(exc):

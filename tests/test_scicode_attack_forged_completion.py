@@ -163,3 +163,27 @@ def test_records_cannot_make_the_grader_allocate_without_bound():
                              "row": _b64(np.zeros(1, int)), "col": _b64(np.zeros(1, int))}}
     with pytest.raises(gs.RecordError, match="too large"):
         gs.decode_value(sparse)
+
+
+MODULE_PATCHES = {
+    # before: each passed with zeros (np.sum, np.linalg.norm, math.fsum were not guarded)
+    "patch_sum_at_definition": "def f(x, _=np.__dict__.__setitem__('sum', lambda *a, **k: 2.0)):\n    return np.zeros(3)\n",
+    "patch_linalg": "def f(x):\n    np.linalg.__dict__['norm'] = lambda *a, **k: 2.0\n    return np.zeros(3)\n",
+    "patch_math": "def f(x):\n    import math\n    vars(math)['fsum'] = lambda *a: 2.0\n    return [0.0]\n",
+    # new names in numpy (lazy submodule imports) are not tampering
+    "lazy_imports": ("def f(x):\n    import numpy.testing, numpy.polynomial, scipy.special\n"
+                     "    np.testing.assert_allclose(1, 1)\n    return x + 1\n"),
+}
+MODULE_CASES = {"patch_sum_at_definition": "assert np.allclose(np.sum(f(1.0)), target)",
+                "patch_linalg": "y = f(1.0)\nassert np.allclose(np.linalg.norm(y), target)",
+                "patch_math": "import math\ny = f(1.0)\nassert np.allclose(math.fsum(y), target)"}
+
+
+def test_patching_any_numpy_or_math_name_is_tampering():
+    probs, h5, gen, steps = one_step_set("module_patches", MODULE_PATCHES, cases=MODULE_CASES)
+    out = run_one_step_set(probs, h5, gen, "--timeout", "20", "--jobs", "2")[1]
+    for label, name in (("patch_sum_at_definition", "numpy.sum"), ("patch_linalg", "numpy.linalg.norm"),
+                        ("patch_math", "math.fsum")):
+        text = step_line(out, steps[label])
+        assert text.startswith("FAIL") and f"Tampering: replaced {name}" in text, text
+    assert step_line(out, steps["lazy_imports"]).startswith("PASS")
