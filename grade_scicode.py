@@ -371,12 +371,29 @@ SUSPECT_NAMES = {"globals": "globals()", "_getframe": "sys._getframe", "f_back":
                  "modules": "sys.modules", "kill": "os.kill", "fork": "os.fork",
                  "__globals__": "function.__globals__", "tb_frame": "traceback.tb_frame",
                  "f_locals": "frame.f_locals", "gi_frame": "generator.gi_frame",
-                 "cr_frame": "coroutine.cr_frame", "vars": "vars()"}
+                 "cr_frame": "coroutine.cr_frame", "vars": "vars()",
+                 "__closure__": "function.__closure__", "cell_contents": "cell.cell_contents",
+                 "__getattribute__": "__getattribute__",
+                 "execv": "os.exec*", "execve": "os.exec*", "execl": "os.exec*", "execle": "os.exec*",
+                 "execlp": "os.exec*", "execvp": "os.exec*", "execvpe": "os.exec*", "execlpe": "os.exec*"}
 # the same names spelled as strings (getattr(sys, "_getframe"), g["__globals__"]) are
 # flagged too, and so is getattr with a computed attribute name
 SUSPECT_STRINGS = {"_getframe", "f_back", "f_globals", "f_locals", "tb_frame", "__globals__",
-                   "__builtins__", "__main__", "_exit", "gi_frame", "cr_frame", "modules"}
+                   "__builtins__", "__main__", "_exit", "gi_frame", "cr_frame", "modules",
+                   "__closure__", "__getattribute__"}
 MODULE_ALIASES = {"np", "numpy", "scipy", "sp", "math", "cmath", "la", "sys", "os"}
+
+
+def _computed_attribute(call) -> bool:
+    """getattr/hasattr(obj, <not a literal>, ...) or operator.attrgetter(<not a literal>)."""
+    f = call.func
+    if isinstance(f, ast.Name) and f.id in ("getattr", "hasattr"):
+        names = call.args[1:2]
+    elif isinstance(f, ast.Name) and f.id == "attrgetter" or isinstance(f, ast.Attribute) and f.attr == "attrgetter":
+        names = call.args
+    else:
+        return False
+    return any(not isinstance(a, ast.Constant) for a in names)
 
 
 def audit_generation(code: str) -> list:
@@ -387,6 +404,7 @@ def audit_generation(code: str) -> list:
     except Reject:
         return []
     reasons, bound = [], set()
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for node in ast.walk(tree):
         if isinstance(node, ast.arg):
             bound.add(node.arg)
@@ -396,6 +414,8 @@ def audit_generation(code: str) -> list:
         name = None
         if isinstance(node, ast.Name):
             name = node.id
+            if name in ("getattr", "hasattr") and id(node) not in called and name not in bound:
+                reasons.append(f"passes {name} as a value")
             if name in ("target", "targets") and name not in bound:
                 reasons.append(f"reads the test's `{name}`")
         elif isinstance(node, ast.Attribute):
@@ -411,10 +431,8 @@ def audit_generation(code: str) -> list:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
                 ("/proc/" in node.value or node.value.endswith(".h5") or node.value in SUSPECT_STRINGS):
             reasons.append(f"names {node.value[:40]!r}")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id in ("getattr", "hasattr") and len(node.args) >= 2 and \
-                not isinstance(node.args[1], ast.Constant):
-            reasons.append(f"{node.func.id} with a computed attribute name")
+        elif isinstance(node, ast.Call) and _computed_attribute(node):
+            reasons.append(f"{ast.unparse(node.func)[:30]} with a computed attribute name")
         if name in SUSPECT_NAMES and name not in bound:
             reasons.append(f"uses {SUSPECT_NAMES[name]}")
     return sorted(set(reasons))
@@ -1150,6 +1168,8 @@ def decode_value(obj, depth: int = 0):
             if fmt not in ("csr", "csc", "coo", "bsr", "lil", "dok", "dia") or len(shape) != 2 or \
                     not all(isinstance(n, int) and 0 <= n < 1 << 40 for n in shape):
                 raise ValueError("format/shape")
+            if shape[0] * shape[1] > SPEC["max_broadcast"]:     # the comparators call toarray()
+                raise RecordError(f"a sparse matrix of shape {shape} is too large to compare")
             cls = scipy.sparse.coo_array if as_array else scipy.sparse.coo_matrix
             m = cls((data, (row.astype(numpy.int64), col.astype(numpy.int64))), shape=shape)
             return m.asformat(fmt)
@@ -1296,6 +1316,11 @@ def evaluate_site(site: Site, record, targets: dict, helpers) -> tuple:
             raise RecordError(f"`{site.text[:60]}`: the computed side holds the target stand-in")
         vals = [resolve_target(s[1], targets) if s[0] == "target" else s[1] if s[0] == "const" else other
                 for s in site.slots]
+        try:
+            if _RefusingNumpy()._guard(*vals) == "broadcast":
+                return False, f"`{site.text[:60]}`: a broadcast far larger than both sides"
+        except Exception:
+            pass            # not array-like: Python's own `==`
         try:
             res = vals[0] == vals[1] if site.kind == "==" else vals[0] != vals[1]
             ok = bool(res)
@@ -1917,6 +1942,8 @@ def _recorder(kind, fn):
             return True
         return fn(*args, **kwargs)
     comparator.__name__, comparator.__doc__, comparator.__wrapped__ = fn.__name__, fn.__doc__, fn
+    comparator.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+    comparator.__module__ = getattr(fn, "__module__", None)     # not the worker's module
     return comparator
 
 
@@ -1933,7 +1960,10 @@ for _n in ("cmp_tuple_or_list", "are_dicts_close", "are_csc_matrix_close"):
 _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__array_interface__",
                     "__array_struct__", "__array_priority__", "__array_wrap__", "__float__",
                     "__complex__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-                    "__sub__", "__rsub__", "__abs__", "__bool__", "__len__", "__iter__", "__getitem__"))
+                    "__sub__", "__rsub__", "__abs__", "__bool__", "__len__", "__iter__", "__getitem__",
+                    "__array_finalize__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
+                    "__rtruediv__", "__pow__", "__mod__", "__matmul__", "__neg__", "__round__", "__int__",
+                    "__index__", "__and__", "__or__", "__invert__", "__getattr__", "__getattribute__", "__del__"))
 
 
 def _library_class(k):
@@ -1951,18 +1981,27 @@ def _rigged(x, depth=0):
     for k in type(x).__mro__:
         if not _HOOKS.isdisjoint(vars(k)) and not _library_class(k):
             return True
-    if depth == 0 and isinstance(x, dict):
-        x = list(x.values())
-    return depth == 0 and isinstance(x, (list, tuple)) and any(_rigged(v, 1) for v in x[:256])
+    if depth < 3 and isinstance(x, dict):
+        x = list(dict.values(x))
+    return depth < 3 and isinstance(x, (list, tuple)) and any(_rigged(v, depth + 1) for v in x[:256])
 
 
 class Tampering(Exception):
     """Generated code replaced a comparator or builtin the tests rely on."""
 
 
-def _tampered(before):
-    now = _snapshot()
-    return [f"{m}.{n}" for (m, n), v in before.items() if now[(m, n)] != v]
+def _tampered(before, now=None):
+    now, out = now or _snapshot(whole=False), []
+    for (m, n), v in before.items():
+        if n == "*":        # a whole module's names, live: new ones may appear (lazy imports), none change
+            d = vars(_sys.modules[m]) if m in _sys.modules else {}
+            if len(d) < len(v) or not all(map(_is, d.values(), v)):
+                out += [f"{m}.{k}" for k, x in zip(d, v) if d[k] is not x][:3] or [f"{m}.*"]
+            continue
+        w = now[(m, n)]
+        if w != v:
+            out.append("threading (a thread left running; shut pools down)" if m == "threading" else f"{m}.{n}")
+    return out
 
 
 def _generated(fn):
@@ -2013,7 +2052,7 @@ _GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", 
                                     "ascontiguousarray", "ndarray", "generic", "integer")] + \
            [("builtins", n) for n in ("isinstance", "len", "all", "any", "abs", "__import__", "exec",
                                       "compile", "AssertionError", "bool", "float", "int", "zip", "print",
-                                      "type", "str", "repr", "dict", "list", "tuple", "iter")] + \
+                                      "type", "str", "repr", "dict", "list", "tuple", "iter", "map", "vars")] + \
            [("scicode.compare.cmp", n) for n in ("cmp_tuple_or_list", "are_dicts_close",
                                                  "are_csc_matrix_close")]
 
@@ -2037,14 +2076,20 @@ def _recorder_state():
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
-            id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval(),
-            _thread._count())      # a thread left running could rewrite a record before it is made
+            id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
 
-def _snapshot():
+def _snapshot(whole=True):
     out = {(m, n): id(getattr(_sys.modules.get(m), n, None)) for m, n in _GUARDED}
     out[("recorder", "state")] = _recorder_state()
+    out[("threading", "threads")] = _thread._count()   # one left running could rewrite a record first
+    for m in _WHOLE_MODULES if whole else ():   # np.__dict__["sum"] = ... would rig `(np.sum(a) > b) == target`
+        out[(m, "*")] = tuple(vars(_sys.modules[m]).values()) if m in _sys.modules else ()
     return out
+
+
+_WHOLE_MODULES = ("numpy", "numpy.linalg", "numpy.random", "math", "cmath", "builtins")
+from operator import is_ as _is
 
 
 def _origin(exc):
@@ -2096,7 +2141,14 @@ def _child(job, wfd, token, out_path):
             data = data[_w(wfd, data):]
 
     step = job["step"]
-    ns = {"__name__": "__main__", "__builtins__": builtins}
+    # the program's namespace is `__main__`, as the official test script is: generated code
+    # that imports `__main__` (also as `__import__(__name__)`) finds its own namespace, not the
+    # worker's state (the recorder's channel); multiprocessing pickles its functions by name
+    import types
+    main = types.ModuleType("__main__")
+    ns = main.__dict__
+    ns["__builtins__"] = builtins
+    _sys.modules["__main__"] = main
     _CUR["send"] = csend
     before = _snapshot()
     aborted = False
@@ -2144,7 +2196,7 @@ def _child(job, wfd, token, out_path):
             except BaseException as exc:
                 csend({"case": i, "ok": False, "error": _err(exc)})
     after = _snapshot()
-    tamper = [f"{m}.{n}" for (m, n), v in before.items() if after[(m, n)] != v]
+    tamper = _tampered(before, after)
     try:
         _sys.stdout.flush()
         _sys.stderr.flush()
@@ -2175,6 +2227,7 @@ def _run(job):
                 globals().pop(_k, None)
             _own_user_namespace()
             _os.chdir(step_dir)
+            _private_tmp(step_dir, job["fsize"])
             _child(job, w, token, out_path)
         finally:
             _os._exit(0)
@@ -2284,7 +2337,8 @@ def _own_user_namespace():
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         uid, gid = _os.geteuid(), _os.getegid()
-        if libc.unshare(0x10000000) == 0:
+        # CLONE_NEWUSER, with a mount namespace of its own where the host allows it (_private_tmp)
+        if libc.unshare(0x10000000 | 0x00020000) == 0 or libc.unshare(0x10000000) == 0:
             for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
                                ("gid_map", "%d %d 1" % (gid, gid))):
                 try:
@@ -2292,6 +2346,28 @@ def _own_user_namespace():
                         fh.write(text)
                 except OSError:
                     pass
+    except BaseException:
+        pass
+
+
+def _private_tmp(step_dir, size):
+    """Where /tmp is part of the sandbox's read-only root, the step gets a private /tmp (a
+    tmpfs of the file-size cap, gone with the step), as the official harness lets a
+    generation write temporary files; its own folder is bound back at its path (cwd,
+    absolute paths, the captured output).  Nothing changes where /tmp is writable already."""
+    if not _os.path.isdir("/tmp") or _os.access("/tmp", _os.W_OK):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        flags = ctypes.c_ulong(0x2 | 0x4)                   # MS_NOSUID | MS_NODEV
+        _os.chdir(step_dir)
+        if libc.mount(b"tmpfs", b"/tmp", b"tmpfs", flags, b"mode=1777,size=%d" % int(size)) != 0:
+            return
+        if step_dir.startswith("/tmp/"):
+            _os.makedirs(step_dir, exist_ok=True)
+            libc.mount(b".", step_dir.encode(), None, ctypes.c_ulong(0x1000), None)     # MS_BIND
+            _os.chdir(step_dir)
     except BaseException:
         pass
 
