@@ -2373,8 +2373,6 @@ def bind(src, new, writable=False):
 def build_root(new):
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-    os.makedirs(new + "/tmp")       # an empty, writable /tmp of its own (code that hard-codes /tmp)
-    mount("tmpfs", new + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=%d" % cfg["shm_bytes"])
     for src in cfg["ro"]:
         if os.path.lexists(src):
             bind(src, new)
