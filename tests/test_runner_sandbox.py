@@ -31,6 +31,11 @@ seen["proc"] = sorted(p for p in os.listdir("/proc") if p.isdigit())
 seen["dev"] = sorted(os.listdir("/dev"))
 open(os.path.join(_REQ["scratch_dir"], "w"), "w").write("ok")     # scratch and copy writable
 open("here", "w").write("ok")
+try:                            # no state for a later solve call left in /tmp
+    open("/tmp/hard-coded.txt", "w").write("ok")
+    seen["tmp_writable"] = True
+except OSError:
+    seen["tmp_writable"] = False
 try:
     open("/usr/x", "w")
     seen["usr_writable"] = True
@@ -55,6 +60,7 @@ def test_child_sees_only_python_its_copy_and_scratch(tmp_path):
     assert set(seen["root"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc",
                                  "root", "sbin", "tmp", "usr"}
     assert len(seen["tmp"]) == 1 and seen["tmp"][0].startswith("grade_fem-")     # its own run only
+    assert not seen["tmp_writable"]     # /tmp read-only: no unwatched state between solve calls
     assert seen["root_home"] in (None, [".pyenv"]) and not seen["work"]
     assert seen["pid"] == 2 and seen["proc"] == ["1", "2"]       # init and itself
     assert {"null", "zero", "urandom", "random", "shm"} <= set(seen["dev"])
