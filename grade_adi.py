@@ -2529,6 +2529,18 @@ def _decode_job_line(line, _loads=_json.loads):
     return body, msg.get("ask") is True
 
 
+def _live_children():
+    """This process's live child processes (pids), from /proc."""
+    kids = set()
+    try:
+        for tid in _os.listdir("/proc/self/task"):
+            with open("/proc/self/task/%s/children" % tid) as fh:
+                kids.update(int(p) for p in fh.read().split())
+    except (OSError, ValueError):
+        pass
+    return kids
+
+
 def _sweep_children(pgid):
     """Kill the job's process group and every process left to this (subreaper) parent."""
     import signal
@@ -2537,13 +2549,7 @@ def _sweep_children(pgid):
     except OSError:
         pass
     for _ in range(100):
-        left = set()
-        try:
-            for tid in _os.listdir("/proc/self/task"):
-                with open("/proc/self/task/%s/children" % tid) as fh:
-                    left.update(int(p) for p in fh.read().split())
-        except (OSError, ValueError):
-            pass
+        left = _live_children()
         for pid in left:
             try:
                 _os.kill(pid, signal.SIGKILL)
