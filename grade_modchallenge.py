@@ -1912,9 +1912,14 @@ def resume_key(submission: str, seed: bytes, prefix: str, no_exec: bool) -> str:
     """What a kept seed result depends on: the grader's bytes, the submission's bytes, the seed
     and every option that changes a seed's records."""
     opts = {k: v for k, v in sorted(_RESUME_OPTIONS.items())}
-    text = json.dumps([grader_sha256(), tree_sha256(submission)["sha256"], seed.hex(), prefix,
+    if submission not in _SUBMISSION_DIGESTS:       # hashed once per grading, not per seed and use
+        _SUBMISSION_DIGESTS[submission] = tree_sha256(submission)["sha256"]
+    text = json.dumps([grader_sha256(), _SUBMISSION_DIGESTS[submission], seed.hex(), prefix,
                        no_exec, opts], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+_SUBMISSION_DIGESTS: dict = {}  # submission path -> tree digest (the grader never writes it)
 
 
 _RESUME_OPTIONS: dict = {}     # set by grade_submission: total, budget, load_timeout, test set ...
