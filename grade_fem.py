@@ -2750,7 +2750,8 @@ class Execution:
             t.start()
 
     def _run(self, stage: str, budget: float, request: dict) -> None:
-        self.outcome = run_isolated(stage, FEM_DRIVER, request, budget, interact=self.session.interact)
+        self.outcome = run_isolated(stage, FEM_DRIVER, request, budget, interact=self.session.interact,
+                                    no_site=("numpy", "scipy"))
 
     def join(self):
         """The run's RunOutcome, once it is over."""
@@ -2876,6 +2877,7 @@ _CH = {"in": _IN}
 _REQ = receive()
 _CH["tok"] = _REQ.pop("token")
 _LIM = _REQ.pop("runner")
+_sys.path.extend(p for p in _LIM.get("path", ()) if p not in _sys.path)   # started without site
 _CH["out"] = _os.dup(int(_sys.argv[1]))
 _os.close(int(_sys.argv[1]))
 _os.set_inheritable(_CH["out"], False)
@@ -3449,6 +3451,25 @@ def _python_exe() -> str:
     return os.path.realpath(sys.executable)
 
 
+def _site_dirs(modules: tuple) -> list | None:
+    """The site directories (in this interpreter's path order) when every module in `modules`
+    is found in one of them as a plain package or module; None otherwise (or if none given)."""
+    import importlib.util
+    dirs = [p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)
+            and os.path.isdir(p)]
+    if not modules or not dirs:
+        return None
+    for name in modules:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        origin = getattr(spec, "origin", None) if spec is not None else None
+        if not (isinstance(origin, str) and any(origin.startswith(d.rstrip("/") + "/") for d in dirs)):
+            return None
+    return dirs
+
+
 def _readonly_paths(extra=()) -> list:
     """What the child may read: the system's programs, libraries and /etc, and the Python
     installation with its site-packages; nothing else of the filesystem."""
@@ -3757,7 +3778,8 @@ def _tree_rss(pid: int) -> int:
 def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: float, *,
                  interact=None, followup=None, rearm=None, lib_files: dict | None = None,
                  cpu_seconds: int | None = None, mem_bytes: int | None = None,
-                 memory: str = "address", env_pass: tuple = (), ro_paths: tuple = ()) -> RunOutcome:
+                 memory: str = "address", env_pass: tuple = (), ro_paths: tuple = (),
+                 no_site: tuple = ()) -> RunOutcome:
     """Run DRIVER_PROLOGUE + driver_body in a fresh sandboxed interpreter on a private copy of
     the submission, with resource limits and a wall-clock deadline enforced from outside.
     Only token-tagged lines on the runner's own pipe count.
@@ -3772,7 +3794,12 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                                 memory polled from outside (GPU runtimes reserve huge address
                                 space), killed with a clean reason on excess;
       env_pass, ro_paths        environment variables passed through, extra read-only paths
-                                the child may see (e.g. CUDA's)."""
+                                the child may see (e.g. CUDA's);
+      no_site                   modules the driver needs (e.g. ("numpy", "scipy")): when every one
+                                of them is found in the site directories themselves (not through
+                                a .pth import hook), the driver starts without `site` (python -S:
+                                its .pth imports cost ~25 ms) and gets those directories on its
+                                path; else it starts as usual."""
     limits = {k: SPEC[f"runner_{k}"] for k in ("mem_bytes", "fsize_bytes", "cpu_slack_s",
                                                "term_grace_s", "output_cap_bytes",
                                                "reply_cap_bytes", "copy_cap_bytes")}
@@ -3785,7 +3812,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     level = {k: v for k, v in known.items() if k not in ("prefix", "root")}
     again = dict(interact=interact, followup=followup, rearm=rearm, lib_files=lib_files,
                  cpu_seconds=cpu_seconds, mem_bytes=mem_bytes, memory=memory, env_pass=env_pass,
-                 ro_paths=ro_paths)
+                 ro_paths=ro_paths, no_site=no_site)
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
@@ -3809,8 +3836,10 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         with open(driver, "w") as fh:
             fh.write(DRIVER_PROLOGUE + driver_body)
         token = secrets.token_hex(16)
+        site_dirs = _site_dirs(no_site)
         req = dict(request, token=token, submission_dir=sub, lib_dir=lib, scratch_dir=home,
-                   runner={"reply_cap": limits["reply_cap_bytes"], "isolated": bool(plan["root"])})
+                   runner={"reply_cap": limits["reply_cap_bytes"], "isolated": bool(plan["root"]),
+                           "path": site_dirs or []})
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
         # BLAS threads pinned to 1 (CONVENTIONS): the verdict must not depend on the grading
@@ -3827,7 +3856,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         life, life_child = socket.socketpair()
         rfd, wfd = os.pipe()
         cfg = _launch_cfg(work, plan["root"], [sub, home],
-                          [_python_exe(), "-I", "-B", driver, str(wfd)], sub, rlimits,
+                          [_python_exe(), "-I", "-B"] + (["-S"] if site_dirs else []) + [driver, str(wfd)],
+                          sub, rlimits,
                           life_child.fileno(), ro_paths, os.path.realpath(submission_dir))
         try:
             proc = subprocess.Popen(plan["prefix"] + [_python_exe(), "-I", "-S", "-B", "-c",
