@@ -2225,10 +2225,47 @@ def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -
             z is not None and zc is not None and zc.size else math.inf
     if got is not None and dev <= SPEC["determinism_atol"] and np.all(np.isfinite(got[1])):
         ja, jc = judge_job(n, calls, got), judge_job(n, clean_calls, clean_field)
-        if ja["ok"] and jc["ok"] and ja["picked"] != jc["picked"]:
-            return math.inf, (f"the field is built from other solve outputs ({ja['picked']}) than "
-                              f"in the clean call ({jc['picked']})")
+        if ja["ok"] and jc["ok"]:
+            return same_sources(calls, clean_calls, ja, jc, clean_field, dev)
     return dev, ""
+
+
+def _load_columns(calls: list, picked: list) -> dict:
+    """{(call, column): right-hand side} of the solve columns feeding a field whose right-hand
+    side is the load vector (what no substitute can change in a solver that repeats itself)."""
+    out = {}
+    for k, j in picked:
+        c = calls[k]
+        if j in c.get("loads", ()):
+            out[(k, j)] = c["rhs"] if c["rhs"].ndim == 1 else c["rhs"][:, j]
+    return out
+
+
+def same_sources(calls: list, clean_calls: list, ja: dict, jc: dict, clean_field, dev: float) -> tuple:
+    """(deviation, why) of the solves feeding an audited field from those feeding the clean
+    field: the load solves among them are the same calls with the same right-hand sides (a
+    later load solve does not depend on an earlier solve's output: after the first
+    substitute it is still comparable), and the common factor is the same.  Correction
+    solves (other right-hand sides, e.g. residuals) may differ: they depend on the
+    substitute and run as often as the data asks."""
+    import numpy as np
+    la, lc = _load_columns(calls, ja["picked"]), _load_columns(clean_calls, jc["picked"])
+    if set(la) != set(lc):
+        return math.inf, (f"the field is built from other load solves ({sorted(la)}) than in the "
+                          f"clean call ({sorted(lc)})")
+    for (k, j), b in sorted(lc.items()):
+        a = la[(k, j)]
+        scale = float(np.max(np.abs(b))) or 1.0
+        if calls[k]["fn"] != clean_calls[k]["fn"] or a.shape != b.shape or \
+                not float(np.max(np.abs(a - b))) <= SPEC["determinism_atol"] * scale:
+            return math.inf, (f"the right-hand side of the load solve {clean_calls[k]['fn']} (call {k}) "
+                              "differs from the clean call's by "
+                              f"{_pointwise((a,), (b,)) / scale:.3e} relative")
+    lam = abs(ja["lam"] - jc["lam"]) * float(np.max(np.abs(clean_field[1])))
+    if not lam <= SPEC["determinism_atol"]:
+        return math.inf, (f"the field's common factor differs from the clean call's ({ja['lam']:.17g} "
+                          f"for {jc['lam']:.17g}: {lam:.3e} in the field)")
+    return max(dev, lam), ""
 
 
 def check_deterministic(plan: dict, results: dict, session, fields: dict) -> list:
