@@ -1996,7 +1996,7 @@ def job_candidates(n: int, calls: list) -> list:
                 return cands
             u = statement_unknowns(scale[0], scale[1], cols[:, j])
             nodes, dense = field_of(u, n)
-            cands.append({"call": k, "col": j, "u": u, "nodes": nodes, "dense": dense,
+            cands.append({"call": k, "col": j, "u": u, "nodes": nodes, "dense": dense, "scale": scale,
                           "load": j in c.get("loads", ()), "substituted": c.get("sub") is not None})
     return cands
 
@@ -2226,7 +2226,7 @@ def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -
     if got is not None and dev <= SPEC["determinism_atol"] and np.all(np.isfinite(got[1])):
         ja, jc = judge_job(n, calls, got), judge_job(n, clean_calls, clean_field)
         if ja["ok"] and jc["ok"]:
-            return same_sources(calls, clean_calls, ja, jc, clean_field, dev)
+            return same_sources(n, calls, clean_calls, ja, jc, clean_field, dev)
     return dev, ""
 
 
@@ -2241,7 +2241,45 @@ def _load_columns(calls: list, picked: list) -> dict:
     return out
 
 
-def same_sources(calls: list, clean_calls: list, ja: dict, jc: dict, clean_field, dev: float) -> tuple:
+def correction_residuals(n: int, calls: list, picked: list, loads: dict) -> str:
+    """"" or why a correction solve feeding the clean field (a picked column whose right-hand
+    side is not the load) is not a refinement step: its right-hand side must be the residual
+    F - K u_prev of the load at the sum of the picked solves before it, to a backward-stable
+    residual's round-off (in the statement's unknowns).  Such a step is pinned to the solves
+    the determinism check compares; a correction with anything else in its right-hand side
+    (random or not) is not, and would carry up to the load tolerance unverified."""
+    import numpy as np
+    if not loads or all(key in loads for key in picked):
+        return ""
+    K, _, Kabs = free_system(n)
+    cands = {(d["call"], d["col"]): d for d in job_candidates(n, calls)}
+    first = cands.get(min(loads))
+    if first is None:
+        return ""
+    mp, gamma = first["scale"]
+    b0 = loads[min(loads)][mp.perm] / (mp.dt * gamma)
+    eps = float(np.finfo(float).eps)
+    for k, j in sorted(picked):
+        d = cands.get((k, j))
+        if (k, j) in loads or d is None:
+            continue
+        prev = [cands[p]["u"] for p in picked if p[0] < k and p in cands]
+        u_prev = np.sum(prev, axis=0) if prev else np.zeros_like(b0)
+        rhs = calls[k]["rhs"] if calls[k]["rhs"].ndim == 1 else calls[k]["rhs"][:, j]
+        mpk, gk = d["scale"]
+        r = rhs[mpk.perm] / (mpk.dt * gk)
+        dev = float(np.max(np.abs(r - (b0 - K @ u_prev))))
+        bound = SPEC["residual_roundoff"] * eps * (float(np.max(Kabs @ np.abs(u_prev))) +
+                                                   float(np.max(np.abs(b0))))
+        if not dev <= bound:
+            return (f"the correction solve {calls[k]['fn']} (call {k}) feeding the field solves for "
+                    f"something else than the residual of the solves before it (|difference| "
+                    f"{dev:.3e}, a residual's round-off {bound:.3e})")
+    return ""
+
+
+def same_sources(n: int, calls: list, clean_calls: list, ja: dict, jc: dict, clean_field,
+                 dev: float) -> tuple:
     """(deviation, why) of the solves feeding an audited field from those feeding the clean
     field: the load solves among them are the same calls with the same right-hand sides (a
     later load solve does not depend on an earlier solve's output: after the first
@@ -2261,6 +2299,9 @@ def same_sources(calls: list, clean_calls: list, ja: dict, jc: dict, clean_field
             return math.inf, (f"the right-hand side of the load solve {clean_calls[k]['fn']} (call {k}) "
                               "differs from the clean call's by "
                               f"{_pointwise((a,), (b,)) / scale:.3e} relative")
+    why = correction_residuals(n, clean_calls, jc["picked"], lc)
+    if why:
+        return math.inf, why
     lam = abs(ja["lam"] - jc["lam"]) * float(np.max(np.abs(clean_field[1])))
     if not lam <= SPEC["determinism_atol"]:
         return math.inf, (f"the field's common factor differs from the clean call's ({ja['lam']:.17g} "
