@@ -2205,8 +2205,13 @@ def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -
     if k is None:
         return (_pointwise(got, clean_field), "") if got is not None else \
             (math.inf, "a repeated call gave no field")
-    if calls[k]["kind"] != "solve":
-        return 0.0, "inverse"           # an explicit inverse: judge_inverse bounds it
+    if calls[k]["kind"] != "solve":     # an explicit inverse: judge_inverse bounds it, unless a
+        if got is None or not any(c["kind"] == "solve" and c.get("sub") is not None for c in calls):
+            return 0.0, "inverse"
+        ja, jc = judge_job(n, calls, got), judge_job(n, clean_calls, clean_field)
+        if not (ja["ok"] and jc["ok"]):     # substituted solve feeds the field (the inverse
+            return 0.0, "inverse"           # beside it): its load solves are compared as below
+        return same_sources(n, calls, clean_calls, ja, jc, clean_field, 0.0)
     same = len(clean_calls) > k and (clean_calls[k]["kind"], clean_calls[k]["fn"]) == \
         (calls[k]["kind"], calls[k]["fn"])
     if not same:
