@@ -1386,6 +1386,9 @@ def _run_job(job):
     _ST["n"] = n
     seal = _SEALS.pop(str(job["id"]), None)
     _SEALS.clear()                  # this child's copy: it keeps only its own secret
+    _np.random.seed()               # numpy's global generator: fresh entropy, as in a fresh process
+    # (forked, every job would inherit the warm parent's state: unseeded np.random draws would
+    # repeat in every call and read as deterministic; Python's random reseeds itself at fork)
     before = _snapshot()
     t0 = _time.monotonic()
     try:
