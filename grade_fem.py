@@ -2273,7 +2273,11 @@ def correction_residuals(n: int, calls: list, picked: list, loads: dict) -> str:
             continue
         prev = [cands[p]["u"] for p in picked if p[0] < k and p in cands]
         u_prev = np.sum(prev, axis=0) if prev else np.zeros_like(b0)
-        rhs = calls[k]["rhs"] if calls[k]["rhs"].ndim == 1 else calls[k]["rhs"][:, j]
+        rhs = calls[k]["rhs"]
+        if rhs is None or (rhs.ndim == 2 and j >= rhs.shape[1]):
+            return (f"the right-hand side of the correction solve {calls[k]['fn']} (call {k}) feeding "
+                    "the field could not be read")
+        rhs = rhs if rhs.ndim == 1 else rhs[:, j]
         mpk, gk = d["scale"]
         r = rhs[mpk.perm] / (mpk.dt * gk)
         dev = float(np.max(np.abs(r - (b0 - K @ u_prev))))
