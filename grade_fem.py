@@ -2201,8 +2201,9 @@ def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -
     """(deviation, why) of one audited call from the clean call of its mesh, as a second
     regeneration: nothing substituted (no observed stiffness solve) -> its field against the
     clean field; else its first substituted solve's output before the substitute (as
-    candidate fields) against the clean call's same solve, and the solves feeding both
-    fields must be the same.  why is "" or the reason they cannot be compared."""
+    candidate fields) against the clean call's same solve (unless that solve feeds neither
+    field: a random probe), and the load solves feeding both fields must be the same
+    (same_sources).  why is "" or the reason they cannot be compared."""
     import numpy as np
     k = next((i for i, c in enumerate(calls) if c.get("sub") is not None), None)
     if k is None:
@@ -2231,10 +2232,17 @@ def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -
         z, zc = calls[k].get("z"), clean_calls[k].get("z")
         dev = _pointwise((z,), (zc,)) / max(1.0, float(np.max(np.abs(zc)))) if \
             z is not None and zc is not None and zc.size else math.inf
-    if got is not None and dev <= SPEC["determinism_atol"] and np.all(np.isfinite(got[1])):
-        ja, jc = judge_job(n, calls, got), judge_job(n, clean_calls, clean_field)
-        if ja["ok"] and jc["ok"]:
-            return same_sources(n, calls, clean_calls, ja, jc, clean_field, dev)
+    jc = judge_job(n, clean_calls, clean_field)
+    probe = jc["ok"] and all(p[0] != k for p in jc["picked"])   # it does not feed the clean field
+    if got is None or not np.all(np.isfinite(got[1])) or not jc["ok"]:
+        return (0.0 if probe else dev), ""      # (a random probe, say; a call without a finite
+    ja = judge_job(n, calls, got)               # field shows nothing more: the substitute call
+    if not ja["ok"]:                            # of its mesh carries the evidence)
+        return dev, ""
+    if probe and all(p[0] != k for p in ja["picked"]):
+        dev = 0.0                               # it feeds neither field: what feeds them is
+    if dev <= SPEC["determinism_atol"]:         # compared instead
+        return same_sources(n, calls, clean_calls, ja, jc, clean_field, dev)
     return dev, ""
 
 
