@@ -1412,6 +1412,9 @@ def _run_job(job):
     _ST["n"] = n
     seal = _SEALS.pop(str(job["id"]), None)
     _SEALS.clear()                  # this child's copy: it keeps only its own secret
+    _np.random.seed()               # numpy's global generator: fresh entropy, as in a fresh process
+    # (forked, every job would inherit the warm parent's state: unseeded np.random draws would
+    # repeat in every call and read as deterministic; Python's random reseeds itself at fork)
     before = _snapshot()
     t0 = _time.monotonic()
     try:
@@ -2044,7 +2047,7 @@ def job_candidates(n: int, calls: list) -> list:
                 return cands
             u = statement_unknowns(scale[0], scale[1], cols[:, j])
             nodes, dense = field_of(u, n)
-            cands.append({"call": k, "col": j, "u": u, "nodes": nodes, "dense": dense,
+            cands.append({"call": k, "col": j, "u": u, "nodes": nodes, "dense": dense, "scale": scale,
                           "load": j in c.get("loads", ()), "substituted": c.get("sub") is not None})
     return cands
 
@@ -2246,15 +2249,21 @@ def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -
     """(deviation, why) of one audited call from the clean call of its mesh, as a second
     regeneration: nothing substituted (no observed stiffness solve) -> its field against the
     clean field; else its first substituted solve's output before the substitute (as
-    candidate fields) against the clean call's same solve, and the solves feeding both
-    fields must be the same.  why is "" or the reason they cannot be compared."""
+    candidate fields) against the clean call's same solve (unless that solve feeds neither
+    field: a random probe), and the load solves feeding both fields must be the same
+    (same_sources).  why is "" or the reason they cannot be compared."""
     import numpy as np
     k = next((i for i, c in enumerate(calls) if c.get("sub") is not None), None)
     if k is None:
         return (_pointwise(got, clean_field), "") if got is not None else \
             (math.inf, "a repeated call gave no field")
-    if calls[k]["kind"] != "solve":
-        return 0.0, "inverse"           # an explicit inverse: judge_inverse bounds it
+    if calls[k]["kind"] != "solve":     # an explicit inverse: judge_inverse bounds it, unless a
+        if got is None or not any(c["kind"] == "solve" and c.get("sub") is not None for c in calls):
+            return 0.0, "inverse"
+        ja, jc = judge_job(n, calls, got), judge_job(n, clean_calls, clean_field)
+        if not (ja["ok"] and jc["ok"]):     # substituted solve feeds the field (the inverse
+            return 0.0, "inverse"           # beside it): its load solves are compared as below
+        return same_sources(n, calls, clean_calls, ja, jc, clean_field, 0.0)
     same = len(clean_calls) > k and (clean_calls[k]["kind"], clean_calls[k]["fn"]) == \
         (calls[k]["kind"], calls[k]["fn"])
     if not same:
@@ -2271,12 +2280,101 @@ def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -
         z, zc = calls[k].get("z"), clean_calls[k].get("z")
         dev = _pointwise((z,), (zc,)) / max(1.0, float(np.max(np.abs(zc)))) if \
             z is not None and zc is not None and zc.size else math.inf
-    if got is not None and dev <= SPEC["determinism_atol"] and np.all(np.isfinite(got[1])):
-        ja, jc = judge_job(n, calls, got), judge_job(n, clean_calls, clean_field)
-        if ja["ok"] and jc["ok"] and ja["picked"] != jc["picked"]:
-            return math.inf, (f"the field is built from other solve outputs ({ja['picked']}) than "
-                              f"in the clean call ({jc['picked']})")
+    jc = judge_job(n, clean_calls, clean_field)
+    probe = jc["ok"] and all(p[0] != k for p in jc["picked"])   # it does not feed the clean field
+    if got is None or not np.all(np.isfinite(got[1])) or not jc["ok"]:
+        return (0.0 if probe else dev), ""      # (a random probe, say; a call without a finite
+    ja = judge_job(n, calls, got)               # field shows nothing more: the substitute call
+    if not ja["ok"]:                            # of its mesh carries the evidence)
+        return dev, ""
+    if probe and all(p[0] != k for p in ja["picked"]):
+        dev = 0.0                               # it feeds neither field: what feeds them is
+    if dev <= SPEC["determinism_atol"]:         # compared instead
+        return same_sources(n, calls, clean_calls, ja, jc, clean_field, dev)
     return dev, ""
+
+
+def _load_columns(calls: list, picked: list) -> dict:
+    """{(call, column): right-hand side} of the solve columns feeding a field whose right-hand
+    side is the load vector (what no substitute can change in a solver that repeats itself)."""
+    out = {}
+    for k, j in picked:
+        c = calls[k]
+        if j in c.get("loads", ()):
+            out[(k, j)] = c["rhs"] if c["rhs"].ndim == 1 else c["rhs"][:, j]
+    return out
+
+
+def correction_residuals(n: int, calls: list, picked: list, loads: dict) -> str:
+    """"" or why a correction solve feeding the clean field (a picked column whose right-hand
+    side is not the load) is not a refinement step: its right-hand side must be the residual
+    F - K u_prev of the load at the sum of the picked solves before it, to a backward-stable
+    residual's round-off (in the statement's unknowns).  Such a step is pinned to the solves
+    the determinism check compares; a correction with anything else in its right-hand side
+    (random or not) is not, and would carry up to the load tolerance unverified."""
+    import numpy as np
+    if not loads or all(key in loads for key in picked):
+        return ""
+    K, _, Kabs = free_system(n)
+    cands = {(d["call"], d["col"]): d for d in job_candidates(n, calls)}
+    first = cands.get(min(loads))
+    if first is None:
+        return ""
+    mp, gamma = first["scale"]
+    b0 = loads[min(loads)][mp.perm] / (mp.dt * gamma)
+    eps = float(np.finfo(float).eps)
+    for k, j in sorted(picked):
+        d = cands.get((k, j))
+        if (k, j) in loads or d is None:
+            continue
+        prev = [cands[p]["u"] for p in picked if p[0] < k and p in cands]
+        u_prev = np.sum(prev, axis=0) if prev else np.zeros_like(b0)
+        rhs = calls[k]["rhs"]
+        if rhs is None or (rhs.ndim == 2 and j >= rhs.shape[1]):
+            return (f"the right-hand side of the correction solve {calls[k]['fn']} (call {k}) feeding "
+                    "the field could not be read")
+        rhs = rhs if rhs.ndim == 1 else rhs[:, j]
+        mpk, gk = d["scale"]
+        r = rhs[mpk.perm] / (mpk.dt * gk)
+        dev = float(np.max(np.abs(r - (b0 - K @ u_prev))))
+        bound = SPEC["residual_roundoff"] * eps * (float(np.max(Kabs @ np.abs(u_prev))) +
+                                                   float(np.max(np.abs(b0))))
+        if not dev <= bound:
+            return (f"the correction solve {calls[k]['fn']} (call {k}) feeding the field solves for "
+                    f"something else than the residual of the solves before it (|difference| "
+                    f"{dev:.3e}, a residual's round-off {bound:.3e})")
+    return ""
+
+
+def same_sources(n: int, calls: list, clean_calls: list, ja: dict, jc: dict, clean_field,
+                 dev: float) -> tuple:
+    """(deviation, why) of the solves feeding an audited field from those feeding the clean
+    field: the load solves among them are the same calls with the same right-hand sides (a
+    later load solve does not depend on an earlier solve's output: after the first
+    substitute it is still comparable), and the common factor is the same.  Correction
+    solves (other right-hand sides, e.g. residuals) may differ: they depend on the
+    substitute and run as often as the data asks."""
+    import numpy as np
+    la, lc = _load_columns(calls, ja["picked"]), _load_columns(clean_calls, jc["picked"])
+    if set(la) != set(lc):
+        return math.inf, (f"the field is built from other load solves ({sorted(la)}) than in the "
+                          f"clean call ({sorted(lc)})")
+    for (k, j), b in sorted(lc.items()):
+        a = la[(k, j)]
+        scale = float(np.max(np.abs(b))) or 1.0
+        if calls[k]["fn"] != clean_calls[k]["fn"] or a.shape != b.shape or \
+                not float(np.max(np.abs(a - b))) <= SPEC["determinism_atol"] * scale:
+            return math.inf, (f"the right-hand side of the load solve {clean_calls[k]['fn']} (call {k}) "
+                              "differs from the clean call's by "
+                              f"{_pointwise((a,), (b,)) / scale:.3e} relative")
+    why = correction_residuals(n, clean_calls, jc["picked"], lc)
+    if why:
+        return math.inf, why
+    lam = abs(ja["lam"] - jc["lam"]) * float(np.max(np.abs(clean_field[1])))
+    if not lam <= SPEC["determinism_atol"]:
+        return math.inf, (f"the field's common factor differs from the clean call's ({ja['lam']:.17g} "
+                          f"for {jc['lam']:.17g}: {lam:.3e} in the field)")
+    return max(dev, lam), ""
 
 
 def check_deterministic(plan: dict, results: dict, session, fields: dict) -> list:
