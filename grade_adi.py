@@ -2305,6 +2305,9 @@ def _fresh_solve():
 
 def _run_job(job):
     """One job: the solve on its problem, with the instrumentation set for its mesh."""
+    _np.random.seed()               # numpy's global generator: fresh entropy, as in a fresh process
+    # (forked, every job would inherit the warm parent's state: unseeded np.random draws would
+    # repeat in every call and read as deterministic; Python's random reseeds itself at fork)
     h = float(job["h"])
     m = int(round(1.0 / h))
     if job["problem"] == "hidden":
