@@ -2115,7 +2115,11 @@ def _err(exc):
             "trace": "".join(traceback.format_exception_only(type(exc), exc))[-300:]}
 
 
-def _child(job, wfd, token, out_path):
+def _child(jfd, wfd, token, out_path):
+    """The step's process.  Forked and confined ahead of its job (while the worker waited
+    for the grader): session, output capture, seeds, namespace and the tamper snapshot are
+    ready when the job arrives on `jfd`; its limits are set from the job before any of its
+    code runs."""
     try:
         _os.setsid()
     except OSError:
@@ -2125,13 +2129,6 @@ def _child(job, wfd, token, out_path):
     out = _os.open(out_path, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, 0o600)
     _os.dup2(out, 1)
     _os.dup2(out, 2)
-    mem, cpu = int(job["mem_bytes"]), int(job["timeout"]) + int(job["cpu_slack"])
-    for res, val in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_CPU, cpu),
-                     (resource.RLIMIT_FSIZE, int(job["fsize"])), (resource.RLIMIT_CORE, 0)):
-        try:
-            resource.setrlimit(res, (val, val))
-        except (ValueError, OSError):
-            pass
     random.seed()
     numpy.random.seed()
 
@@ -2140,7 +2137,6 @@ def _child(job, wfd, token, out_path):
         while data:
             data = data[_w(wfd, data):]
 
-    step = job["step"]
     # the program's namespace is `__main__`, as the official test script is: generated code
     # that imports `__main__` (also as `__import__(__name__)`) finds its own namespace, not the
     # worker's state (the recorder's channel); multiprocessing pickles its functions by name
@@ -2151,6 +2147,25 @@ def _child(job, wfd, token, out_path):
     _sys.modules["__main__"] = main
     _CUR["send"] = csend
     before = _snapshot()
+    chunks = []
+    while True:             # the job: one JSON document, then EOF (none: the worker is stopping)
+        data = _os.read(jfd, 1 << 20)
+        if not data:
+            break
+        chunks.append(data)
+    _os.close(jfd)
+    if not chunks:
+        _os._exit(0)
+    job = _json.loads(b"".join(chunks))
+    del chunks
+    mem, cpu = int(job["mem_bytes"]), int(job["timeout"]) + int(job["cpu_slack"])
+    for res, val in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_CPU, cpu),
+                     (resource.RLIMIT_FSIZE, int(job["fsize"])), (resource.RLIMIT_CORE, 0)):
+        try:
+            resource.setrlimit(res, (val, val))
+        except (ValueError, OSError):
+            pass
+    step = job["step"]
     aborted = False
     for phase in ("deps", "context", "code"):
         src = job[phase]
@@ -2208,30 +2223,72 @@ def _child(job, wfd, token, out_path):
 
 HELPER = _INIT["helper_name"]
 _REAP = bool(_INIT.get("reap"))
+_TMP_BYTES = int(_INIT["tmp_bytes"])       # a step's private /tmp: the file-size cap
 
 
-def _run(job):
-    t0 = time.monotonic()
+def _spawn():
+    """The next step's process, forked while the worker waits for its job (after the last
+    step's processes were killed): its own user and mount namespaces, a private /tmp and
+    its folder; it blocks reading its job from a pipe of its own.  Nothing of a job is in it
+    before the job arrives, and no code of a generation runs in it before then."""
     token = secrets_token()
     step_dir = tempfile.mkdtemp(prefix="step-", dir=_INIT["work_dir"])
     out_path = _os.path.join(step_dir, ".captured_output")
     r, w = _os.pipe()
+    jr, jw = _os.pipe()
     _sys.stdout.flush()
     _sys.stderr.flush()
     pid = _os.fork()
     if pid == 0:
         try:
             _os.close(r)
+            _os.close(jw)
             _os.close(_FD)
-            for _k in ("_TOKEN", "_INIT", "send", "_FD", "_line"):   # channel secrets, job line
+            for _k in ("_TOKEN", "_INIT", "send", "_FD", "_line", "_SPARE"):   # channel secrets, job line
                 globals().pop(_k, None)
             _own_user_namespace()
             _os.chdir(step_dir)
-            _private_tmp(step_dir, job["fsize"])
-            _child(job, w, token, out_path)
+            _private_tmp(step_dir, _TMP_BYTES)
+            _child(jr, w, token, out_path)
         finally:
             _os._exit(0)
     _os.close(w)
+    _os.close(jr)
+    try:        # the step's exit wakes the wait below (no polling interval)
+        pidfd = _os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    return {"pid": pid, "r": r, "jw": jw, "pidfd": pidfd, "token": token, "step_dir": step_dir,
+            "out_path": out_path}
+
+
+def _discard(spare):
+    """A spare that gets no job (the worker stops): EOF on its job pipe ends it."""
+    _os.close(spare["jw"])
+    try:
+        _os.killpg(spare["pid"], signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        _os.waitpid(spare["pid"], 0)
+    except ChildProcessError:
+        pass
+    for fd in (spare["r"], spare["pidfd"]):
+        if fd is not None:
+            _os.close(fd)
+    shutil.rmtree(spare["step_dir"], ignore_errors=True)
+
+
+def _run(job, job_line, spare):
+    t0 = time.monotonic()
+    pid, r, pidfd, token, out_path = (spare[k] for k in ("pid", "r", "pidfd", "token", "out_path"))
+    try:
+        data = job_line.encode()
+        while data:
+            data = data[_os.write(spare["jw"], data):]
+    except OSError:         # the step's process is gone already: its exit status says how
+        pass
+    _os.close(spare["jw"])
     send({"started": pid})
     deadline = t0 + float(job["timeout"])
     chunks, kept, eof, status, rc, over = [], 0, False, None, None, False
@@ -2240,20 +2297,26 @@ def _run(job):
         if now >= deadline:
             status = "timeout"
             break
-        if not eof:
-            ready, _, _ = select.select([r], [], [], min(0.25, deadline - now))
-            if ready:
-                data = _os.read(r, 1 << 20)
-                if not data:
-                    eof = True
-                elif kept < job["reply_cap"]:
-                    chunks.append(data)
-                    kept += len(data)
-                else:
-                    over = True
-        else:
+        watch = ([] if eof else [r]) + ([] if pidfd is None else [pidfd])
+        if watch:
+            ready, _, _ = select.select(watch, [], [], min(0.25, deadline - now))
+        else:       # no pidfd (an old kernel): the exit is polled
+            ready = []
             time.sleep(0.002)
+        if r in ready:
+            data = _os.read(r, 1 << 20)
+            if not data:
+                eof = True
+            elif kept < job["reply_cap"]:
+                chunks.append(data)
+                kept += len(data)
+            else:
+                over = True
+        if pidfd is not None and pidfd not in ready:
+            continue
         wpid, st = _os.waitpid(pid, _os.WNOHANG)
+        if not wpid and pidfd is not None:
+            time.sleep(0.001)       # (a pidfd readable before its process can be reaped)
         if wpid:
             rc = _os.waitstatus_to_exitcode(st)
             status = "ok" if rc == 0 else "crashed"
@@ -2295,6 +2358,8 @@ def _run(job):
             except ChildProcessError:
                 break
     _os.close(r)
+    if pidfd is not None:
+        _os.close(pidfd)
     messages, forged = [], 0
     for line in b"".join(chunks).splitlines():
         if len(messages) >= job["max_messages"]:
@@ -2314,7 +2379,6 @@ def _run(job):
             captured = fh.read(job["capture"]).decode("utf-8", "replace")
     except OSError:
         captured = ""
-    shutil.rmtree(step_dir, ignore_errors=True)
     reason = ""
     if status == "timeout":
         reason = f"exceeded the {float(job['timeout']):g} s budget"
@@ -2324,6 +2388,7 @@ def _run(job):
         reason = (reason + "; " if reason else "") + "reply over its cap (bytes or messages)"
     send({"result": {"status": status, "reason": reason, "messages": messages, "forged": forged,
                      "wall": time.monotonic() - t0, "stdout": captured, "rc": rc, "over_cap": over}})
+    shutil.rmtree(spare["step_dir"], ignore_errors=True)     # after the reply: off the grader's wait
 
 
 def secrets_token():
@@ -2373,10 +2438,13 @@ def _private_tmp(step_dir, size):
 
 
 send({"ready": True, "shim": _SHIM_OK})
+_SPARE = _spawn()
 for _line in _sys.stdin:
     if not _line.strip():
         continue
-    _run(_json.loads(_line))
+    _run(_json.loads(_line), _line, _SPARE)
+    _SPARE = _spawn()
+_discard(_SPARE)
 '''
 
 
@@ -2814,7 +2882,7 @@ class Worker:
             threading.Thread(target=_drain, args=(stream, sink, 64 << 10), daemon=True).start()
         init = {"token": self.token, "shim_dir": self.shim_dir, "work_dir": work, "warm": self.warm,
                 "target_methods": list(TARGET_METHODS), "helper_name": HELPER_DECORATOR,
-                "reap": bool(sandbox_level()["pid_namespace"])}
+                "reap": bool(sandbox_level()["pid_namespace"]), "tmp_bytes": SPEC["runner_fsize_bytes"]}
         self.proc.stdin.write((json.dumps(init) + "\n").encode())
         self.proc.stdin.flush()
         self.child = None
