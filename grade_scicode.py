@@ -1701,9 +1701,13 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
                  f"{len(todo)} to run")
     t1, tally = time.monotonic(), {"done": 0, "passed": 0}
 
-    def on_reply(sid, reply):
+    def prepare(sid):       # while the step runs: its targets, read here, in the grader's process
+        return ({}, {}) if args.dry_run else read_step_targets(h5, sid, len(progs[sid].cases))
+
+    def on_reply(sid, reply, read):
         prog = progs[sid]
-        targets, errors = ({}, {}) if args.dry_run else read_step_targets(h5, sid, len(prog.cases))
+        targets, errors = read if read is not None else prepare(sid)
+        del read
         helpers = functools.lru_cache(None)(lambda: helper_namespace(prog.deps, prog.cases, len(prog.cases) - 1))
         res = judge(prog, reply, args.dry_run, plans[sid], targets, {**errors, **missing[sid]}, helpers)
         del targets
@@ -1721,7 +1725,8 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
         base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
         try:
             shim = write_shim(os.path.join(base, "shim"))
-            judged = run_steps(todo, n_jobs, shim, warm_modules(selected), base, on_reply)
+            judged = run_steps(todo, n_jobs, shim, warm_modules(selected), base, on_reply, prepare,
+                               warm_grader)
         finally:
             shutil.rmtree(base, ignore_errors=True)
     for sid in jobs:
@@ -2903,8 +2908,9 @@ class Worker:
         except queue.Empty:
             return "timeout"
 
-    def run(self, job: dict) -> dict:
-        """Send one job; the worker enforces job['timeout'], the runner adds a margin."""
+    def run(self, job: dict, during=None) -> dict:
+        """Send one job; the worker enforces job['timeout'], the runner adds a margin.
+        `during()` is called (in this process) once the job is on its way."""
         if not self.ready or self.proc.poll() is not None:
             self.restart()
             if not self.ready:
@@ -2916,6 +2922,8 @@ class Worker:
         except (BrokenPipeError, OSError):
             self.restart()
             return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
+        if during:
+            during()
         deadline = time.monotonic() + float(job["timeout"]) + SPEC["worker_reply_margin_s"]
         while True:
             msg = self._next(deadline - time.monotonic())
@@ -2974,10 +2982,13 @@ def warm_modules(problems: list) -> list:
     return sorted(mods)
 
 
-def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_reply=None) -> dict:
+def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_reply=None,
+              prepare=None, warm_up=None) -> dict:
     """Run every job on a pool of warm workers; step -> raw worker reply, or, with
-    `on_reply(step, reply)`, step -> what it returns (called under a lock as each reply
-    arrives, so a step's records are judged and dropped while the others run)."""
+    `on_reply(step, reply, prepared)`, step -> what it returns (called under a lock as each
+    reply arrives, so a step's records are judged and dropped while the others run).
+    `prepare(step)` runs in the grader while the step runs (its result is `prepared`, None
+    without it); `warm_up()` runs once, under the lock, while the workers start."""
     pending = queue.Queue()
     # a problem's last step tends to be its heavy one (a whole simulation): start those
     # first, then later steps before earlier ones; only the order changes, not the verdicts
@@ -2998,15 +3009,24 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_
                     job = pending.get_nowait()
                 except queue.Empty:
                     return
-                reply = worker.run(job)
+                box = {}
+
+                def during(step=job["step"]):
+                    with lock:
+                        box["read"] = prepare(step)
+                reply = worker.run(job, during if prepare else None)
                 with lock:
-                    results[job["step"]] = on_reply(job["step"], reply) if on_reply else reply
+                    results[job["step"]] = on_reply(job["step"], reply, box.get("read")) if on_reply else reply
         finally:
             worker.stop()
 
+    sandbox_level()         # probed once here, not by every worker thread at the same time
     threads = [threading.Thread(target=serve, daemon=True) for _ in range(max(1, min(n_jobs, len(jobs))))]
     for t in threads:
         t.start()
+    if warm_up:
+        with lock:
+            warm_up()
     for t in threads:
         t.join()
     return results
@@ -3036,6 +3056,21 @@ def targets_present(h5_path: str, step: str, n: int) -> dict:
     except Exception as exc:
         return {i: {"type": "TargetsUnreadable", "message": f"{type(exc).__name__}: {exc}"[:300]}
                 for i in range(n)}
+
+
+def warm_grader() -> None:
+    """The grader's own target reader and comparators loaded (h5py, numpy, scipy.sparse, a
+    sparse matrix and a .npy decoded once) while the workers start, not on the first reply."""
+    import base64
+    import io
+    import numpy
+    import scipy.sparse
+    shim_module("parse")
+    _grader_cmp()
+    buf = io.BytesIO()
+    numpy.lib.format.write_array(buf, numpy.zeros(1), allow_pickle=False)
+    decode_value({"__array__": base64.b64encode(buf.getvalue()).decode("ascii")})
+    scipy.sparse.coo_matrix((1, 1)).tocsr()
 
 
 def read_step_targets(h5_path: str, step: str, n: int) -> tuple:
