@@ -1718,17 +1718,17 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
         progress_count("steps", tally["done"], len(todo), t1, f"{tally['passed']} passed, last {sid}")
         return res
 
-    n_jobs = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                           else os.cpu_count() or 1)
+    n_jobs = worker_count(args, len(todo))
     judged = {}
+    pool = _PRESTARTED.pop("pool", None)
     if todo:
-        base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+        pool = pool or WorkerPool(n_jobs, warm_modules(selected))
         try:
-            shim = write_shim(os.path.join(base, "shim"))
-            judged = run_steps(todo, n_jobs, shim, warm_modules(selected), base, on_reply, prepare,
-                               warm_grader)
+            judged = run_steps(todo, n_jobs, pool, on_reply, prepare, warm_grader)
         finally:
-            shutil.rmtree(base, ignore_errors=True)
+            pool.close()
+    elif pool:
+        pool.close()
     for sid in jobs:
         results[sid] = reused.get(sid) or judged.get(sid) or judge(
             progs[sid], {"status": "worker", "reason": "WorkerFault: no reply"}, args.dry_run,
@@ -2982,9 +2982,84 @@ def warm_modules(problems: list) -> list:
     return sorted(mods)
 
 
-def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_reply=None,
-              prepare=None, warm_up=None) -> dict:
-    """Run every job on a pool of warm workers; step -> raw worker reply, or, with
+def worker_count(args, n_steps: int) -> int:
+    """--jobs, else the cores this process may use; never more than there are steps."""
+    n = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1)
+    return max(1, min(n, n_steps))
+
+
+class WorkerPool:
+    """Warm workers launched ahead of their steps, each started in a thread of its own (the
+    sandbox probed once first): their start (each worker's imports) overlaps whatever the
+    grader does meanwhile.  take() hands a started one to run_steps (which stops it);
+    close() stops those never taken and removes the workers' folder."""
+
+    def __init__(self, n: int, warm: list):
+        self.base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+        self.shim_dir = write_shim(os.path.join(self.base, "shim"))
+        self.warm, self.n = warm, n
+        self.started = queue.Queue()
+        self.launcher = threading.Thread(target=self._launch, daemon=True)
+        self.launcher.start()
+
+    def _launch(self) -> None:
+        try:
+            sandbox_level()     # probed once, not by every starting worker at the same time
+        except BaseException as exc:
+            for _ in range(self.n):
+                self.started.put(exc)
+            return
+        self.threads = [threading.Thread(target=self._start_one, daemon=True) for _ in range(self.n)]
+        for t in self.threads:
+            t.start()
+        for t in self.threads:
+            t.join()
+
+    def _start_one(self) -> None:
+        try:
+            self.started.put(Worker(self.base, self.shim_dir, self.warm))
+        except BaseException as exc:
+            self.started.put(exc)
+
+    def take(self) -> "Worker":
+        item = self.started.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def close(self) -> None:
+        self.launcher.join()
+        while True:
+            try:
+                item = self.started.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, Worker):
+                item.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+_PRESTARTED = {}        # "pool": the WorkerPool prestart_workers launched for the coming steps
+
+
+def prestart_workers(args, selected: list, n_steps: int) -> None:
+    """Launch this grading's workers now, while the grader reads the generations, assembles
+    the programs and plans the tests (execute_steps takes them; discard_prestarted stops them
+    if it never runs)."""
+    discard_prestarted()
+    if n_steps and not args.no_exec:
+        _PRESTARTED["pool"] = WorkerPool(worker_count(args, n_steps), warm_modules(selected))
+
+
+def discard_prestarted() -> None:
+    pool = _PRESTARTED.pop("pool", None)
+    if pool:
+        pool.close()
+
+
+def run_steps(jobs: list, n_jobs: int, pool, on_reply=None, prepare=None, warm_up=None) -> dict:
+    """Run every job on the warm workers of `pool` (a WorkerPool); step -> raw worker reply, or, with
     `on_reply(step, reply, prepared)`, step -> what it returns (called under a lock as each
     reply arrives, so a step's records are judged and dropped while the others run).
     `prepare(step)` runs in the grader while the step runs (its result is `prepared`, None
@@ -3002,7 +3077,7 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_
     results, lock = {}, threading.Lock()
 
     def serve():
-        worker = Worker(base, shim_dir, warm)
+        worker = pool.take()
         try:
             while True:
                 try:
@@ -3020,7 +3095,6 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_
         finally:
             worker.stop()
 
-    sandbox_level()         # probed once here, not by every worker thread at the same time
     threads = [threading.Thread(target=serve, daemon=True) for _ in range(max(1, min(n_jobs, len(jobs))))]
     for t in threads:
         t.start()
@@ -3182,6 +3256,7 @@ def grade(args) -> Report:
     if not selected:
         return report
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
+    prestart_workers(args, selected, len(in_scope) if args.h5 and os.path.isfile(args.h5) else 0)
     report.figures_data["steps"] = [(p.pid, s.index, s.step) for p, s in in_scope]     # PLOTS
     n_probs = len({p.pid for p, _ in in_scope})
     official = SPEC["official_counts"][args.split]
@@ -3618,7 +3693,10 @@ def child_jobs(args) -> int:
 def grade_submission(args, submission: str) -> Report:
     args = argparse.Namespace(**vars(args))
     args.submission = submission
-    report = grade(args)
+    try:
+        report = grade(args)
+    finally:
+        discard_prestarted()        # workers launched for steps that never ran (an early return)
     if args.out and report.outcomes:
         write_official_outputs(args.out, report.outcomes, report.keys,
                                round(report.phases.get("total", 0.0), 2))
