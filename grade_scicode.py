@@ -1701,14 +1701,22 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
                  f"{len(todo)} to run")
     t1, tally = time.monotonic(), {"done": 0, "passed": 0}
 
-    def prepare(sid):       # while the step runs: its targets, read here, in the grader's process
-        return ({}, {}) if args.dry_run else read_step_targets(h5, sid, len(progs[sid].cases))
+    def helper_ns(sid):
+        prog = progs[sid]
+        return functools.lru_cache(None)(lambda: helper_namespace(prog.deps, prog.cases, len(prog.cases) - 1))
+
+    def prepare(sid):
+        """While the step runs, in the grader's process: its targets, and the tests' own
+        helpers (test text and import lines) where a case calls one with the target."""
+        helpers = helper_ns(sid)
+        if not args.dry_run and any(p.helpers for p in plans[sid]):
+            helpers()
+        return (({}, {}) if args.dry_run else read_step_targets(h5, sid, len(progs[sid].cases))), helpers
 
     def on_reply(sid, reply, read):
         prog = progs[sid]
-        targets, errors = read if read is not None else prepare(sid)
+        (targets, errors), helpers = read if read is not None else prepare(sid)
         del read
-        helpers = functools.lru_cache(None)(lambda: helper_namespace(prog.deps, prog.cases, len(prog.cases) - 1))
         res = judge(prog, reply, args.dry_run, plans[sid], targets, {**errors, **missing[sid]}, helpers)
         del targets
         if kept and _INTERRUPT["at"] is None:      # a step cut short by Ctrl-C is not a result
@@ -3087,8 +3095,7 @@ def run_steps(jobs: list, n_jobs: int, pool, on_reply=None, prepare=None, warm_u
                 box = {}
 
                 def during(step=job["step"]):
-                    with lock:
-                        box["read"] = prepare(step)
+                    box["read"] = prepare(step)
                 reply = worker.run(job, during if prepare else None)
                 with lock:
                     results[job["step"]] = on_reply(job["step"], reply, box.get("read")) if on_reply else reply
