@@ -2275,6 +2275,40 @@ def _spawn():
             "out_path": out_path}
 
 
+def _completed(chunks, token):
+    """The reply so far ends with the step's completion message (sent after its last case,
+    its tamper check and its output flush; nothing but the process's exit follows it)."""
+    tail = chunks[-1][-4097:]
+    if len(tail) < 4097 and len(chunks) > 1:
+        tail = chunks[-2][-4097:] + tail
+    try:
+        msg = _json.loads(tail[:-1].rsplit(b"\n", 1)[-1])
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return (isinstance(msg, dict) and msg.get("token") == token and isinstance(msg.get("body"), dict)
+            and msg["body"].get("done") is True)
+
+
+_UNREAPED = []      # step processes killed by the worker, reaped once the kernel is done with them
+
+
+def _reap(block=False):
+    """Reap this worker's exited children (the killed step processes; in the sandbox's pid
+    namespace also whatever the steps left, which init reaps otherwise)."""
+    for pid in list(_UNREAPED):
+        try:
+            if _os.waitpid(pid, 0 if block else _os.WNOHANG)[0]:
+                _UNREAPED.remove(pid)
+        except ChildProcessError:
+            _UNREAPED.remove(pid)
+    while True:
+        try:
+            if _os.waitpid(-1, _os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+
+
 def _discard(spare):
     """A spare that gets no job (the worker stops): EOF on its job pipe ends it."""
     _os.close(spare["jw"])
@@ -2323,6 +2357,9 @@ def _run(job, job_line, spare):
             elif kept < job["reply_cap"]:
                 chunks.append(data)
                 kept += len(data)
+                if data.endswith(b"\n") and _completed(chunks, token):
+                    status = "ok"       # its tests are over: what is left of it is an exit
+                    break
             else:
                 over = True
         if pidfd is not None and pidfd not in ready:
@@ -2333,19 +2370,6 @@ def _run(job, job_line, spare):
         if wpid:
             rc = _os.waitstatus_to_exitcode(st)
             status = "ok" if rc == 0 else "crashed"
-            _os.set_blocking(r, False)
-            try:
-                while True:
-                    data = _os.read(r, 1 << 20)
-                    if not data:
-                        break
-                    if kept < job["reply_cap"]:
-                        chunks.append(data)
-                        kept += len(data)
-                    else:
-                        over = True
-            except BlockingIOError:
-                pass
             break
     try:
         _os.killpg(pid, signal.SIGKILL)
@@ -2356,20 +2380,27 @@ def _run(job, job_line, spare):
             _os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        _os.waitpid(pid, 0)
-    if _REAP:       # alone with the sandbox's init: no process of this step outlives it
-        for p in _os.listdir("/proc"):
-            if p.isdigit() and int(p) not in (1, _os.getpid()):
-                try:
-                    _os.kill(int(p), signal.SIGKILL)
-                except OSError:
-                    pass
+    if _REAP:       # alone with the sandbox's init: no process of this step outlives it (one
+        try:        # kill(-1) reaches all but init and this worker, and no fork escapes it)
+            _os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+    if rc is None:  # SIGKILLed now: it can run no more code; reaped once its exit is done
+        _UNREAPED.append(pid)
+    _reap()
+    _os.set_blocking(r, False)      # what it wrote before it was stopped
+    try:
         while True:
-            try:
-                if _os.waitpid(-1, _os.WNOHANG)[0] == 0:
-                    break
-            except ChildProcessError:
+            data = _os.read(r, 1 << 20)
+            if not data:
                 break
+            if kept < job["reply_cap"]:
+                chunks.append(data)
+                kept += len(data)
+            else:
+                over = True
+    except BlockingIOError:
+        pass
     _os.close(r)
     if pidfd is not None:
         _os.close(pidfd)
