@@ -1730,7 +1730,8 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
     judged = {}
     pool = _PRESTARTED.pop("pool", None)
     if todo:
-        pool = pool or WorkerPool(n_jobs, warm_modules(selected))
+        pool = pool or WorkerPool(n_jobs, warm_modules(selected, [t for pr in progs.values()
+                                                                  for t in (pr.context, pr.code)]))
         try:
             judged = run_steps(todo, n_jobs, pool, on_reply, prepare, warm_grader)
         finally:
@@ -3009,15 +3010,42 @@ class Worker:
                 pass
 
 
-def warm_modules(problems: list) -> list:
-    """Top-level modules named by the problems' dependency lines, plus the usual ones."""
-    mods = {"numpy", "scipy", "scipy.special", "scipy.integrate", "scipy.linalg", "scipy.sparse",
-            "scipy.optimize", "scipy.interpolate", "scipy.signal", "scipy.spatial", "h5py"}
+USUAL_MODULES = ("scipy.special", "scipy.integrate", "scipy.linalg", "scipy.optimize", "scipy.interpolate",
+                 "scipy.signal", "scipy.spatial")
+IMPORT_RE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w., \t(]+)|import[ \t]+([\w., \t]+))",
+                       re.MULTILINE)
+
+
+def imported_modules(text: str) -> set:
+    """The modules a program's import statements name (its text read, nothing run)."""
+    out = set()
+    for m in IMPORT_RE.finditer(text):
+        if m.group(1):
+            out.add(m.group(1))
+            out.update(f"{m.group(1)}.{n.split()[0]}" for n in m.group(2).replace("(", " ").split(",")
+                       if n.split())
+        else:
+            out.update(n.split()[0] for n in m.group(3).split(",") if n.split())
+    return out
+
+
+def warm_modules(problems: list, texts=()) -> list:
+    """What the workers import before any step: the modules the problems' dependency lines
+    name, the shim's (numpy, scipy.sparse, h5py), and those of the usual scipy subpackages
+    that a program text imports (`texts`: generations, reference code).  Only these names are
+    ever imported in a worker; a module no text names, the step that uses it imports itself
+    (as every step does in the official runner).  Each warm module costs every worker its
+    import and every step's fork and exit its pages."""
+    mods = {"numpy", "scipy", "scipy.sparse", "h5py"}
     for p in problems:
         for line in p.deps.splitlines():
             m = re.match(r"\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", line)
             if m:
                 mods.add(m.group(1) or m.group(2))
+    named = set()
+    for text in texts:
+        named |= imported_modules(text or "")
+    mods |= {u for u in USUAL_MODULES if any(n == u or n.startswith(u + ".") for n in named)}
     return sorted(mods)
 
 
@@ -3082,13 +3110,14 @@ class WorkerPool:
 _PRESTARTED = {}        # "pool": the WorkerPool prestart_workers launched for the coming steps
 
 
-def prestart_workers(args, selected: list, n_steps: int) -> None:
+def prestart_workers(args, selected: list, n_steps: int, gens) -> None:
     """Launch this grading's workers now, while the grader reads the generations, assembles
     the programs and plans the tests (execute_steps takes them; discard_prestarted stops them
     if it never runs)."""
     discard_prestarted()
     if n_steps and not args.no_exec:
-        _PRESTARTED["pool"] = WorkerPool(worker_count(args, n_steps), warm_modules(selected))
+        texts = list(gens.texts.values()) + [s.gold for p in selected for s in p.steps if s.gold]
+        _PRESTARTED["pool"] = WorkerPool(worker_count(args, n_steps), warm_modules(selected, texts))
 
 
 def discard_prestarted() -> None:
@@ -3294,7 +3323,6 @@ def grade(args) -> Report:
     if not selected:
         return report
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
-    prestart_workers(args, selected, len(in_scope) if args.h5 and os.path.isfile(args.h5) else 0)
     report.figures_data["steps"] = [(p.pid, s.index, s.step) for p, s in in_scope]     # PLOTS
     n_probs = len({p.pid for p, _ in in_scope})
     official = SPEC["official_counts"][args.split]
@@ -3309,6 +3337,7 @@ def grade(args) -> Report:
     else:
         checks += check_h5(args.h5)
     gens = load_generations(args.submission, {s.step for p in selected for s in p.steps})
+    prestart_workers(args, selected, len(in_scope) if args.h5 and os.path.isfile(args.h5) else 0, gens)
     checks += gens.checks
     phases["load"] = time.monotonic() - t0
     progs = {}
