@@ -3159,6 +3159,10 @@ def run_steps(jobs: list, n_jobs: int, pool, on_reply=None, prepare=None, warm_u
                 reply = worker.run(job, during if prepare else None)
                 with lock:
                     results[job["step"]] = on_reply(job["step"], reply, box.get("read")) if on_reply else reply
+        except Exception:
+            if _INTERRUPT["at"] is None:
+                raise
+            # interrupted: the grader is unwinding (its workers killed, their folder removed)
         finally:
             worker.stop()
 
@@ -3332,12 +3336,12 @@ def grade(args) -> Report:
                         f"official {args.split}: {official[0]} / {official[1]}"
                         + ("" if (len(in_scope), n_probs) == official else " (these files differ)"),
                         [len(in_scope), n_probs], list(official)))
+    gens = load_generations(args.submission, {s.step for p in selected for s in p.steps})
+    prestart_workers(args, selected, len(in_scope) if args.h5 and os.path.isfile(args.h5) else 0, gens)
     if args.no_exec and not os.path.exists(args.h5):
         checks.append(Check("input.h5", Status.SKIP, f"targets file {args.h5} absent (--no-exec)"))
     else:
         checks += check_h5(args.h5)
-    gens = load_generations(args.submission, {s.step for p in selected for s in p.steps})
-    prestart_workers(args, selected, len(in_scope) if args.h5 and os.path.isfile(args.h5) else 0, gens)
     checks += gens.checks
     phases["load"] = time.monotonic() - t0
     progs = {}
