@@ -2293,15 +2293,19 @@ def _completed(chunks, token):
 _UNREAPED = []      # step processes killed by the worker, reaped once the kernel is done with them
 
 
-def _reap(block=False):
-    """Reap this worker's exited children (the killed step processes; in the sandbox's pid
-    namespace also whatever the steps left, which init reaps otherwise)."""
+def _reap_killed():
     for pid in list(_UNREAPED):
         try:
-            if _os.waitpid(pid, 0 if block else _os.WNOHANG)[0]:
+            if _os.waitpid(pid, _os.WNOHANG)[0]:
                 _UNREAPED.remove(pid)
         except ChildProcessError:
             _UNREAPED.remove(pid)
+
+
+def _reap():
+    """Reap this worker's exited children: the killed step processes, and any other child
+    (a step's leftovers; none is alive then, no spare forked yet)."""
+    _reap_killed()
     while True:
         try:
             if _os.waitpid(-1, _os.WNOHANG)[0] == 0:
@@ -2338,6 +2342,7 @@ def _run(job, job_line, spare):
         pass
     _os.close(spare["jw"])
     send({"started": pid})
+    _reap_killed()
     deadline = t0 + float(job["timeout"])
     chunks, kept, eof, status, rc, over = [], 0, False, None, None, False
     while True:
@@ -2348,6 +2353,8 @@ def _run(job, job_line, spare):
         watch = ([] if eof else [r]) + ([] if pidfd is None else [pidfd])
         if watch:
             ready, _, _ = select.select(watch, [], [], min(0.25, deadline - now))
+            if not ready:
+                _reap_killed()
         else:       # no pidfd (an old kernel): the exit is polled
             ready = []
             time.sleep(0.002)
