@@ -2890,6 +2890,9 @@ def run_block(args, exit_code: int, started: float, wall: float) -> dict:
     import platform
 
     def version(dist):
+        loaded = getattr(sys.modules.get(dist), "__version__", None)      # (no metadata scan)
+        if isinstance(loaded, str):
+            return loaded
         try:
             return importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:

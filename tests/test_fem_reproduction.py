@@ -20,6 +20,9 @@ THREADS_REQUIRED = '''    import os
             raise RuntimeError(key + " is " + repr(os.environ.get(key)))
     return _gold_solve(n)'''
 
+# jitter before the solve (in the load it solves with) and after it (on the field)
+NONDETERMINISTIC_LOAD = ("rng = np.random.default_rng()\n"
+                         "    x = scipy.sparse.linalg.spsolve(A, b * (1 + 1e-13 * rng.standard_normal(b.shape)))")
 NONDETERMINISTIC = '''    r = _gold_solve(n)
     rng = np.random.default_rng()
     r["uh_nodes"] = r["uh_nodes"] + 1e-13 * rng.standard_normal(n + 1) * np.sin(np.pi * r["x_nodes"])
@@ -33,13 +36,23 @@ def test_blas_threads_are_pinned_to_one_in_the_child():
     assert keys["SCORE"] == "1.0", [c for c in doc["checks"] if c["status"] != "PASS"]
 
 
-def test_nondeterministic_solver_fails_in_the_graders_own_environment():
-    sub = build("repro-nondeterministic", wrapped_solver(NONDETERMINISTIC))
+def test_nondeterministic_solve_fails_in_the_graders_own_environment():
+    # the audited call is the second regeneration: up to the grader's substitute its solve
+    # must return what the clean call's returned (issue 10 item 4)
+    sub = build("repro-nondeterministic-load", solver_source(NONDETERMINISTIC_LOAD))
     rc, out, err, doc, keys = grade(sub)
     assert keys["SCORE"] == "0.0"
     assert "provenance.deterministic" in failed(doc)
     msg = next(c["message"] for c in doc["checks"] if c["id"] == "provenance.deterministic")
-    assert "not reproducible in one environment" in msg
+    assert "not reproducible in one environment" in msg and "before the grader's substitute" in msg
+
+
+def test_jitter_after_the_solve_fails_the_reconstruction():
+    # after the substitute each field is held to its own solve outputs to 1e-14 of its scale
+    sub = build("repro-nondeterministic", wrapped_solver(NONDETERMINISTIC))
+    rc, out, err, doc, keys = grade(sub)
+    assert keys["SCORE"] == "0.0"
+    assert {"provenance.reconstruction", "provenance.causal_substitution"} <= failed(doc)
 
 
 def test_dense_lu_study_run_with_other_blas_threads_is_review_not_fail():

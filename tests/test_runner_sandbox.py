@@ -321,6 +321,56 @@ fork_jobs(plan(), run)
     assert [m for m in no_interact.messages if "a" in m] == [{"a": None, "job": 1}]
 
 
+CONCURRENT = r'''
+import os, time
+def run(job):
+    t0 = time.time()
+    fds = sorted(int(f) for f in os.listdir("/proc/self/fd"))
+    answer = ask({"q": job["id"]})
+    if job["id"] == "slow":
+        time.sleep(1.0)
+    send({"answer": answer, "t0": t0, "t1": time.time(), "fds": len(fds)})
+ends = fork_jobs([{"id": i} for i in ("slow", "a", "b", "c")], run, 2)
+send({"order": [e["job"] for e in ends]})
+'''
+
+
+def test_fork_server_runs_jobs_side_by_side_answering_each_by_job():
+    """fork_jobs(..., concurrency=2): the jobs after "slow" run (one after another) while it
+    is still running; each ask is answered by job id; a job child holds none of the other
+    running job's pipes; ending a job sweeps its processes, not the job beside it."""
+    oc = G.run_isolated(str(REPO / "tests"), CONCURRENT, {"job_timeout": 10}, 60,
+                        interact=lambda b: "for " + b["q"])
+    assert oc.status == "ok", (oc.reason, oc.stderr)
+    res = {m["job"]: m for m in oc.messages if "answer" in m}
+    assert {j: r["answer"] for j, r in res.items()} == {j: "for " + j for j in ("slow", "a", "b", "c")}
+    assert res["c"]["t1"] < res["slow"]["t1"] and res["a"]["t0"] < res["slow"]["t1"]
+    assert res["a"]["fds"] == res["b"]["fds"] == res["c"]["fds"] == res["slow"]["fds"]
+    ends = [m for m in oc.messages if m.get("kind") == "job_end"]
+    assert [e["job"] for e in ends][-1] == "slow" and all(e["status"] == "ok" for e in ends)
+    assert oc.messages[-1] == {"order": ["slow", "a", "b", "c"]}        # returned in the jobs' order
+
+
+SITE_PROBE = r'''
+import sys
+import numpy
+send({"no_site": sys.flags.no_site, "numpy": numpy.__version__})
+'''
+
+
+def test_driver_starts_without_site_only_when_its_modules_need_none():
+    """run_isolated(no_site=...): the driver skips `site` (its .pth imports) when the modules it
+    needs are plain files in the site directories, which it then gets on its path; a module
+    found any other way keeps the usual start."""
+    fast = G.run_isolated(str(REPO / "tests"), SITE_PROBE, {}, 60, no_site=("numpy",))
+    usual = G.run_isolated(str(REPO / "tests"), SITE_PROBE, {}, 60,
+                           no_site=("numpy", "no_such_module_here"))
+    assert fast.status == usual.status == "ok", (fast.reason, usual.reason)
+    assert fast.messages[0]["no_site"] == 1 and usual.messages[0]["no_site"] == 0
+    assert fast.messages[0]["numpy"] == usual.messages[0]["numpy"]
+    assert G._site_dirs(()) is None and G._site_dirs(("no_such_module_here",)) is None
+
+
 def test_a_job_ends_when_its_child_exits_even_if_its_pool_holds_the_pipe():
     body = r'''
 import multiprocessing
