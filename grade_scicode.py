@@ -1701,10 +1701,22 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
                  f"{len(todo)} to run")
     t1, tally = time.monotonic(), {"done": 0, "passed": 0}
 
-    def on_reply(sid, reply):
+    def helper_ns(sid):
         prog = progs[sid]
-        targets, errors = ({}, {}) if args.dry_run else read_step_targets(h5, sid, len(prog.cases))
-        helpers = functools.lru_cache(None)(lambda: helper_namespace(prog.deps, prog.cases, len(prog.cases) - 1))
+        return functools.lru_cache(None)(lambda: helper_namespace(prog.deps, prog.cases, len(prog.cases) - 1))
+
+    def prepare(sid):
+        """While the step runs, in the grader's process: its targets, and the tests' own
+        helpers (test text and import lines) where a case calls one with the target."""
+        helpers = helper_ns(sid)
+        if not args.dry_run and any(p.helpers for p in plans[sid]):
+            helpers()
+        return (({}, {}) if args.dry_run else read_step_targets(h5, sid, len(progs[sid].cases))), helpers
+
+    def on_reply(sid, reply, read):
+        prog = progs[sid]
+        (targets, errors), helpers = read if read is not None else prepare(sid)
+        del read
         res = judge(prog, reply, args.dry_run, plans[sid], targets, {**errors, **missing[sid]}, helpers)
         del targets
         if kept and _INTERRUPT["at"] is None:      # a step cut short by Ctrl-C is not a result
@@ -1714,16 +1726,18 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
         progress_count("steps", tally["done"], len(todo), t1, f"{tally['passed']} passed, last {sid}")
         return res
 
-    n_jobs = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                           else os.cpu_count() or 1)
+    n_jobs = worker_count(args, len(todo))
     judged = {}
+    pool = _PRESTARTED.pop("pool", None)
     if todo:
-        base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+        pool = pool or WorkerPool(n_jobs, warm_modules(selected, [t for pr in progs.values()
+                                                                  for t in (pr.context, pr.code)]))
         try:
-            shim = write_shim(os.path.join(base, "shim"))
-            judged = run_steps(todo, n_jobs, shim, warm_modules(selected), base, on_reply)
+            judged = run_steps(todo, n_jobs, pool, on_reply, prepare, warm_grader)
         finally:
-            shutil.rmtree(base, ignore_errors=True)
+            pool.close()
+    elif pool:
+        pool.close()
     for sid in jobs:
         results[sid] = reused.get(sid) or judged.get(sid) or judge(
             progs[sid], {"status": "worker", "reason": "WorkerFault: no reply"}, args.dry_run,
@@ -2115,7 +2129,11 @@ def _err(exc):
             "trace": "".join(traceback.format_exception_only(type(exc), exc))[-300:]}
 
 
-def _child(job, wfd, token, out_path):
+def _child(jfd, wfd, token, out_path):
+    """The step's process.  Forked and confined ahead of its job (while the worker waited
+    for the grader): session, output capture, seeds, namespace and the tamper snapshot are
+    ready when the job arrives on `jfd`; its limits are set from the job before any of its
+    code runs."""
     try:
         _os.setsid()
     except OSError:
@@ -2125,13 +2143,6 @@ def _child(job, wfd, token, out_path):
     out = _os.open(out_path, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, 0o600)
     _os.dup2(out, 1)
     _os.dup2(out, 2)
-    mem, cpu = int(job["mem_bytes"]), int(job["timeout"]) + int(job["cpu_slack"])
-    for res, val in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_CPU, cpu),
-                     (resource.RLIMIT_FSIZE, int(job["fsize"])), (resource.RLIMIT_CORE, 0)):
-        try:
-            resource.setrlimit(res, (val, val))
-        except (ValueError, OSError):
-            pass
     random.seed()
     numpy.random.seed()
 
@@ -2140,7 +2151,6 @@ def _child(job, wfd, token, out_path):
         while data:
             data = data[_w(wfd, data):]
 
-    step = job["step"]
     # the program's namespace is `__main__`, as the official test script is: generated code
     # that imports `__main__` (also as `__import__(__name__)`) finds its own namespace, not the
     # worker's state (the recorder's channel); multiprocessing pickles its functions by name
@@ -2151,6 +2161,25 @@ def _child(job, wfd, token, out_path):
     _sys.modules["__main__"] = main
     _CUR["send"] = csend
     before = _snapshot()
+    chunks = []
+    while True:             # the job: one JSON document, then EOF (none: the worker is stopping)
+        data = _os.read(jfd, 1 << 20)
+        if not data:
+            break
+        chunks.append(data)
+    _os.close(jfd)
+    if not chunks:
+        _os._exit(0)
+    job = _json.loads(b"".join(chunks))
+    del chunks
+    mem, cpu = int(job["mem_bytes"]), int(job["timeout"]) + int(job["cpu_slack"])
+    for res, val in ((resource.RLIMIT_AS, mem), (resource.RLIMIT_CPU, cpu),
+                     (resource.RLIMIT_FSIZE, int(job["fsize"])), (resource.RLIMIT_CORE, 0)):
+        try:
+            resource.setrlimit(res, (val, val))
+        except (ValueError, OSError):
+            pass
+    step = job["step"]
     aborted = False
     for phase in ("deps", "context", "code"):
         src = job[phase]
@@ -2208,31 +2237,112 @@ def _child(job, wfd, token, out_path):
 
 HELPER = _INIT["helper_name"]
 _REAP = bool(_INIT.get("reap"))
+_TMP_BYTES = int(_INIT["tmp_bytes"])       # a step's private /tmp: the file-size cap
 
 
-def _run(job):
-    t0 = time.monotonic()
+def _spawn():
+    """The next step's process, forked while the worker waits for its job (after the last
+    step's processes were killed): its own user and mount namespaces, a private /tmp and
+    its folder; it blocks reading its job from a pipe of its own.  Nothing of a job is in it
+    before the job arrives, and no code of a generation runs in it before then."""
     token = secrets_token()
     step_dir = tempfile.mkdtemp(prefix="step-", dir=_INIT["work_dir"])
     out_path = _os.path.join(step_dir, ".captured_output")
     r, w = _os.pipe()
+    jr, jw = _os.pipe()
     _sys.stdout.flush()
     _sys.stderr.flush()
     pid = _os.fork()
     if pid == 0:
         try:
             _os.close(r)
+            _os.close(jw)
             _os.close(_FD)
-            for _k in ("_TOKEN", "_INIT", "send", "_FD", "_line"):   # channel secrets, job line
+            for _k in ("_TOKEN", "_INIT", "send", "_FD", "_line", "_SPARE"):   # channel secrets, job line
                 globals().pop(_k, None)
             _own_user_namespace()
             _os.chdir(step_dir)
-            _private_tmp(step_dir, job["fsize"])
-            _child(job, w, token, out_path)
+            _private_tmp(step_dir, _TMP_BYTES)
+            _child(jr, w, token, out_path)
         finally:
             _os._exit(0)
     _os.close(w)
+    _os.close(jr)
+    try:        # the step's exit wakes the wait below (no polling interval)
+        pidfd = _os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    return {"pid": pid, "r": r, "jw": jw, "pidfd": pidfd, "token": token, "step_dir": step_dir,
+            "out_path": out_path}
+
+
+def _completed(chunks, token):
+    """The reply so far ends with the step's completion message (sent after its last case,
+    its tamper check and its output flush; nothing but the process's exit follows it)."""
+    tail = chunks[-1][-4097:]
+    if len(tail) < 4097 and len(chunks) > 1:
+        tail = chunks[-2][-4097:] + tail
+    try:
+        msg = _json.loads(tail[:-1].rsplit(b"\n", 1)[-1])
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return (isinstance(msg, dict) and msg.get("token") == token and isinstance(msg.get("body"), dict)
+            and msg["body"].get("done") is True)
+
+
+_UNREAPED = []      # step processes killed by the worker, reaped once the kernel is done with them
+
+
+def _reap_killed():
+    for pid in list(_UNREAPED):
+        try:
+            if _os.waitpid(pid, _os.WNOHANG)[0]:
+                _UNREAPED.remove(pid)
+        except ChildProcessError:
+            _UNREAPED.remove(pid)
+
+
+def _reap():
+    """Reap this worker's exited children: the killed step processes, and any other child
+    (a step's leftovers; none is alive then, no spare forked yet)."""
+    _reap_killed()
+    while True:
+        try:
+            if _os.waitpid(-1, _os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+
+
+def _discard(spare):
+    """A spare that gets no job (the worker stops): EOF on its job pipe ends it."""
+    _os.close(spare["jw"])
+    try:
+        _os.killpg(spare["pid"], signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        _os.waitpid(spare["pid"], 0)
+    except ChildProcessError:
+        pass
+    for fd in (spare["r"], spare["pidfd"]):
+        if fd is not None:
+            _os.close(fd)
+    shutil.rmtree(spare["step_dir"], ignore_errors=True)
+
+
+def _run(job, job_line, spare):
+    t0 = time.monotonic()
+    pid, r, pidfd, token, out_path = (spare[k] for k in ("pid", "r", "pidfd", "token", "out_path"))
+    try:
+        data = job_line.encode()
+        while data:
+            data = data[_os.write(spare["jw"], data):]
+    except OSError:         # the step's process is gone already: its exit status says how
+        pass
+    _os.close(spare["jw"])
     send({"started": pid})
+    _reap_killed()
     deadline = t0 + float(job["timeout"])
     chunks, kept, eof, status, rc, over = [], 0, False, None, None, False
     while True:
@@ -2240,36 +2350,34 @@ def _run(job):
         if now >= deadline:
             status = "timeout"
             break
-        if not eof:
-            ready, _, _ = select.select([r], [], [], min(0.25, deadline - now))
-            if ready:
-                data = _os.read(r, 1 << 20)
-                if not data:
-                    eof = True
-                elif kept < job["reply_cap"]:
-                    chunks.append(data)
-                    kept += len(data)
-                else:
-                    over = True
-        else:
+        watch = ([] if eof else [r]) + ([] if pidfd is None else [pidfd])
+        if watch:
+            ready, _, _ = select.select(watch, [], [], min(0.25, deadline - now))
+            if not ready:
+                _reap_killed()
+        else:       # no pidfd (an old kernel): the exit is polled
+            ready = []
             time.sleep(0.002)
+        if r in ready:
+            data = _os.read(r, 1 << 20)
+            if not data:
+                eof = True
+            elif kept < job["reply_cap"]:
+                chunks.append(data)
+                kept += len(data)
+                if data.endswith(b"\n") and _completed(chunks, token):
+                    status = "ok"       # its tests are over: what is left of it is an exit
+                    break
+            else:
+                over = True
+        if pidfd is not None and pidfd not in ready:
+            continue
         wpid, st = _os.waitpid(pid, _os.WNOHANG)
+        if not wpid and pidfd is not None:
+            time.sleep(0.001)       # (a pidfd readable before its process can be reaped)
         if wpid:
             rc = _os.waitstatus_to_exitcode(st)
             status = "ok" if rc == 0 else "crashed"
-            _os.set_blocking(r, False)
-            try:
-                while True:
-                    data = _os.read(r, 1 << 20)
-                    if not data:
-                        break
-                    if kept < job["reply_cap"]:
-                        chunks.append(data)
-                        kept += len(data)
-                    else:
-                        over = True
-            except BlockingIOError:
-                pass
             break
     try:
         _os.killpg(pid, signal.SIGKILL)
@@ -2280,21 +2388,30 @@ def _run(job):
             _os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        _os.waitpid(pid, 0)
-    if _REAP:       # alone with the sandbox's init: no process of this step outlives it
-        for p in _os.listdir("/proc"):
-            if p.isdigit() and int(p) not in (1, _os.getpid()):
-                try:
-                    _os.kill(int(p), signal.SIGKILL)
-                except OSError:
-                    pass
+    if _REAP:       # alone with the sandbox's init: no process of this step outlives it (one
+        try:        # kill(-1) reaches all but init and this worker, and no fork escapes it)
+            _os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+    if rc is None:  # SIGKILLed now: it can run no more code; reaped once its exit is done
+        _UNREAPED.append(pid)
+    _reap()
+    _os.set_blocking(r, False)      # what it wrote before it was stopped
+    try:
         while True:
-            try:
-                if _os.waitpid(-1, _os.WNOHANG)[0] == 0:
-                    break
-            except ChildProcessError:
+            data = _os.read(r, 1 << 20)
+            if not data:
                 break
+            if kept < job["reply_cap"]:
+                chunks.append(data)
+                kept += len(data)
+            else:
+                over = True
+    except BlockingIOError:
+        pass
     _os.close(r)
+    if pidfd is not None:
+        _os.close(pidfd)
     messages, forged = [], 0
     for line in b"".join(chunks).splitlines():
         if len(messages) >= job["max_messages"]:
@@ -2314,7 +2431,6 @@ def _run(job):
             captured = fh.read(job["capture"]).decode("utf-8", "replace")
     except OSError:
         captured = ""
-    shutil.rmtree(step_dir, ignore_errors=True)
     reason = ""
     if status == "timeout":
         reason = f"exceeded the {float(job['timeout']):g} s budget"
@@ -2324,6 +2440,7 @@ def _run(job):
         reason = (reason + "; " if reason else "") + "reply over its cap (bytes or messages)"
     send({"result": {"status": status, "reason": reason, "messages": messages, "forged": forged,
                      "wall": time.monotonic() - t0, "stdout": captured, "rc": rc, "over_cap": over}})
+    shutil.rmtree(spare["step_dir"], ignore_errors=True)     # after the reply: off the grader's wait
 
 
 def secrets_token():
@@ -2373,10 +2490,13 @@ def _private_tmp(step_dir, size):
 
 
 send({"ready": True, "shim": _SHIM_OK})
+_SPARE = _spawn()
 for _line in _sys.stdin:
     if not _line.strip():
         continue
-    _run(_json.loads(_line))
+    _run(_json.loads(_line), _line, _SPARE)
+    _SPARE = _spawn()
+_discard(_SPARE)
 '''
 
 
@@ -2814,7 +2934,7 @@ class Worker:
             threading.Thread(target=_drain, args=(stream, sink, 64 << 10), daemon=True).start()
         init = {"token": self.token, "shim_dir": self.shim_dir, "work_dir": work, "warm": self.warm,
                 "target_methods": list(TARGET_METHODS), "helper_name": HELPER_DECORATOR,
-                "reap": bool(sandbox_level()["pid_namespace"])}
+                "reap": bool(sandbox_level()["pid_namespace"]), "tmp_bytes": SPEC["runner_fsize_bytes"]}
         self.proc.stdin.write((json.dumps(init) + "\n").encode())
         self.proc.stdin.flush()
         self.child = None
@@ -2835,8 +2955,9 @@ class Worker:
         except queue.Empty:
             return "timeout"
 
-    def run(self, job: dict) -> dict:
-        """Send one job; the worker enforces job['timeout'], the runner adds a margin."""
+    def run(self, job: dict, during=None) -> dict:
+        """Send one job; the worker enforces job['timeout'], the runner adds a margin.
+        `during()` is called (in this process) once the job is on its way."""
         if not self.ready or self.proc.poll() is not None:
             self.restart()
             if not self.ready:
@@ -2848,6 +2969,8 @@ class Worker:
         except (BrokenPipeError, OSError):
             self.restart()
             return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
+        if during:
+            during()
         deadline = time.monotonic() + float(job["timeout"]) + SPEC["worker_reply_margin_s"]
         while True:
             msg = self._next(deadline - time.monotonic())
@@ -2894,22 +3017,128 @@ class Worker:
                 pass
 
 
-def warm_modules(problems: list) -> list:
-    """Top-level modules named by the problems' dependency lines, plus the usual ones."""
-    mods = {"numpy", "scipy", "scipy.special", "scipy.integrate", "scipy.linalg", "scipy.sparse",
-            "scipy.optimize", "scipy.interpolate", "scipy.signal", "scipy.spatial", "h5py"}
+USUAL_MODULES = ("scipy.special", "scipy.integrate", "scipy.linalg", "scipy.optimize", "scipy.interpolate",
+                 "scipy.signal", "scipy.spatial")
+IMPORT_RE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w., \t(]+)|import[ \t]+([\w., \t]+))",
+                       re.MULTILINE)
+
+
+def imported_modules(text: str) -> set:
+    """The modules a program's import statements name (its text read, nothing run)."""
+    out = set()
+    for m in IMPORT_RE.finditer(text):
+        if m.group(1):
+            out.add(m.group(1))
+            out.update(f"{m.group(1)}.{n.split()[0]}" for n in m.group(2).replace("(", " ").split(",")
+                       if n.split())
+        else:
+            out.update(n.split()[0] for n in m.group(3).split(",") if n.split())
+    return out
+
+
+def warm_modules(problems: list, texts=()) -> list:
+    """What the workers import before any step: the modules the problems' dependency lines
+    name, the shim's (numpy, scipy.sparse, h5py), and those of the usual scipy subpackages
+    that a program text imports (`texts`: generations, reference code).  Only these names are
+    ever imported in a worker; a module no text names, the step that uses it imports itself
+    (as every step does in the official runner).  Each warm module costs every worker its
+    import and every step's fork and exit its pages."""
+    mods = {"numpy", "scipy", "scipy.sparse", "h5py"}
     for p in problems:
         for line in p.deps.splitlines():
             m = re.match(r"\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", line)
             if m:
                 mods.add(m.group(1) or m.group(2))
+    named = set()
+    for text in texts:
+        named |= imported_modules(text or "")
+    mods |= {u for u in USUAL_MODULES if any(n == u or n.startswith(u + ".") for n in named)}
     return sorted(mods)
 
 
-def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_reply=None) -> dict:
-    """Run every job on a pool of warm workers; step -> raw worker reply, or, with
-    `on_reply(step, reply)`, step -> what it returns (called under a lock as each reply
-    arrives, so a step's records are judged and dropped while the others run)."""
+def worker_count(args, n_steps: int) -> int:
+    """--jobs, else the cores this process may use; never more than there are steps."""
+    n = args.jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1)
+    return max(1, min(n, n_steps))
+
+
+class WorkerPool:
+    """Warm workers launched ahead of their steps, each started in a thread of its own (the
+    sandbox probed once first): their start (each worker's imports) overlaps whatever the
+    grader does meanwhile.  take() hands a started one to run_steps (which stops it);
+    close() stops those never taken and removes the workers' folder."""
+
+    def __init__(self, n: int, warm: list):
+        self.base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+        self.shim_dir = write_shim(os.path.join(self.base, "shim"))
+        self.warm, self.n = warm, n
+        self.started = queue.Queue()
+        self.launcher = threading.Thread(target=self._launch, daemon=True)
+        self.launcher.start()
+
+    def _launch(self) -> None:
+        try:
+            sandbox_level()     # probed once, not by every starting worker at the same time
+        except BaseException as exc:
+            for _ in range(self.n):
+                self.started.put(exc)
+            return
+        self.threads = [threading.Thread(target=self._start_one, daemon=True) for _ in range(self.n)]
+        for t in self.threads:
+            t.start()
+        for t in self.threads:
+            t.join()
+
+    def _start_one(self) -> None:
+        try:
+            self.started.put(Worker(self.base, self.shim_dir, self.warm))
+        except BaseException as exc:
+            self.started.put(exc)
+
+    def take(self) -> "Worker":
+        item = self.started.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def close(self) -> None:
+        self.launcher.join()
+        while True:
+            try:
+                item = self.started.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, Worker):
+                item.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+_PRESTARTED = {}        # "pool": the WorkerPool prestart_workers launched for the coming steps
+
+
+def prestart_workers(args, selected: list, n_steps: int, gens) -> None:
+    """Launch this grading's workers now, while the grader reads the generations, assembles
+    the programs and plans the tests (execute_steps takes them; discard_prestarted stops them
+    if it never runs)."""
+    discard_prestarted()
+    if n_steps and not args.no_exec:
+        texts = list(gens.texts.values()) + [s.gold for p in selected for s in p.steps if s.gold]
+        _PRESTARTED["pool"] = WorkerPool(worker_count(args, n_steps), warm_modules(selected, texts))
+
+
+def discard_prestarted() -> None:
+    pool = _PRESTARTED.pop("pool", None)
+    if pool:
+        pool.close()
+
+
+def run_steps(jobs: list, n_jobs: int, pool, on_reply=None, prepare=None, warm_up=None) -> dict:
+    """Run every job on the warm workers of `pool` (a WorkerPool); step -> raw worker reply, or, with
+    `on_reply(step, reply, prepared)`, step -> what it returns (called under a lock as each
+    reply arrives, so a step's records are judged and dropped while the others run).
+    `prepare(step)` runs in the grader while the step runs (its result is `prepared`, None
+    without it); `warm_up()` runs once, under the lock, while the workers start."""
     pending = queue.Queue()
     # a problem's last step tends to be its heavy one (a whole simulation): start those
     # first, then later steps before earlier ones; only the order changes, not the verdicts
@@ -2923,22 +3152,33 @@ def run_steps(jobs: list, n_jobs: int, shim_dir: str, warm: list, base: str, on_
     results, lock = {}, threading.Lock()
 
     def serve():
-        worker = Worker(base, shim_dir, warm)
+        worker = pool.take()
         try:
             while True:
                 try:
                     job = pending.get_nowait()
                 except queue.Empty:
                     return
-                reply = worker.run(job)
+                box = {}
+
+                def during(step=job["step"]):
+                    box["read"] = prepare(step)
+                reply = worker.run(job, during if prepare else None)
                 with lock:
-                    results[job["step"]] = on_reply(job["step"], reply) if on_reply else reply
+                    results[job["step"]] = on_reply(job["step"], reply, box.get("read")) if on_reply else reply
+        except Exception:
+            if _INTERRUPT["at"] is None:
+                raise
+            # interrupted: the grader is unwinding (its workers killed, their folder removed)
         finally:
             worker.stop()
 
     threads = [threading.Thread(target=serve, daemon=True) for _ in range(max(1, min(n_jobs, len(jobs))))]
     for t in threads:
         t.start()
+    if warm_up:
+        with lock:
+            warm_up()
     for t in threads:
         t.join()
     return results
@@ -2968,6 +3208,21 @@ def targets_present(h5_path: str, step: str, n: int) -> dict:
     except Exception as exc:
         return {i: {"type": "TargetsUnreadable", "message": f"{type(exc).__name__}: {exc}"[:300]}
                 for i in range(n)}
+
+
+def warm_grader() -> None:
+    """The grader's own target reader and comparators loaded (h5py, numpy, scipy.sparse, a
+    sparse matrix and a .npy decoded once) while the workers start, not on the first reply."""
+    import base64
+    import io
+    import numpy
+    import scipy.sparse
+    shim_module("parse")
+    _grader_cmp()
+    buf = io.BytesIO()
+    numpy.lib.format.write_array(buf, numpy.zeros(1), allow_pickle=False)
+    decode_value({"__array__": base64.b64encode(buf.getvalue()).decode("ascii")})
+    scipy.sparse.coo_matrix((1, 1)).tocsr()
 
 
 def read_step_targets(h5_path: str, step: str, n: int) -> tuple:
@@ -3088,11 +3343,12 @@ def grade(args) -> Report:
                         f"official {args.split}: {official[0]} / {official[1]}"
                         + ("" if (len(in_scope), n_probs) == official else " (these files differ)"),
                         [len(in_scope), n_probs], list(official)))
+    gens = load_generations(args.submission, {s.step for p in selected for s in p.steps})
+    prestart_workers(args, selected, len(in_scope) if args.h5 and os.path.isfile(args.h5) else 0, gens)
     if args.no_exec and not os.path.exists(args.h5):
         checks.append(Check("input.h5", Status.SKIP, f"targets file {args.h5} absent (--no-exec)"))
     else:
         checks += check_h5(args.h5)
-    gens = load_generations(args.submission, {s.step for p in selected for s in p.steps})
     checks += gens.checks
     phases["load"] = time.monotonic() - t0
     progs = {}
@@ -3515,7 +3771,10 @@ def child_jobs(args) -> int:
 def grade_submission(args, submission: str) -> Report:
     args = argparse.Namespace(**vars(args))
     args.submission = submission
-    report = grade(args)
+    try:
+        report = grade(args)
+    finally:
+        discard_prestarted()        # workers launched for steps that never ran (an early return)
     if args.out and report.outcomes:
         write_official_outputs(args.out, report.outcomes, report.keys,
                                round(report.phases.get("total", 0.0), 2))
