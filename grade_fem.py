@@ -1785,17 +1785,18 @@ class AuditSession:
         self.lock = threading.Lock()
 
     def verdict(self, mat, n: int) -> dict:
-        """{"K": bool, "why", "maps", "digest", "dim"} for a matrix record (cached by content)."""
-        digest = hashlib.sha256()
-        for k in ("shape", "r", "c", "v"):
-            digest.update(repr(mat.get(k) if isinstance(mat, dict) else None).encode()[:1 << 26])
-        key = digest.hexdigest()
+        """{"K": bool, "why", "maps", "digest", "dim"} for a matrix record (cached by content:
+        the record's own strings are the key, so a hit is an exact match, at the cost of one
+        string hash and comparison; "digest" names the cached entry)."""
+        parts = [mat.get(k) if isinstance(mat, dict) else None for k in ("shape", "r", "c", "v")]
+        key = tuple(p if isinstance(p, str) else repr(p) for p in parts)
         if (key, n) not in self.cache:
             A, why = decode_matrix(mat, 2 * (n - 1))
             maps = []
             if A is not None:
                 maps, why = stiffness_maps(A, n)
-            self.cache[(key, n)] = {"K": bool(maps), "why": why, "maps": maps, "digest": key,
+            self.cache[(key, n)] = {"K": bool(maps), "why": why, "maps": maps,
+                                    "digest": f"matrix-{len(self.cache)}",
                                     "dim": A.shape[0] if A is not None else
                                     (mat.get("shape") or [None])[0] if isinstance(mat, dict) and
                                     isinstance(mat.get("shape"), list) else None,
