@@ -1772,7 +1772,8 @@ class AuditSession:
     at once: in a clean job with "unchanged", in an audited job (only if the matrix
     is the statement's) with the grader's own substitute, drawn here after the
     child has shown the real output.  Pure bookkeeping besides: judging is done
-    from `calls` afterwards."""
+    from `calls` afterwards (judge(): each job's judgment computed once, for every
+    check that reads it)."""
 
     def __init__(self, plan: dict):
         self.plan = plan                    # job id -> {"n": n, "mode": "clean"|"substitute"|"nan"}
@@ -1783,6 +1784,13 @@ class AuditSession:
         self.rng = None                     # drawn at the first substitute (numpy not imported yet)
         self.faults: list = []
         self.lock = threading.Lock()
+        self.judged: dict = {}              # id(a job's calls) -> judge_job of its own field
+
+    def judge(self, n: int, calls: list, fields) -> dict:
+        """judge_job of a job's calls and its own returned field, once per job."""
+        if id(calls) not in self.judged:
+            self.judged[id(calls)] = judge_job(n, calls, fields)
+        return self.judged[id(calls)]
 
     def verdict(self, mat, n: int) -> dict:
         """{"K": bool, "why", "maps", "digest", "dim"} for a matrix record (cached by content:
@@ -2246,7 +2254,8 @@ def _pointwise(a, b) -> float:
         return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b))
 
 
-def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -> tuple:
+def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field,
+                     judge=judge_job) -> tuple:
     """(deviation, why) of one audited call from the clean call of its mesh, as a second
     regeneration: nothing substituted (no observed stiffness solve) -> its field against the
     clean field; else its first substituted solve's output before the substitute (as
@@ -2261,7 +2270,7 @@ def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -
     if calls[k]["kind"] != "solve":     # an explicit inverse: judge_inverse bounds it, unless a
         if got is None or not any(c["kind"] == "solve" and c.get("sub") is not None for c in calls):
             return 0.0, "inverse"
-        ja, jc = judge_job(n, calls, got), judge_job(n, clean_calls, clean_field)
+        ja, jc = judge(n, calls, got), judge(n, clean_calls, clean_field)
         if not (ja["ok"] and jc["ok"]):     # substituted solve feeds the field (the inverse
             return 0.0, "inverse"           # beside it): its load solves are compared as below
         return same_sources(n, calls, clean_calls, ja, jc, clean_field, 0.0)
@@ -2281,11 +2290,11 @@ def repeat_deviation(n: int, calls: list, clean_calls: list, got, clean_field) -
         z, zc = calls[k].get("z"), clean_calls[k].get("z")
         dev = _pointwise((z,), (zc,)) / max(1.0, float(np.max(np.abs(zc)))) if \
             z is not None and zc is not None and zc.size else math.inf
-    jc = judge_job(n, clean_calls, clean_field)
+    jc = judge(n, clean_calls, clean_field)
     probe = jc["ok"] and all(p[0] != k for p in jc["picked"])   # it does not feed the clean field
     if got is None or not np.all(np.isfinite(got[1])) or not jc["ok"]:
         return (0.0 if probe else dev), ""      # (a random probe, say; a call without a finite
-    ja = judge_job(n, calls, got)               # field shows nothing more: the substitute call
+    ja = judge(n, calls, got)                   # field shows nothing more: the substitute call
     if not ja["ok"]:                            # of its mesh carries the evidence)
         return dev, ""
     if probe and all(p[0] != k for p in ja["picked"]):
@@ -2398,7 +2407,7 @@ def check_deterministic(plan: dict, results: dict, session, fields: dict) -> lis
         m = results[jid]["mesh"]
         got = _fields_of(m, n) if m is not None and not m.get("error") else None
         dev, why = repeat_deviation(n, session.calls.get(jid, []), session.calls.get(clean[n], []),
-                                    got, fields[n][:2])
+                                    got, fields[n][:2], session.judge)
         if why == "inverse":
             inverse.add(n)
         elif why:
@@ -2417,6 +2426,15 @@ def check_deterministic(plan: dict, results: dict, session, fields: dict) -> lis
     return [Check("provenance.deterministic", Status.PASS, "a second call of every mesh computes "
                   f"the same field pointwise up to the grader's substitute (max difference "
                   f"{worst_dev:.1e}, limit {lim:g}){note}", worst_dev, lim)]
+
+
+def _share(value: float, limit: float) -> float:
+    """value as a fraction of its limit (inf for a zero limit)."""
+    return value / limit if limit else math.inf
+
+
+def _residual_excess(n: int, j: dict) -> str:
+    return f"n={n}: the field's unknowns leave |K u - F| = {j['residual']:.3e} (allowed {j['bound']:.3e})"
 
 
 def check_solve_system(plan: dict, results: dict, session, fields: dict) -> list:
@@ -2450,15 +2468,14 @@ def check_solve_system(plan: dict, results: dict, session, fields: dict) -> list
                 if k_inverse:
                     seen.append(k_inverse[0]["fn"] + " (explicit inverse)")
                     j = judge_inverse(n, calls, got, None)
-                    rec_worst.append((j["res"] / j["tol"] if j["tol"] else math.inf, n, j))
+                    rec_worst.append((_share(j["res"], j["tol"]), n, j))
                     if not j["ok"]:
                         rec_bad.setdefault(n, f"n={n}: the field is not a cubic-Hermite field "
                                            f"(max |field - its reconstruction| = {j['res']:.2e}, "
                                            f"tolerance {j['tol']:.1e})")
                     elif not j["residual"] <= j["bound"]:
-                        load_bad.setdefault(n, f"n={n}: the field's unknowns leave |K u - F| = "
-                                            f"{j['residual']:.3e} (allowed {j['bound']:.3e})")
-                    load_worst.append(j["residual"] / j["bound"] if j["bound"] else math.inf)
+                        load_bad.setdefault(n, _residual_excess(n, j))
+                    load_worst.append(_share(j["residual"], j["bound"]))
                     continue
                 others = [c for c in child if c.get("kind") == "other" and c.get("dim") == mdim]
                 if not_k:
@@ -2481,8 +2498,8 @@ def check_solve_system(plan: dict, results: dict, session, fields: dict) -> list
                                   "solver, ctypes or subprocess?)")
                 continue
             seen.append(ks[0]["fn"])
-            j = judge_job(n, calls, got)
-            rec_worst.append((j["res"] / j["tol"] if j["tol"] else math.inf, n, j))
+            j = session.judge(n, calls, got)
+            rec_worst.append((_share(j["res"], j["tol"]), n, j))
             if not j["ok"]:
                 why = ("no solve of the stiffness matrix with the load vector as right-hand side "
                        "gives its scale" if not j["cands"] else
@@ -2500,9 +2517,8 @@ def check_solve_system(plan: dict, results: dict, session, fields: dict) -> list
                                 f"side (smallest relative deviation {min(rels, default=math.inf):.2e}, "
                                 f"tolerance {rhs_tol(n):.1e})")
             elif not j["residual"] <= j["bound"]:
-                load_bad.setdefault(n, f"n={n}: the field's unknowns leave |K u - F| = {j['residual']:.3e} "
-                                f"(allowed {j['bound']:.3e})")
-            load_worst.append(j["residual"] / j["bound"] if j["bound"] else math.inf)
+                load_bad.setdefault(n, _residual_excess(n, j))
+            load_worst.append(_share(j["residual"], j["bound"]))
     wrong, review, rec_bad, load_bad = ([d[k] for k in sorted(d)] for d in (wrong, review, rec_bad, load_bad))
     out = []
     if wrong:
@@ -2579,7 +2595,7 @@ def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
                     continue
                 # an inverse beside a substituted stiffness solve (a condition estimate, say)
                 # is judged by the solve: the field must follow the solve's substitute
-                j = judge_job(n, calls, got) if any(c["kind"] == "solve" for c in subs) else None
+                j = session.judge(n, calls, got) if any(c["kind"] == "solve" for c in subs) else None
                 if j is not None and j["ok"] and j.get("substituted"):
                     ok.append(n)
                     continue
@@ -2593,7 +2609,7 @@ def check_causal(plan: dict, results: dict, session, fields: dict) -> list:
                                    f"{j['tol']:.1e}), beta {j.get('beta', math.nan):.6g} for "
                                    f"{j.get('beta_pred', math.nan):.6g} predicted")
                     continue
-                j = judge_job(n, calls, got) if j is None else j
+                j = session.judge(n, calls, got) if j is None else j
                 if j["ok"] and j.get("substituted"):
                     ok.append(n)
                 elif not j["cands"]:

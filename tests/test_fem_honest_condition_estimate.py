@@ -5,7 +5,6 @@ inverse (the field "did not move by beta u") and failed it: measured end to end,
 `beta 0.0015 for -18.5 predicted`.  Now a call with a substituted solve is judged by the
 solve first.  Pure: check_causal on the records of one audited call."""
 import base64
-import types
 
 import numpy as np
 import scipy.sparse.linalg
@@ -37,7 +36,8 @@ def _audited(follow_solve=True):
     got = G.field_of(sub if follow_solve else z + 1e-3 * (sub - z), n)
     plan = {"j": {"n": n, "mode": "substitute"}}
     results = {"j": {"mesh": _msg(n, *got), "end": None}}
-    session = types.SimpleNamespace(calls={"j": [inv, solve]})
+    session = G.AuditSession(plan)
+    session.calls["j"] = [inv, solve]
     fields = {n: G.field_of(z, n)}
     return {c.id: c for c in G.check_causal(plan, results, session, fields)}
 
