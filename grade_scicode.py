@@ -1783,6 +1783,10 @@ def send(obj, _fd=_FD, _tok=_TOKEN, _dumps=_json.dumps, _write=_os.write):
     data = (_dumps({"token": _tok, "body": obj}, allow_nan=True, default=str) + "\n").encode()
     while data:
         data = data[_write(_fd, data):]
+_sys.prefix, _sys.exec_prefix = _INIT["prefix"]      # a venv's, as site.py would set it
+import site as _site          # started without site (-S): the grader's own site directories,
+for _p in _INIT["site"]:      # in its order, with their .pth files (venv, --user, system, conda)
+    _site.addsitedir(_p)
 _sys.path.insert(0, _INIT["shim_dir"])
 _os.chdir(_INIT["work_dir"])
 '''
@@ -2489,7 +2493,9 @@ def _private_tmp(step_dir, size):
         pass
 
 
-send({"ready": True, "shim": _SHIM_OK})
+send({"ready": True, "shim": _SHIM_OK, "runtime": {
+    "python": _sys.version.split()[0], "executable": _sys.executable, "prefix": _sys.prefix,
+    "modules": {_n: getattr(_sys.modules.get(_n), "__version__", None) for _n in ("numpy", "scipy", "h5py")}}})
 _SPARE = _spawn()
 for _line in _sys.stdin:
     if not _line.strip():
@@ -2709,9 +2715,64 @@ _SANDBOX = {}          # the probed sandbox level and launch prefix (once per gr
 _PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 
 
+CHILD_RUNTIME = {}     # what the first worker said it runs with: the report's run block
+
+
 def _python_exe() -> str:
-    """The real interpreter (not a pyenv shim or a symlink the sandbox would not hold)."""
-    return os.path.realpath(sys.executable)
+    """The interpreter the grader runs with, as it was started: its folder resolved (the
+    sandbox holds real paths), its own name kept, so a virtual environment's `python` (a
+    symlink to the base interpreter) still finds its pyvenv.cfg, as the grader's did (the
+    link's target was taken before: a venv's packages were lost to its children)."""
+    exe = sys.executable or sys.argv[0]
+    return os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(exe))), os.path.basename(exe))
+
+
+def _grader_site_dirs() -> list:
+    """The grader's own site directories, in its path order, as real paths: a venv's, the
+    user's (--user), the system's or a conda environment's; the child starts without `site`
+    and gets exactly these (python -I would drop the user's, and the base interpreter's
+    own `site` would add the base's instead of the venv's)."""
+    import site
+    try:
+        known = list(site.getsitepackages())
+    except AttributeError:
+        known = []
+    try:
+        user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    except AttributeError:
+        user = None
+    out = []
+    for p in sys.path:
+        if p and os.path.isdir(p) and ("site-packages" in p or "dist-packages" in p
+                                      or p in known or p == user):
+            real = os.path.realpath(p)
+            if real not in out:
+                out.append(real)
+    return out
+
+
+def _pth_dirs() -> list:
+    """The folders the .pth files of the grader's site directories add (an editable
+    install, a package kept outside site-packages): the child's `site` adds them too."""
+    out = []
+    for d in _grader_site_dirs():
+        try:
+            names = sorted(n for n in os.listdir(d) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(d, name), encoding="utf-8", errors="replace") as fh:
+                    lines = fh.read(1 << 16).splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    p = os.path.realpath(os.path.join(d, line))
+                    if os.path.isdir(p) and p not in out:
+                        out.append(p)
+    return out
 
 
 def _readonly_paths(extra=()) -> list:
@@ -2728,7 +2789,10 @@ def _readonly_paths(extra=()) -> list:
     for p in sites + sys.path:
         if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
             py.add(os.path.realpath(p))
+    py.update(_grader_site_dirs())
+    py.update(_pth_dirs())
     py.add(os.path.dirname(_python_exe()))
+    py.add(os.path.dirname(os.path.realpath(_python_exe())))
     paths += sorted(p for p in py if p != "/")
     paths += [os.path.realpath(p) for p in extra]
     keep = []
@@ -2921,7 +2985,7 @@ class Worker:
         self.life, life_child = socket.socketpair()
         try:    # no preexec_fn: this runs in several threads; the worker sets its own limits
             self.proc = subprocess.Popen(
-                _sandboxed(box, [work], [self.shim_dir], [_python_exe(), "-I", "-B", driver, str(wfd)],
+                _sandboxed(box, [work], [self.shim_dir], [_python_exe(), "-I", "-S", "-B", driver, str(wfd)],
                            life_child.fileno()), cwd=work,
                 env=_child_env(work),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -2934,13 +2998,17 @@ class Worker:
             threading.Thread(target=_drain, args=(stream, sink, 64 << 10), daemon=True).start()
         init = {"token": self.token, "shim_dir": self.shim_dir, "work_dir": work, "warm": self.warm,
                 "target_methods": list(TARGET_METHODS), "helper_name": HELPER_DECORATOR,
-                "reap": bool(sandbox_level()["pid_namespace"]), "tmp_bytes": SPEC["runner_fsize_bytes"]}
+                "reap": bool(sandbox_level()["pid_namespace"]), "tmp_bytes": SPEC["runner_fsize_bytes"],
+                "site": _grader_site_dirs(), "prefix": [sys.prefix, sys.exec_prefix]}
         self.proc.stdin.write((json.dumps(init) + "\n").encode())
         self.proc.stdin.flush()
         self.child = None
         hello = self._next(120.0)
         self.ready = isinstance(hello, dict) and hello.get("ready") is True
         self.shim = bool(self.ready and hello.get("shim"))
+        runtime = hello.get("runtime") if self.ready else None
+        if isinstance(runtime, dict) and not CHILD_RUNTIME:     # said before any generated code
+            CHILD_RUNTIME.update({k: runtime.get(k) for k in ("python", "executable", "prefix", "modules")})
 
     def _read_replies(self, stream) -> None:
         for line in stream:
@@ -3983,10 +4051,18 @@ def run_block(args, exit_code: int, started: float, wall: float) -> dict:
 
     options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child")}
     level = globals().get("sandbox_level")
+    # the versions a child of this grader imported, as it reported them (report_runtime);
+    # the grader's own where no child ran (or this grader runs none)
+    child = dict(globals().get("CHILD_RUNTIME") or {})
+    mods = child.get("modules") if isinstance(child.get("modules"), dict) else None
+    libs = {d: (mods.get(d) if mods is not None else version(d)) for d in ("numpy", "scipy", "h5py")}
+    libs = {d: v if isinstance(v, str) else None for d, v in libs.items()}
     return {"options": _jsonable(options), "exit_code": exit_code,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-            "wall_s": round(wall, 3), "python": platform.python_version(),
-            "numpy": version("numpy"), "scipy": version("scipy"), "h5py": version("h5py"),
+            "wall_s": round(wall, 3), "python": str(child.get("python") or platform.python_version()),
+            "numpy": libs["numpy"], "scipy": libs["scipy"], "h5py": libs["h5py"],
+            "versions_from": "child" if mods is not None else "grader",
+            "child": _jsonable(child) if child else None,
             "platform": platform.platform(),
             "sandbox": level() if callable(level) else {"available": False}}
 
