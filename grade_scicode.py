@@ -400,6 +400,13 @@ def audit_generation(code: str) -> list:
     """Reasons a definition needs review: it reads `target(s)` as a free name,
     reaches for frames/globals/the h5 file, or rebinds a library attribute."""
     try:
+        return _audit_generation(code)
+    except Exception as exc:        # never raises: a definition the audit cannot read is flagged
+        return [f"could not be audited ({type(exc).__name__})"]
+
+
+def _audit_generation(code: str) -> list:
+    try:
         tree = parse_python(code, "generation", "audit")
     except Reject:
         return []
@@ -507,6 +514,9 @@ def extract_definition(text: str, kind: str, name: str) -> str:
                 return ast.unparse((top or nested)[-1])
             except RecursionError:
                 raise ExtractionError(f"`{kind} {name}` is nested too deeply to be extracted")
+            except Exception as exc:        # whatever unparsing raises is this step's record
+                raise ExtractionError(f"`{kind} {name}` could not be extracted "
+                                      f"({type(exc).__name__}: {str(exc)[:120]})")
     if not parsed_any and first_error is not None:
         raise SyntaxError(first_error.replace("generation: ", "", 1))
     raise ExtractionError(f"no `{kind} {name}` in the generation")
@@ -525,6 +535,7 @@ class StepProgram:
     lost_context: str | None    # special step whose code is absent (harness fault)
     audit: list
     definition: tuple = ("def", "")     # (kind, name) the step's header declares
+    reference: bool = False             # the context is the problem's reference code
 
 
 def special_code(step: Step, special_dir: str | None) -> str | None:
@@ -538,7 +549,7 @@ def special_code(step: Step, special_dir: str | None) -> str | None:
             try:
                 return extract_definition(read_text_file(p, "special", SPEC["max_generation_bytes"]),
                                           kind, name)
-            except (Reject, SyntaxError, ExtractionError):
+            except Exception:       # (unreadable special code: the later steps lose context)
                 return None
     return None
 
@@ -556,6 +567,9 @@ def generation_code(step: Step, gens: Generations) -> tuple:
         return None, {"type": "SyntaxError", "message": str(exc)}
     except ExtractionError as exc:
         return None, {"type": "ExtractionError", "message": str(exc)}
+    except Exception as exc:        # extraction never raises: any failure is this step's record
+        return None, {"type": "ExtractionError",
+                      "message": f"the generation could not be read ({type(exc).__name__}: {str(exc)[:160]})"}
 
 
 def assemble(problem: Problem, step: Step, context_mode: str, gens: Generations,
@@ -579,7 +593,8 @@ def assemble(problem: Problem, step: Step, context_mode: str, gens: Generations,
                 parts.append(code)
     code, error = generation_code(step, gens)
     return StepProgram(step.step, problem.pid, problem.deps, "\n\n".join(parts), code, error,
-                       step.cases, lost, audit_generation(code) if code else [], header_name(step.header))
+                       step.cases, lost, audit_generation(code) if code else [], header_name(step.header),
+                       context_mode == "reference")
 
 
 # =============================================================================
@@ -1436,12 +1451,36 @@ HARNESS_RULES = (
     ("dependency_missing", lambda sig, f: f.get("phase") == "deps"),
     ("special_context_lost", lambda sig, f: bool(f.get("lost_context"))),
     ("worker_fault", lambda sig, f: sig.startswith("WorkerFault") and _harness_evidence(f, "grader")),
+    # the worker could not import the scicode shim before any generated code ran
+    ("shim_failed", lambda sig, f: sig.startswith("ShimFault") and f.get("origin") == "grader"),
     # a test form the grader cannot judge without the target in the step's process
     ("target_form_unsupported", lambda sig, f: sig.startswith("UnsupportedTargetUse")
      and f.get("origin") == "grader"),
 )
-# the seed's named signatures: any occurrence indicts the run
-INDICTING_RULES = ("target_name_error", "scicode_module_missing", "h5_group_missing")
+# the seed's named signatures, and a harness that could not execute (a worker that never
+# started, a shim that failed, targets it could not read): any occurrence indicts the run,
+# whatever the number of steps
+INDICTING_RULES = ("target_name_error", "scicode_module_missing", "h5_group_missing", "worker_fault",
+                   "shim_failed")
+GRADER_FOUND_NOT_RUN = ("MissingGeneration",)     # found by the grader: no generation to run
+
+
+def generation_raised(f: dict) -> bool:
+    """By the grader's own evidence, the generation's code or text caused this failure: its
+    definition did not parse or extract, or the step's process reported it after generated
+    code was defined (a context phase of the generation's own steps, its code, a test case,
+    the run: an exception of any type or message, a timeout, a death, tampering, a refused
+    value).  Not: what the grader found itself (origin "grader"), the problem's dependency
+    lines (run before any generated code), reference context, a lost special step, a missing
+    generation.  Without evidence (a failure list from elsewhere) only a traceback through
+    generated code says so."""
+    if f.get("origin") == "grader" or f.get("phase") == "deps" or f.get("lost_context"):
+        return False
+    if f.get("phase") == "extract":
+        return f.get("type") not in GRADER_FOUND_NOT_RUN
+    if f.get("evidence") is not None:
+        return not (f.get("phase") == "context" and f.get("reference_context"))
+    return not _not_raised_by_submission(f)
 
 
 def signature(failure: dict) -> str:
@@ -1471,13 +1510,14 @@ def is_test_verdict(failure: dict) -> bool:
     return failure.get("type") == "AssertionError" and failure.get("origin") == "test"
 
 
-def census(failures: list, strict: bool) -> tuple:
+def census(failures: list, strict: bool, n_steps: int | None = None) -> tuple:
     """(records, indicted, reasons) from each failed step's first failure, each classified
     by its own evidence (a signature shared by failures of different classes is counted once
     per class, never by whichever failure came first).
-    Indict when: a seed-named harness class occurs; or >= 10 failures all share one
-    signature and they are not all the test's own assertion; or, --strict, any
-    harness-classified failure."""
+    Indict when: a seed-named harness class, or a harness that could not execute, occurs;
+    or >= 10 failures all share one signature and none was raised by a generation
+    (generation_raised; n_steps: the run's step count, for "every step lacks a generation");
+    or, --strict, any harness-classified failure."""
     counts, samples = {}, {}
     for f in failures:
         key = (signature(f), classify(f))
@@ -1490,8 +1530,14 @@ def census(failures: list, strict: bool) -> tuple:
             reasons.append(f"{n}x {sig} ({rule})")
     total = len(failures)
     sigs = {sig for sig, _ in counts}
+    # the seed's "100% of >= 10 failures share one signature": only failures no generation
+    # raised by the grader's evidence (ten steps raising one exception are the model's ten
+    # failures, however alike); a missing generation counts only when every step of the run
+    # lacks one (an empty or misnamed folder), never as a way to void a low score
     if total >= SPEC["census_min_failures"] and len(sigs) == 1 and \
-            not all(is_test_verdict(f) for f in failures):
+            not any(generation_raised(f) or is_test_verdict(f) for f in failures) and \
+            (not all(f.get("type") in GRADER_FOUND_NOT_RUN for f in failures)
+             or (n_steps is not None and total == n_steps)):
         reasons.append(f"100% of {total} failures share one signature: {next(iter(sigs))}")
     harness = sum(n for (sig, cls), n in counts.items() if cls != "model")
     if strict and harness and not reasons:
@@ -1562,7 +1608,8 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
             continue
         if "phase" in msg and not msg.get("ok"):
             if phase_failure is None:
-                phase_failure = dict(_child_error(msg.get("error")), phase=str(msg["phase"])[:20])
+                phase_failure = dict(_child_error(msg.get("error")), phase=str(msg["phase"])[:20],
+                                     reference_context=prog.reference)
         elif "rec" in msg and type(msg["rec"]) is int and 0 <= msg["rec"] < n:
             records[msg["rec"]].append(msg.get("data"))
         elif "case" in msg and type(msg["case"]) is int and 0 <= msg["case"] < n:
@@ -1600,6 +1647,10 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
         case_failure = case_failure or err
         if err.get("origin") == "grader" and grader_found is None:
             grader_found = err          # the harness's fault is reported whatever else failed
+    if reply.get("shim") is False and reply.get("status") != "worker" and grader_found is None:
+        grader_found = {"type": "ShimFault", "message": "the worker could not import the scicode shim "
+                        "before any generated code ran", "phase": "run", "origin": "grader",
+                        "evidence": evidence}
     failure = grader_found or (dict(phase_failure, evidence=evidence) if phase_failure else None) or case_failure
     status = reply.get("status", "ok")
     ev = {"evidence": evidence}
@@ -2133,6 +2184,20 @@ def _err(exc):
             "trace": "".join(traceback.format_exception_only(type(exc), exc))[-300:]}
 
 
+def _compile_unlimited(src, name, _get=getattr(_sys, "get_int_max_str_digits", None),
+                       _set=getattr(_sys, "set_int_max_str_digits", None)):
+    """The extracted source, compiled with no integer-string digit limit (the grader wrote a
+    long literal of the reply in decimal); the generation then runs under the usual limit."""
+    if _set is None:
+        return compile(src, name, "exec")
+    old = _get()
+    _set(0)
+    try:
+        return compile(src, name, "exec")
+    finally:
+        _set(old)
+
+
 def _child(jfd, wfd, token, out_path):
     """The step's process.  Forked and confined ahead of its job (while the worker waited
     for the grader): session, output capture, seeds, namespace and the tamper snapshot are
@@ -2190,7 +2255,7 @@ def _child(jfd, wfd, token, out_path):
         if not src or not src.strip() or (job["dry"] and phase != "deps"):
             continue
         try:
-            exec(compile(src, f"<{phase} {step}>", "exec"), ns)
+            exec(_compile_unlimited(src, f"<{phase} {step}>"), ns)
             csend({"phase": phase, "ok": True})
         except BaseException as exc:
             csend({"phase": phase, "ok": False, "error": _err(exc)})
@@ -3031,12 +3096,15 @@ class Worker:
             if not self.ready:
                 return {"status": "worker", "reason": "WorkerFault: worker failed to start",
                         "messages": []}
-        try:
-            self.proc.stdin.write((json.dumps(job) + "\n").encode())
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            self.restart()
-            return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
+        for attempt in (1, 2):      # a worker gone since its last step: a fresh one takes the job
+            try:
+                self.proc.stdin.write((json.dumps(job) + "\n").encode())
+                self.proc.stdin.flush()
+                break
+            except (BrokenPipeError, OSError):
+                self.restart()
+                if attempt == 2 or not self.ready:
+                    return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
         if during:
             during()
         deadline = time.monotonic() + float(job["timeout"]) + SPEC["worker_reply_margin_s"]
@@ -3382,12 +3450,22 @@ class ResumeStore:
 # =============================================================================
 # GRADING: the checks above, in the protocol's order, over one set of generations
 # =============================================================================
+def lift_int_digit_limit() -> None:
+    """The grader's own work (parsing, unparsing and compiling generations) has no limit on
+    integer-string conversion: `ast.unparse` of a valid 4,000-hex-digit literal raised
+    ValueError (Python's default limit is 4,300 decimal digits) and lost the whole run."""
+    setter = getattr(sys, "set_int_max_str_digits", None)
+    if setter is not None:
+        setter(0)
+
+
 def grade(args) -> Report:
     """Problems, targets and generations loaded; every in-scope step's program assembled; the
     steps run on warm workers (with --out, each result kept as it finishes and reused by a rerun
     of the same inputs and grader); step records, the census and the keys.  report.outcomes holds
     each step's StepResult."""
     t0 = time.monotonic()
+    lift_int_digit_limit()
     report = Report(args.submission)
     checks, phases = report.checks, report.phases
     problems, pchecks = load_problems(args.problems)
@@ -3456,7 +3534,7 @@ def grade(args) -> Report:
     phases["execute"] = time.monotonic() - t1
     ordered = {sid: progs[sid] for sid in sorted(progs, key=_step_key)}
     srecords, failures = step_records(ordered, results, args.dry_run, args.strict)
-    crecords, _, _ = census(failures, args.strict)
+    crecords, _, _ = census(failures, args.strict, len(ordered))
     checks += srecords + crecords
     report.keys.update(summary_keys(checks, problems, args.split, "/".join(contexts), args.dry_run))
     phases["total"] = time.monotonic() - t0
