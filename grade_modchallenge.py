@@ -2673,7 +2673,10 @@ def _grader_site_dirs() -> list:
 
 def _pth_dirs() -> list:
     """The folders the .pth files of the grader's site directories add (an editable
-    install, a package kept outside site-packages): the child's `site` adds them too."""
+    install, a package kept outside site-packages): the child's `site` adds them too.  Not
+    one that is, or holds, a path the grader was given (the submission, targets, reference
+    files): nothing given to the grader enters the child's view through a .pth line."""
+    given = [os.path.realpath(a) for a in sys.argv[1:] if a and not a.startswith("-") and os.path.exists(a)]
     out = []
     for d in _grader_site_dirs():
         try:
@@ -2690,7 +2693,8 @@ def _pth_dirs() -> list:
                 line = line.strip()
                 if line and not line.startswith(("#", "import ", "import\t")):
                     p = os.path.realpath(os.path.join(d, line))
-                    if os.path.isdir(p) and p not in out:
+                    if os.path.isdir(p) and p not in out and p != "/" and \
+                            not any(g == p or g.startswith(p.rstrip("/") + "/") for g in given):
                         out.append(p)
     return out
 

@@ -1982,6 +1982,8 @@ _MAX_NEST = int(_INIT["max_plain_depth"])       # nesting levels per value (then
 _TYPE = type
 _TYPE_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, as the type holds it
 _TYPE_MRO = type.__dict__["__mro__"].__get__
+_FLAGS = type.__dict__["__flags__"].__get__     # (a metaclass cannot answer for these)
+_NAME = type.__dict__["__name__"].__get__
 _OBJ_GET = object.__getattribute__
 _NP_COPY = numpy.ndarray.copy
 _NP_VIEW = numpy.ndarray.view
@@ -2046,7 +2048,7 @@ def _learn_classes():
     for i, k in _walk_classes().items():
         if i not in _PRE:
             _PRE[i] = k
-            if k.__flags__ & (1 << 9):
+            if _FLAGS(k) & (1 << 9):
                 _PRE_STATE[i] = _class_state(k)
     _PRE_MODULES[0] = len(_sys.modules)
 
@@ -2065,7 +2067,7 @@ def _watch(k):
     generated code ran, is checked at every return of generated code (a method replaced on
     the class itself would answer the tests' own arithmetic)."""
     for c in _TYPE_MRO(k):
-        if c is not object and id(c) not in _WATCHED and c.__flags__ & (1 << 9):
+        if c is not object and id(c) not in _WATCHED and _FLAGS(c) & (1 << 9):
             _WATCHED[id(c)] = (c, _PRE_STATE.get(id(c)) or _class_state(c))
 
 
@@ -2082,7 +2084,7 @@ _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__arr
 def _hooked(k):
     """The classes of k's MRO made by the generation that override a comparison, arithmetic
     or numpy hook (read from the classes' own namespaces, no lookup it can steer)."""
-    return [c.__name__ for c in _TYPE_MRO(k) if c is not object and not _library(c) and id(c) not in _OWN
+    return [_NAME(c) for c in _TYPE_MRO(k) if c is not object and not _library(c) and id(c) not in _OWN
             and not _HOOKS.isdisjoint(_TYPE_DICT(c))]
 
 
@@ -2177,11 +2179,11 @@ def _plain(v, budget=None, depth=0, settling=None):
         return _wrap(v)
     fields = _dataclass_fields(t)
     if fields is not None:
-        cls = _own_class("dc", t.__name__, fields)
+        cls = _own_class("dc", _NAME(t), fields)
         return cls(*[_plain(_OBJ_GET(v, n), budget, d, settling) for n in fields])
     nt = _namedtuple_fields(t)
     if nt is not None:
-        cls = _own_class("nt", t.__name__, nt)
+        cls = _own_class("nt", _NAME(t), nt)
         return cls(*[_plain(x, budget, d, settling) for x in tuple.__iter__(v)])
     if t is _types.SimpleNamespace:
         return _types.SimpleNamespace(**{str(k): _plain(x, budget, d, settling)
@@ -2194,7 +2196,7 @@ def _plain(v, budget=None, depth=0, settling=None):
         if not _library(v):
             _wrap_class(v)
         return v
-    if not t.__flags__ & (1 << 9):      # a static (C) type: the library's own
+    if not _FLAGS(t) & (1 << 9):      # a static (C) type: the library's own
         if t is _collections.OrderedDict or t is _collections.defaultdict:
             items = [(_plain(k, budget, d, settling), _plain(x, budget, d, settling)) for k, x in dict.items(v)]
             return t(items) if t is _collections.OrderedDict else t(_plain(v.default_factory, budget, d), items)
@@ -2217,11 +2219,46 @@ def _plain(v, budget=None, depth=0, settling=None):
         return v
     bad = _hooked(t)
     if bad:
-        raise NotPlainData(f"{t.__name__} is or holds an object whose class, made by the generation, "
+        raise NotPlainData(f"{_NAME(t)} is or holds an object whose class, made by the generation, "
                            f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
+    mro = _TYPE_MRO(t)
+    for base, data in _DATA_BASES:      # its own subclass of a data type: the data itself
+        if base in mro:
+            return _plain(data(v), budget, d, settling)
     _wrap_class(t)
     _settle(v, budget, d, settling)
     return v
+
+
+_DATA_BASES = ((_NDARRAY, lambda v: _NP_COPY(_NP_VIEW(v, _NDARRAY))), (bool, bool.__bool__),
+               (int, int.__int__), (float, float.__float__),
+               (complex, lambda v: complex(complex.real.__get__(v), complex.imag.__get__(v))),
+               (str, str.__str__), (bytes, lambda v: bytes.__add__(b"", v)),
+               (list, lambda v: list(list.__iter__(v))), (tuple, lambda v: tuple(tuple.__iter__(v))),
+               (dict, lambda v: dict(dict.items(v))), (set, lambda v: set(set.__iter__(v))),
+               (frozenset, lambda v: frozenset(frozenset.__iter__(v))))
+
+
+def _settle_args(args, kwargs, budget):
+    """What a generated callable may have written into the tests' own containers (an
+    in-place result): converted in place, as its return value is."""
+    for a in list(args) + list(kwargs.values()):
+        t = _TYPE(a)
+        if t is list:
+            list.__setitem__(a, slice(None), [_plain(x, budget) for x in list.__iter__(a)])
+        elif t is dict:
+            for k, x in list(dict.items(a)):
+                dict.__setitem__(a, k, _plain(x, budget))
+        elif t is set:
+            items = [_plain(x, budget) for x in set.__iter__(a)]
+            set.clear(a)
+            set.update(a, items)
+        elif t is _NDARRAY and a.dtype.hasobject:
+            flat = a.reshape(-1)
+            for i in range(flat.shape[0]):
+                flat[i] = _plain(flat[i], budget)
+        elif _FLAGS(t) & (1 << 9) and not _library(t) and not isinstance(a, type):
+            _plain(a, budget)           # an object of the generation's own class: settled
 
 
 def _settle(obj, budget=None, depth=0, settling=None):
@@ -2293,17 +2330,17 @@ def _ser(v, budget=None, depth=0):
     if t in _SCALARS:                   # a numpy scalar (exact type): its 0-d array
         arr = numpy.asarray(v)
         if arr.dtype.hasobject:
-            return {"__opaque__": t.__name__}
+            return {"__opaque__": _NAME(t)}
         return {"__npscalar__": _b64npy(arr)}
     if t is _FRACTION:
         return {"__fraction__": [_ser(_OBJ_GET(v, "_numerator"), budget, d2),
                                  _ser(_OBJ_GET(v, "_denominator"), budget, d2)]}
     fields = _dataclass_fields(t)
     if fields is not None:
-        return {"__record__": [t.__name__, [[n, _ser(_OBJ_GET(v, n), budget, depth + 4)] for n in fields]]}
+        return {"__record__": [_NAME(t), [[n, _ser(_OBJ_GET(v, n), budget, depth + 4)] for n in fields]]}
     nt = _namedtuple_fields(t)
     if nt is not None:
-        return {"__namedtuple__": [t.__name__, list(nt), [_ser(x, budget, d3) for x in tuple.__iter__(v)]]}
+        return {"__namedtuple__": [_NAME(t), list(nt), [_ser(x, budget, d3) for x in tuple.__iter__(v)]]}
     sp = _sys.modules.get("scipy.sparse")
     if sp is not None and _library(t) and sp.issparse(v):
         c = v.tocoo()
@@ -2319,7 +2356,7 @@ def _ser(v, budget=None, depth=0):
             except BaseException:
                 pass
         return str(v)
-    if _library(t) or not t.__flags__ & (1 << 9):   # an array-like of a library (a matrix type,
+    if _library(t) or not _FLAGS(t) & (1 << 9):   # an array-like of a library (a matrix type,
         for dtype in (None, float, complex):        # a memoryview, a sympy matrix of numbers)
             try:
                 arr = numpy.asarray(v, dtype=dtype)
@@ -2327,7 +2364,7 @@ def _ser(v, budget=None, depth=0):
                     return {"__array__": _b64npy(arr)}
             except BaseException:
                 pass
-    return {"__opaque__": t.__name__}
+    return {"__opaque__": _NAME(t)}
 
 
 def _has_target(values, budget=None, depth=0):
@@ -2398,7 +2435,7 @@ def _tampered(before, now=None):
             out.append("threading (a thread left running; shut pools down)" if m == "threading" else f"{m}.{n}")
     for k, state in list(_WATCHED.values()):     # the library classes whose objects crossed
         if _class_changed(k, state):
-            out.append(f"the class {k.__name__} (a method replaced on the class itself)")
+            out.append(f"the class {_NAME(k)} (a method replaced on the class itself)")
     return out
 
 
@@ -2410,7 +2447,7 @@ def _from_generated(_get=_sys._getframe, _files=_GENERATED_FILES):
         return False
 
 
-def _checked(fn, before, method=False):
+def _checked(fn, before):
     """Every callable the generation defines, as the tests (and the libraries they call)
     see it: its result comes back as plain data (_plain); an object of the generation's own
     class it was called on has its attributes converted; the comparators, builtins and the
@@ -2421,8 +2458,7 @@ def _checked(fn, before, method=False):
         if not _from_generated():
             budget = _Budget()
             out = _plain(out, budget)
-            if method and args and not _library(_TYPE(args[0])) and not isinstance(args[0], type):
-                _settle(args[0], budget)
+            _settle_args(args, kwargs, budget)     # (a method's own object is its first argument)
         bad = _tampered(before)
         if bad:
             raise Tampering("replaced " + ", ".join(bad))
@@ -2452,7 +2488,7 @@ def _wrap(v):
     if t is staticmethod:
         return staticmethod(_wrap(v.__func__))
     if t is classmethod:
-        return classmethod(_checked(v.__func__, _CUR["before"], method=False))
+        return classmethod(_checked(v.__func__, _CUR["before"]))
     return _checked(v, _CUR["before"])
 
 
@@ -2468,11 +2504,11 @@ def _wrap_class(cls):
         t = _TYPE(member)
         try:        # a class that refuses new attributes keeps its methods as they are
             if t is _types.FunctionType:
-                setattr(cls, attr, _checked(member, _CUR["before"], method=True))
+                setattr(cls, attr, _checked(member, _CUR["before"]))
             elif t is staticmethod or t is classmethod:
                 setattr(cls, attr, _wrap(member))
             elif t is property:
-                setattr(cls, attr, property(*(None if f is None else _checked(f, _CUR["before"], method=True)
+                setattr(cls, attr, property(*(None if f is None else _checked(f, _CUR["before"])
                                               for f in (member.fget, member.fset, member.fdel)), member.__doc__))
             elif t in _FUNCS:           # a partial, a vectorized function ... on the class: not bound
                 setattr(cls, attr, staticmethod(_checked(member, _CUR["before"])))
@@ -2520,12 +2556,13 @@ def _recorder_state():
     fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [g.get(k) for k in (
         "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
         "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
-        "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed")] + [_CUR.get("send")] + \
+        "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
                                          "_WATCHED", "_OWN", "_OWN_FUNCS", "_TYPE", "_TYPE_DICT", "_TYPE_MRO",
-                                         "_OBJ_GET", "_NP_COPY", "_SCALARS", "_FUNCS", "_HOOKS")),
+                                         "_OBJ_GET", "_NP_COPY", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
+                                         "_NAME", "_DATA_BASES")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
@@ -3211,7 +3248,10 @@ def _grader_site_dirs() -> list:
 
 def _pth_dirs() -> list:
     """The folders the .pth files of the grader's site directories add (an editable
-    install, a package kept outside site-packages): the child's `site` adds them too."""
+    install, a package kept outside site-packages): the child's `site` adds them too.  Not
+    one that is, or holds, a path the grader was given (the submission, targets, reference
+    files): nothing given to the grader enters the child's view through a .pth line."""
+    given = [os.path.realpath(a) for a in sys.argv[1:] if a and not a.startswith("-") and os.path.exists(a)]
     out = []
     for d in _grader_site_dirs():
         try:
@@ -3228,7 +3268,8 @@ def _pth_dirs() -> list:
                 line = line.strip()
                 if line and not line.startswith(("#", "import ", "import\t")):
                     p = os.path.realpath(os.path.join(d, line))
-                    if os.path.isdir(p) and p not in out:
+                    if os.path.isdir(p) and p not in out and p != "/" and \
+                            not any(g == p or g.startswith(p.rstrip("/") + "/") for g in given):
                         out.append(p)
     return out
 

@@ -176,3 +176,54 @@ def test_class_header_step_methods_of_every_kind_are_wrapped(tmp_path):
     rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
     line = step_line(out, "850.1")
     assert line.startswith("FAIL") and "2/3 cases" in line and "NotPlainData" in line, out
+
+
+# ---- found attacking the new return path with the source in hand ---------------------------
+REDTEAM = {
+    # its own ndarray subclass without hooks: numpy's reductions call the subclass's `max`
+    "ndarray_subclass_method": ("def f(x):\n    class A(np.ndarray):\n        def max(self, *a, **k):\n"
+                                "            return 1e9\n    return np.array([x + 1]).view(A)\n"),
+    # a rigged object written into the test's own list (an "in-place result")
+    "smuggled_into_argument": "def f(out):\n" + RIG + "    out.append(R(2.0))\n",
+    # a metaclass answering `__flags__` to pass its class off as a static (C) type
+    "metaclass_flags": ("def f(x):\n    class M(type):\n        __flags__ = 0\n" + RIG.replace("(float)", "(float, metaclass=M)")
+                        + "    return R(x + 1)\n"),
+    # a float subclass without hooks of its own but an `is_integer` the test calls
+    "float_subclass_method": ("def f(x):\n    class F(float):\n        def is_integer(self):\n"
+                              "            return False\n    return F(x + 1)\n"),
+}
+REDTEAM_CASES = {
+    "ndarray_subclass_method": "assert (np.max(f(1.0)) > 100) == target",
+    "smuggled_into_argument": "out = []\nf(out)\nassert (out[0] > 100) == target",
+    "metaclass_flags": "assert (f(1.0) > 100) == target",
+    "float_subclass_method": "assert (not f(1.0).is_integer()) == target",
+}
+
+
+def test_redteam_doors_fail():
+    probs, h5, gen, steps = one_step_set("plain-redteam", REDTEAM, target=True, cases=REDTEAM_CASES)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    passed = [step_line(out, steps[k]) for k in REDTEAM if step_line(out, steps[k]).startswith("PASS")]
+    assert not passed, "\n".join(passed)
+    assert (rc, keys["SCORE"]) == (1, "0.0"), out
+
+
+IN_PLACE = {
+    "fills_list": "def f(out):\n    out.extend([2.0, np.float64(2.0)])\n",
+    "fills_array": "def f(out):\n    out[:] = 2.0\n",
+    "fills_dict": "def f(out):\n    out['v'] = np.array(2.0)\n",
+    "own_subclass_as_data": "def f(x):\n    class V(list):\n        pass\n    return V([x + 1])\n",
+}
+IN_PLACE_CASES = {
+    "fills_list": "out = []\nf(out)\nassert np.allclose(out, target)",
+    "fills_array": "out = np.zeros(3)\nf(out)\nassert np.allclose(out, target)",
+    "fills_dict": "out = {}\nf(out)\nassert out['v'].shape == () and np.allclose(out['v'], target)",
+    "own_subclass_as_data": "assert np.allclose(f(1.0), target)",
+}
+
+
+def test_in_place_results_pass():
+    probs, h5, gen, steps = one_step_set("plain-inplace", IN_PLACE, cases=IN_PLACE_CASES)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    failed = [step_line(out, steps[k]) for k in IN_PLACE if not step_line(out, steps[k]).startswith("PASS")]
+    assert not failed, "\n".join(failed)
