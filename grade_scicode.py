@@ -2149,7 +2149,8 @@ def _plain(v, budget=None, depth=0, settling=None):
     if t in _SCALARS:
         return v
     if t is _Target:
-        raise NotPlainData("returned _Target, the test's target stand-in (the target is not in this process)")
+        raise NotPlainData("_Target, the test's target stand-in, handed back to the tests (the target "
+                           "is not in this process)")
     d = depth + 1
     if t is list:
         return [_plain(x, budget, d, settling) for x in list.__iter__(v)]

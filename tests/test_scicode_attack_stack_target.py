@@ -1,8 +1,8 @@
 """Attack class: reading the target off the stack (issue 12): `traceback.walk_stack`,
 `StackSummary.extract(..., capture_locals=True)`, `frame.__getattribute__` with a built-up
-name, `gc`.  The test's namespace holds only an opaque stand-in: nothing to read.  Returned
-as the answer, the stand-in is a record with the target on the computed side (the step
-fails); turned into a number, it raises.  No step but the honest one passes."""
+name, `gc`.  The test's namespace holds only an opaque stand-in: nothing to read.  Handed
+back to the tests (returned, or written into the test's own list), the stand-in is refused as
+it crosses (NotPlainData, issue 22); turned into a number, it raises.  No step but the honest one passes."""
 import pytest
 
 from test_scicode_support import one_step_set, run_one_step_set, step_line
@@ -42,14 +42,14 @@ def run():
 
 
 @pytest.mark.parametrize("label,reason", [
-    ("returns_stack_target", "NotPlainData: returned _Target"),
-    ("smuggled_via_argument", "RecordMismatch: `np.allclose(out[0], target)`: the computed side holds the target"),
+    ("returns_stack_target", "NotPlainData: _Target, the test's target stand-in"),
+    ("smuggled_via_argument", "NotPlainData: _Target, the test's target stand-in"),
     ("float_of_stack_target", "TypeError"),
     ("array_of_stack_target", "TypeError"),
-    ("copy_of_stack_target", "NotPlainData: returned _Target"),
+    ("copy_of_stack_target", "NotPlainData: _Target, the test's target stand-in"),
     ("capture_locals", "ValueError: could not convert string to float: '<target>'"),   # locals as repr
-    ("gc_scan", "NotPlainData: returned _Target"),
-    ("target_in_a_list", "NotPlainData: returned _Target"),
+    ("gc_scan", "NotPlainData: _Target, the test's target stand-in"),
+    ("target_in_a_list", "NotPlainData: _Target, the test's target stand-in"),
 ])
 def test_the_stack_holds_no_target(run, label, reason):
     out, steps, keys = run
