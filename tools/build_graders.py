@@ -210,7 +210,7 @@ def build(bench: str, with_map: bool = False):
     titles = section_titles(text)
     at = 0
     for want in REQUIRED_SECTIONS:
-        hits = [i for i, t in enumerate(titles) if t.startswith(want) and i >= at]
+        hits = [i for i, t in enumerate(titles) if i >= at and (t == want or t.startswith((want + ":", want + " ")))]
         if not hits:
             raise BuildError(f"grade_{bench}.py: section {want!r} is missing or out of order "
                              f"(needed order: {', '.join(REQUIRED_SECTIONS)})")

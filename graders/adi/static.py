@@ -6,6 +6,7 @@ import sys
 from graders.adi.spec import SPEC
 from graders.common.guarded import parse_python
 from graders.common.records import Check, Reject, Status
+from graders.common.static_imports import allowlist_records, import_statement_modules
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # STATIC CHECKS (import allowlist)
@@ -52,14 +53,7 @@ def _import_audit_tree(tree, check_prefix: str, local) -> list:
             intro.append(f"{word[:40]!r} (line {node.lineno})")
         if isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS:
             intro.append(f"{node.attr!r}: another process (line {node.lineno})")
-        names = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:      # relative import inside the submission's own package
-                continue
-            names = [node.module or ""]
-        for name in names:
+        for name in import_statement_modules(node):
             top = name.split(".")[0]
             if top in ("importlib",):
                 dynamic.append(f"import {name} (line {node.lineno})")
@@ -73,16 +67,7 @@ def _import_audit_tree(tree, check_prefix: str, local) -> list:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id in ("__import__", "exec", "eval", "compile"):
             dynamic.append(f"{node.func.id}() (line {node.lineno})")
-    out = []
-    if bad:
-        out.append(Check(f"{check_prefix}.imports", Status.FAIL,
-                         "disallowed import(s): " + ", ".join(bad), bad, "stdlib + numpy + scipy"))
-    else:
-        out.append(Check(f"{check_prefix}.imports", Status.PASS, "imports within stdlib + numpy + scipy"))
-    if dynamic:
-        out.append(Check(f"{check_prefix}.dynamic_import", Status.REVIEW,
-                         "dynamic import/exec the static allowlist cannot see: " + ", ".join(dynamic),
-                         dynamic))
+    out = allowlist_records(check_prefix, bad, dynamic)
     if intro:
         out.append(Check(f"{check_prefix}.introspection", Status.REVIEW,
                          "introspection or native-code access that could reach around the solve "

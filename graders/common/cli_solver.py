@@ -2,11 +2,8 @@
 grade_adi.py; see CONTRIBUTING.md)."""
 import argparse
 import os
-from graders.common.bench import GRADER_NAME, SPEC, SUBMISSIONS_HELP, verdict
-from graders.common.printing import print_report, print_submission_output
-from graders.common.records import Report
-from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
-    add_report_options)
+from graders.common.bench import GRADER_NAME, SPEC, SUBMISSIONS_HELP
+from graders.common.reports import CliParser, UsageError, add_report_options
 # -- end of source-tree preamble: the build keeps only what follows --
 def build_parser() -> argparse.ArgumentParser:
     p = CliParser(
@@ -37,28 +34,5 @@ def standalone_action(args):
 
 def child_jobs(args) -> int:
     return 1
-
-
-def report_verdict(report: Report, args) -> tuple:
-    return verdict(report.checks, strict=args.strict, no_exec=args.no_exec)
-
-
-def finish_report(report: Report, result: str, score, args) -> None:
-    """After the verdict, before printing: records that need the verdict (e.g. figures) go here."""
-
-
-def exit_code_of(report: Report, result: str, score) -> int:
-    if result == "UNGRADED":
-        return EXIT_UNGRADED
-    return EXIT_FULL if score == 1.0 else EXIT_BELOW
-
-
-def print_submission_report(report: Report, result: str, score, args) -> None:
-    print_submission_output(report.outcomes)
-    print_report(report.checks, result, score, report.keys, quiet=args.quiet)
-
-
-def report_extra(report: Report) -> dict:
-    return {}
 
 

@@ -13,8 +13,9 @@ import threading
 import time
 from graders.common.bench import (GRADER_NAME, GRADER_VERSION, KEY_FORMATS, LEADERBOARD,
     OUTPUT_OPTIONS, POSITIVE_OPTIONS, grade_submission, plot_report)
-from graders.common.cli_solver import (build_parser, child_jobs, exit_code_of, finish_report,
-    print_submission_report, report_extra, report_verdict, standalone_action, usage_checks)
+from graders.common.cli_defaults import (exit_code_of, finish_report, print_submission_report,
+    report_extra, report_verdict)
+from graders.common.cli_solver import build_parser, child_jobs, standalone_action, usage_checks
 from graders.common.plots import plot_subdir, plot_usage_error, write_leaderboard_figure
 from graders.common.printing import format_check
 from graders.common.records import Status, _jsonable

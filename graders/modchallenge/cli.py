@@ -4,17 +4,15 @@ import json
 import os
 import secrets
 import time
-from graders.common.printing import print_report, print_submission_output
 from graders.common.records import Report
-from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
-    add_report_options, check_output_path, tree_sha256)
+from graders.common.reports import (CliParser, EXIT_FULL, UsageError, add_report_options,
+    check_output_path, tree_sha256)
 from graders.modchallenge.gates_runtime import memory_options
 from graders.modchallenge.grading import grade
 from graders.modchallenge.header import GRADER_NAME
 from graders.modchallenge.seeds import _RESUME_OPTIONS
 from graders.modchallenge.spec import SPEC, TIERS
 from graders.modchallenge.testgen import generate_test_set, write_test_set
-from graders.modchallenge.verdict import verdict
 # -- end of source-tree preamble: the build keeps only what follows --
 KEY_FORMATS = {}    # typed key -> printed text (all keys use format_value's defaults)
 LEADERBOARD = (("highest_tier_above_90", "keys.highest_tier_above_90", "desc"),
@@ -173,28 +171,5 @@ def kept_seeds(args) -> list:
     with open(path, "w") as fh:
         json.dump({"request": request, "seeds": args.seed_list}, fh)
     return args.seed_list
-
-
-def report_verdict(report: Report, args) -> tuple:
-    return verdict(report.checks, strict=args.strict, no_exec=args.no_exec)
-
-
-def finish_report(report: Report, result: str, score, args) -> None:
-    """After the verdict, before printing: records that need the verdict (e.g. figures) go here."""
-
-
-def exit_code_of(report: Report, result: str, score) -> int:
-    if result == "UNGRADED":
-        return EXIT_UNGRADED
-    return EXIT_FULL if score == 1.0 else EXIT_BELOW
-
-
-def print_submission_report(report: Report, result: str, score, args) -> None:
-    print_submission_output(report.outcomes)
-    print_report(report.checks, result, score, report.keys, quiet=args.quiet)
-
-
-def report_extra(report: Report) -> dict:
-    return {}
 
 
