@@ -2786,237 +2786,6 @@ _sys.path.insert(0, _REQ["submission_dir"])
 _os.chdir(_REQ["submission_dir"])
 '''
 
-# pid 1 of the run's pid namespace (or, where there is none, a plain watcher), run as
-# `python -I -S -B -c _SANDBOX_INIT <config>`.  With a config "root" it builds the
-# allow-list root: a tmpfs holding read-only binds of the system and Python directories,
-# the run's own folders, a minimal /dev and its own /proc; pivot_root to it and detach the
-# old root (a chroot could be climbed out of).  It then starts the driver with the rlimits
-# and stays: when the grader dies (the lifeline socket reads EOF) or the driver exits,
-# everything else in the run is killed.  It reports the driver's exit on the lifeline.
-_SANDBOX_INIT = r'''
-import ctypes, json, os, resource, select, signal, sys
-cfg = json.loads(sys.argv[1])
-life = cfg["lifeline"]
-os.set_inheritable(life, False)
-libc = ctypes.CDLL(None, use_errno=True)
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = \
-    1, 2, 4, 8, 32, 4096, 16384, 1 << 18
-ATIME = ((1024, 1024), (2048, 2048), (4096, 1 << 21))       # statvfs bit -> mount flag
-
-
-def tell(text):
-    try:
-        os.write(life, (text + "\n").encode())
-    except OSError:
-        pass
-
-
-def mount(src, target, fstype, flags, data=None):
-    enc = [None if v is None else v.encode() for v in (src, target, fstype, data)]
-    if libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, "mount %s on %s: %s" % (src, target, os.strerror(err)))
-
-
-def bind(src, new, writable=False):
-    target = new + src
-    if os.path.islink(src):
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        os.symlink(os.readlink(src), target)
-        return
-    if os.path.isdir(src):
-        os.makedirs(target, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        open(target, "a").close()
-    try:
-        mount(src, target, None, MS_BIND)
-    except OSError:                         # a mount with locked submounts (e.g. /sys) binds only
-        mount(src, target, None, MS_BIND | MS_REC)              # with them
-    flag = os.statvfs(src).f_flag
-    locked = flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    locked |= sum(ms for st, ms in ATIME if flag & st)
-    mount(None, target, None, MS_REMOUNT | MS_BIND | locked | (0 if writable else MS_RDONLY))
-
-
-def build_root(new):
-    mount(None, "/", None, MS_REC | MS_PRIVATE)
-    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-    for src in cfg["ro"]:
-        if os.path.lexists(src):
-            bind(src, new)
-    for src in cfg["rw"]:
-        bind(src, new, writable=True)
-    dev = new + "/dev"
-    os.makedirs(dev)
-    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
-    for node in cfg["dev"]:
-        if os.path.exists(node):
-            bind(node, new, writable=True)
-    os.makedirs(dev + "/shm")
-    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=%d" % cfg["shm_bytes"])
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-        os.symlink(target, dev + "/" + name)
-    os.makedirs(new + "/proc")
-    try:                                    # refused where the host masks parts of its /proc:
-        mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    except OSError:                         # the child then runs without one
-        pass
-    os.chdir(new)
-    if libc.syscall(cfg["pivot_root_nr"], b".", b".") != 0:
-        raise OSError(ctypes.get_errno(), "pivot_root")
-    if libc.umount2(b".", 2) != 0:                              # MNT_DETACH the old root
-        raise OSError(ctypes.get_errno(), "umount old root")
-    os.chdir("/")
-    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
-if cfg["root"]:
-    try:
-        build_root(cfg["root"])
-    except Exception as exc:
-        tell("setup " + str(exc)[:300])
-        sys.exit(0)
-pid1 = os.getpid() == 1
-if cfg.get("probe"):                        # sandbox_level(): what a child would see here
-    seen = {"pid1": pid1, "hidden_visible": os.path.exists(cfg["probe"]),
-            "proc": os.path.exists("/proc/self/status"), "job_userns": False}
-    probe = os.fork()
-    if probe == 0:
-        os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
-    seen["job_userns"] = os.waitpid(probe, 0)[1] == 0
-    probe = os.fork()                       # the interpreter runs in this root
-    if probe == 0:
-        try:
-            os.execv(cfg["python"], [cfg["python"], "-I", "-S", "-c", "import ctypes, json, math"])
-        finally:
-            os._exit(127)
-    seen["python"] = os.waitpid(probe, 0)[1] == 0
-    tell("probe " + json.dumps(seen))
-    os._exit(0)
-if not pid1:
-    libc.prctl(1, 9, 0, 0, 0)               # PR_SET_PDEATHSIG, SIGKILL: dies with the grader
-libc.prctl(4, 0, 0, 0, 0)                   # PR_SET_DUMPABLE 0: the driver cannot trace init
-wake_r, wake_w = os.pipe()
-os.set_blocking(wake_w, False)
-signal.set_wakeup_fd(wake_w)
-signal.signal(signal.SIGCHLD, lambda *a: None)
-child = 0
-
-
-def on_term(*_):
-    """The grader's SIGTERM: in a pid namespace it reaches the driver's group directly; else
-    the driver has a group of its own, which goes now."""
-    if not pid1 and child:
-        try:
-            os.killpg(child, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-signal.signal(signal.SIGTERM, on_term)
-exec_r, exec_w = os.pipe()                  # closed by a successful exec (close-on-exec)
-child = os.fork()
-if child == 0:
-    try:
-        os.close(exec_r)
-        signal.set_wakeup_fd(-1)
-        for sig in (signal.SIGCHLD, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_DFL)
-        if not pid1:
-            os.setpgid(0, 0)                # a group init can kill without killing itself
-            libc.prctl(1, 9, 0, 0, 0)
-        libc.prctl(4, 1, 0, 0, 0)
-        uid, gid = os.geteuid(), os.getegid()
-        own = b"n"
-        if libc.unshare(0x10000000) == 0:   # CLONE_NEWUSER: no capability over init
-            try:
-                for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
-                                   ("gid_map", "%d %d 1" % (gid, gid))):
-                    with open("/proc/self/" + name, "w") as fh:
-                        fh.write(text)
-                own = b"u"
-            except OSError:
-                pass
-        os.write(exec_w, own)
-        for name, value in cfg["rlimits"]:
-            try:
-                resource.setrlimit(getattr(resource, name), (value, value))
-            except (AttributeError, ValueError, OSError):
-                pass
-        os.chdir(cfg["cwd"])
-        os.execv(cfg["argv"][0], cfg["argv"])
-    except BaseException as exc:
-        os.write(2, ("sandbox: cannot start the driver: %r\n" % (exc,)).encode())
-        os.write(exec_w, b"!" + repr(exc).encode()[:200])
-    os._exit(127)
-os.close(exec_w)
-started = b""
-while True:
-    chunk = os.read(exec_r, 256)
-    if not chunk:
-        break
-    started += chunk
-os.close(exec_r)
-if b"!" in started:
-    tell("setup cannot start the driver: " + started.split(b"!", 1)[1].decode(errors="replace"))
-else:
-    tell("ready " + json.dumps({"pid1": pid1, "hidden_visible": os.path.exists(cfg["hidden"]),
-                                "proc": os.path.exists("/proc/self/status"),
-                                "job_userns": started.startswith(b"u"), "python": True}))
-for fd in cfg["close"]:                     # the reply pipe and the request pipe: the driver's only
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-status = None
-while status is None:
-    try:
-        ready = select.select([life, wake_r], [], [], 1.0)[0]
-    except InterruptedError:
-        ready = []
-    if wake_r in ready:
-        os.read(wake_r, 4096)
-    if life in ready:
-        try:
-            gone = os.read(life, 4096) == b""
-        except OSError:
-            gone = True
-        if gone:                            # the grader died: so does everything here
-            break
-    while True:
-        try:
-            pid, st = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            break
-        if pid == child:
-            status = st
-try:
-    if pid1:
-        os.kill(-1, signal.SIGKILL)          # every other process of this pid namespace
-    else:
-        os.killpg(child, signal.SIGKILL)     # whatever is left of the driver's group
-except OSError:
-    pass
-if status is not None:
-    tell(("exit %d" % os.WEXITSTATUS(status)) if os.WIFEXITED(status)
-         else "signal %d" % os.WTERMSIG(status))
-os._exit(0)
-'''
-
-_SANDBOX = {}          # the probed sandbox level and launch prefix (once per grader process)
-_SHM_BYTES = 1 << 30   # the child's /dev/shm (multiprocessing's locks and shared arrays); RAM-backed
-_PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
-
-
-def _python_exe() -> str:
-    """The real interpreter (not a pyenv shim or a symlink the sandbox would not hold)."""
-    return os.path.realpath(sys.executable)
-
-
 def _site_dirs(modules: tuple) -> list | None:
     """The site directories (in this interpreter's path order) when every module in `modules`
     is found in one of them as a plain package or module; None otherwise (or if none given)."""
@@ -3034,138 +2803,6 @@ def _site_dirs(modules: tuple) -> list | None:
         if not (isinstance(origin, str) and any(origin.startswith(d.rstrip("/") + "/") for d in dirs)):
             return None
     return dirs
-
-
-def _readonly_paths(extra=()) -> list:
-    """What the child may read: the system's programs, libraries and /etc, and the Python
-    installation with its site-packages; nothing else of the filesystem."""
-    import site
-    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"]
-    py = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix,
-                                        sys.base_exec_prefix)}
-    try:
-        sites = list(site.getsitepackages())
-    except AttributeError:
-        sites = []
-    for p in sites + sys.path:
-        if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
-            py.add(os.path.realpath(p))
-    py.add(os.path.dirname(_python_exe()))
-    paths += sorted(p for p in py if p != "/")
-    paths += [os.path.realpath(p) for p in extra]
-    keep = []
-    for p in paths:
-        if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in keep):
-            keep.append(p)
-    return keep
-
-
-def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: list,
-                lifeline: int, ro_extra=(), hidden: str = "") -> dict:
-    import glob
-    import platform
-    return {"root": os.path.join(work, "root") if root else None,
-            "ro": _readonly_paths(ro_extra) + [d for d in (os.path.join(work, "driver"),)
-                                               if os.path.isdir(d)],
-            "rw": rw, "dev": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
-            + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": _SHM_BYTES,
-            "pivot_root_nr": _PIVOT_ROOT_NR.get(platform.machine(), -1),
-            "argv": argv, "cwd": cwd, "rlimits": rlimits, "lifeline": lifeline, "hidden": hidden,
-            "close": [0] + [int(a) for a in argv[-1:] if a.isdigit()]}
-
-
-def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
-    """Start _SANDBOX_INIT through prefix in probe mode; what it saw, or None if it did not run."""
-    import socket
-    marker = os.path.join(work, "hidden")
-    with open(marker, "w") as fh:
-        fh.write("x")
-    os.makedirs(os.path.join(work, "root"), exist_ok=True)
-    a, b = socket.socketpair()
-    try:
-        cfg = dict(_launch_cfg(work, root, [], [], "/", [], b.fileno()), probe=marker,
-                   python=_python_exe())
-        proc = subprocess.Popen(prefix + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT,
-                                          json.dumps(cfg)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, pass_fds=(b.fileno(),),
-                                start_new_session=True)
-        b.close()
-        proc.wait(timeout=30)
-        a.settimeout(5)
-        said = a.recv(65536).decode(errors="replace")
-        if proc.returncode != 0 or not said.startswith("probe "):
-            return None
-        return json.loads(said[6:])
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return None
-    finally:
-        a.close()
-        b.close()
-
-
-_PROBE_LOCK = threading.Lock()
-
-
-def sandbox_level() -> dict:
-    """How the child is confined here (probed once by running a child the real way)."""
-    with _PROBE_LOCK:
-        if not _SANDBOX:
-            _probe_sandbox()
-    return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
-
-
-def _full_prefix() -> list:
-    unshare = shutil.which("unshare") or "/usr/bin/unshare"
-    return [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--ipc", "--fork",
-            "--kill-child"]
-
-
-def _full_level(seen: dict) -> dict | None:
-    """The full sandbox's level from what its init saw, or None if it did not hold."""
-    if not (seen and seen.get("python") and seen.get("pid1") and not seen.get("hidden_visible")):
-        return None
-    return dict(user_namespace=True, net_namespace=True, mount_namespace=True,
-                pid_namespace=True, ipc_namespace=True, file_isolation=True,
-                prefix=_full_prefix(), root=True, job_user_namespace=bool(seen.get("job_userns")),
-                note="" if seen.get("proc") else "the child has no /proc (the host refused one)",
-                rlimits=["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"])
-
-
-def _probe_sandbox() -> None:
-    """Try the full sandbox, then user+net namespaces only, then none."""
-    work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
-    try:
-        unshare = shutil.which("unshare") or "/usr/bin/unshare"
-        level = _full_level(_try_launch(_full_prefix(), True, work))
-        if level is None:
-            basic = [unshare, "--user", "--map-root-user", "--net"]
-            seen = _try_launch(basic, False, work)
-            seen = seen if seen and seen["python"] else None
-            level = dict(user_namespace=bool(seen), net_namespace=bool(seen),
-                         mount_namespace=False, pid_namespace=False, ipc_namespace=False,
-                         file_isolation=False,
-                         prefix=basic if seen else [], root=False,
-                         job_user_namespace=bool(seen and seen.get("job_userns")),
-                         note="mount/pid namespaces unavailable: the child can read any "
-                         "file the grader's user can" + ("" if seen else
-                                                         "; no user/network namespace either"))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    level["rlimits"] = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
-    _SANDBOX.update(level)
-
-
-def sandbox_check() -> Check:
-    """INFO sandbox.isolation: what confined the child in this grading."""
-    lv = sandbox_level()
-    ns = [n for n in ("user", "net", "mount", "pid", "ipc") if lv.get(f"{n}_namespace")]
-    files = "on (the child sees only Python, its copy and a scratch folder)" if lv["file_isolation"] \
-        else "OFF"
-    msg = (f"namespaces: {', '.join(ns) or 'none'}; file isolation {files}"
-           f"; rlimits: {', '.join(r[7:] for r in lv['rlimits'])}")
-    return Check("sandbox.isolation", Status.INFO, msg + (f"; {lv['note']}" if lv["note"] else ""),
-                 lv["file_isolation"])
 
 
 def _copy_submission(src: str, dst: str, max_bytes: int) -> None:
@@ -3188,64 +2825,8 @@ def _copy_submission(src: str, dst: str, max_bytes: int) -> None:
             shutil.copyfile(p, os.path.join(target, f))
 
 
-def _drain(stream, sink: list, cap: int) -> None:
-    kept = 0
-    while True:
-        chunk = stream.read(65536)
-        if not chunk:
-            break
-        if kept < cap:
-            sink.append(chunk[: cap - kept])
-            kept += len(sink[-1])
-    stream.close()
-
-
-_MAX_DEPTH = 64        # deeper message bodies are refused (no grader code walks them recursively)
 _MAX_MESSAGES = 100_000   # more are refused: millions of tiny messages would exhaust the grader's
                           # memory within the byte cap (honest drivers send a few hundred)
-
-
-def _too_deep(obj) -> bool:
-    stack = [(obj, 0)]
-    while stack:
-        o, d = stack.pop()
-        if d > _MAX_DEPTH:
-            return True
-        if isinstance(o, dict):
-            stack.extend((v, d + 1) for v in o.values())
-        elif isinstance(o, list):
-            stack.extend((v, d + 1) for v in o)
-    return False
-
-
-def decode_reply(line: bytes, token: str) -> tuple:
-    """(body, is_ask, None) for an authentic reply line, (None, False, why) for anything
-    else.  Never raises: garbage is the child's failure, never the grader's."""
-    import hmac
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, False, f"invalid UTF-8 at byte {exc.start}"
-    try:
-        msg = json.loads(text)
-    except RecursionError:
-        return None, False, "JSON nested too deeply to decode"
-    except MemoryError:
-        return None, False, "JSON too large to decode"
-    except ValueError as exc:
-        return None, False, f"not JSON ({str(exc)[:80]})"
-    except Exception as exc:          # anything else json may raise on hostile input
-        return None, False, f"not JSON ({type(exc).__name__})"
-    if not isinstance(msg, dict) or not isinstance(msg.get("token"), str):
-        return None, False, "no run token"
-    if not hmac.compare_digest(msg["token"].encode("utf-8", "replace"), token.encode()):
-        return None, False, "wrong run token"
-    if "body" not in msg or set(msg) - {"token", "body", "ask"} \
-            or msg.get("ask", False) not in (True, False):
-        return None, False, "malformed message (valid token)"
-    if _too_deep(msg["body"]):
-        return None, False, f"message nested deeper than {_MAX_DEPTH} levels (valid token)"
-    return msg["body"], msg.get("ask") is True, None
 
 
 class _ReplyReader:
@@ -3620,6 +3201,426 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         return RunOutcome("ok", messages, "", wall, rc, stdout, stderr, **extra)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+# ---- the sandbox: probed once, the same for every child of every grader ----
+# pid 1 of the run's pid namespace (or, where there is none, a plain watcher), run as
+# `python -I -S -B -c _SANDBOX_INIT <config>`.  With a config "root" it builds the
+# allow-list root: a tmpfs holding read-only binds of the system and Python directories,
+# the run's own folders, a minimal /dev and its own /proc; pivot_root to it and detach the
+# old root (a chroot could be climbed out of).  It then starts the driver with the rlimits
+# and stays: when the grader dies (the lifeline socket reads EOF) or the driver exits,
+# everything else in the run is killed.  It reports the driver's exit on the lifeline.
+_SANDBOX_INIT = r'''
+import ctypes, json, os, resource, select, signal, sys
+cfg = json.loads(sys.argv[1])
+life = cfg["lifeline"]
+os.set_inheritable(life, False)
+libc = ctypes.CDLL(None, use_errno=True)
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = \
+    1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+ATIME = ((1024, 1024), (2048, 2048), (4096, 1 << 21))       # statvfs bit -> mount flag
+
+
+def tell(text):
+    try:
+        os.write(life, (text + "\n").encode())
+    except OSError:
+        pass
+
+
+def mount(src, target, fstype, flags, data=None):
+    enc = [None if v is None else v.encode() for v in (src, target, fstype, data)]
+    if libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "mount %s on %s: %s" % (src, target, os.strerror(err)))
+
+
+def bind(src, new, writable=False):
+    target = new + src
+    if os.path.islink(src):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.symlink(os.readlink(src), target)
+        return
+    if os.path.isdir(src):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    try:
+        mount(src, target, None, MS_BIND)
+    except OSError:                         # a mount with locked submounts (e.g. /sys) binds only
+        mount(src, target, None, MS_BIND | MS_REC)              # with them
+    flag = os.statvfs(src).f_flag
+    locked = flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    locked |= sum(ms for st, ms in ATIME if flag & st)
+    mount(None, target, None, MS_REMOUNT | MS_BIND | locked | (0 if writable else MS_RDONLY))
+
+
+def build_root(new):
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for src in cfg["ro"]:
+        if os.path.lexists(src):
+            bind(src, new)
+    for src in cfg["rw"]:
+        bind(src, new, writable=True)
+    dev = new + "/dev"
+    os.makedirs(dev)
+    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for node in cfg["dev"]:
+        if os.path.exists(node):
+            bind(node, new, writable=True)
+    os.makedirs(dev + "/shm")
+    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=%d" % cfg["shm_bytes"])
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, dev + "/" + name)
+    os.makedirs(new + "/proc")
+    try:                                    # refused where the host masks parts of its /proc:
+        mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except OSError:                         # the child then runs without one
+        pass
+    os.chdir(new)
+    if libc.syscall(cfg["pivot_root_nr"], b".", b".") != 0:
+        raise OSError(ctypes.get_errno(), "pivot_root")
+    if libc.umount2(b".", 2) != 0:                              # MNT_DETACH the old root
+        raise OSError(ctypes.get_errno(), "umount old root")
+    os.chdir("/")
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+if cfg["root"]:
+    try:
+        build_root(cfg["root"])
+    except Exception as exc:
+        tell("setup " + str(exc)[:300])
+        sys.exit(0)
+pid1 = os.getpid() == 1
+if cfg.get("probe"):                        # sandbox_level(): what a child would see here
+    seen = {"pid1": pid1, "hidden_visible": os.path.exists(cfg["probe"]),
+            "proc": os.path.exists("/proc/self/status"), "job_userns": False}
+    probe = os.fork()
+    if probe == 0:
+        os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+    seen["job_userns"] = os.waitpid(probe, 0)[1] == 0
+    probe = os.fork()                       # the interpreter runs in this root
+    if probe == 0:
+        try:
+            os.execv(cfg["python"], [cfg["python"], "-I", "-S", "-c", "import ctypes, json, math"])
+        finally:
+            os._exit(127)
+    seen["python"] = os.waitpid(probe, 0)[1] == 0
+    tell("probe " + json.dumps(seen))
+    os._exit(0)
+if not pid1:
+    libc.prctl(1, 9, 0, 0, 0)               # PR_SET_PDEATHSIG, SIGKILL: dies with the grader
+libc.prctl(4, 0, 0, 0, 0)                   # PR_SET_DUMPABLE 0: the driver cannot trace init
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_w, False)
+signal.set_wakeup_fd(wake_w)
+signal.signal(signal.SIGCHLD, lambda *a: None)
+child = 0
+
+
+def on_term(*_):
+    """The grader's SIGTERM: in a pid namespace it reaches the driver's group directly; else
+    the driver has a group of its own, which goes now."""
+    if not pid1 and child:
+        try:
+            os.killpg(child, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+signal.signal(signal.SIGTERM, on_term)
+exec_r, exec_w = os.pipe()                  # closed by a successful exec (close-on-exec)
+child = os.fork()
+if child == 0:
+    try:
+        os.close(exec_r)
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        if not pid1:
+            os.setpgid(0, 0)                # a group init can kill without killing itself
+            libc.prctl(1, 9, 0, 0, 0)
+        libc.prctl(4, 1, 0, 0, 0)
+        uid, gid = os.geteuid(), os.getegid()
+        own = b"n"
+        if libc.unshare(0x10000000) == 0:   # CLONE_NEWUSER: no capability over init
+            try:
+                for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                                   ("gid_map", "%d %d 1" % (gid, gid))):
+                    with open("/proc/self/" + name, "w") as fh:
+                        fh.write(text)
+                own = b"u"
+            except OSError:
+                pass
+        os.write(exec_w, own)
+        for name, value in cfg["rlimits"]:
+            try:
+                resource.setrlimit(getattr(resource, name), (value, value))
+            except (AttributeError, ValueError, OSError):
+                pass
+        os.chdir(cfg["cwd"])
+        os.execv(cfg["argv"][0], cfg["argv"])
+    except BaseException as exc:
+        os.write(2, ("sandbox: cannot start the driver: %r\n" % (exc,)).encode())
+        os.write(exec_w, b"!" + repr(exc).encode()[:200])
+    os._exit(127)
+os.close(exec_w)
+started = b""
+while True:
+    chunk = os.read(exec_r, 256)
+    if not chunk:
+        break
+    started += chunk
+os.close(exec_r)
+if b"!" in started:
+    tell("setup cannot start the driver: " + started.split(b"!", 1)[1].decode(errors="replace"))
+else:
+    tell("ready " + json.dumps({"pid1": pid1, "hidden_visible": os.path.exists(cfg["hidden"]),
+                                "proc": os.path.exists("/proc/self/status"),
+                                "job_userns": started.startswith(b"u"), "python": True}))
+for fd in cfg["close"]:                     # the reply pipe and the request pipe: the driver's only
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+status = None
+while status is None:
+    try:
+        ready = select.select([life, wake_r], [], [], 1.0)[0]
+    except InterruptedError:
+        ready = []
+    if wake_r in ready:
+        os.read(wake_r, 4096)
+    if life in ready:
+        try:
+            gone = os.read(life, 4096) == b""
+        except OSError:
+            gone = True
+        if gone:                            # the grader died: so does everything here
+            break
+    while True:
+        try:
+            pid, st = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        if pid == child:
+            status = st
+try:
+    if pid1:
+        os.kill(-1, signal.SIGKILL)          # every other process of this pid namespace
+    else:
+        os.killpg(child, signal.SIGKILL)     # whatever is left of the driver's group
+except OSError:
+    pass
+if status is not None:
+    tell(("exit %d" % os.WEXITSTATUS(status)) if os.WIFEXITED(status)
+         else "signal %d" % os.WTERMSIG(status))
+os._exit(0)
+'''
+
+_SANDBOX = {}          # the probed sandbox level and launch prefix (once per grader process)
+_SHM_BYTES = 1 << 30   # the child's /dev/shm (multiprocessing's locks and shared arrays); RAM-backed
+_PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+
+
+def _python_exe() -> str:
+    """The real interpreter (not a pyenv shim or a symlink the sandbox would not hold)."""
+    return os.path.realpath(sys.executable)
+
+
+def _readonly_paths(extra=()) -> list:
+    """What the child may read: the system's programs, libraries and /etc, and the Python
+    installation with its site-packages; nothing else of the filesystem."""
+    import site
+    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"]
+    py = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix,
+                                        sys.base_exec_prefix)}
+    try:
+        sites = list(site.getsitepackages())
+    except AttributeError:
+        sites = []
+    for p in sites + sys.path:
+        if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
+            py.add(os.path.realpath(p))
+    py.add(os.path.dirname(_python_exe()))
+    paths += sorted(p for p in py if p != "/")
+    paths += [os.path.realpath(p) for p in extra]
+    keep = []
+    for p in paths:
+        if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in keep):
+            keep.append(p)
+    return keep
+
+
+def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: list,
+                lifeline: int, ro_extra=(), hidden: str = "") -> dict:
+    import glob
+    import platform
+    return {"root": os.path.join(work, "root") if root else None,
+            "ro": _readonly_paths(ro_extra) + [d for d in (os.path.join(work, "driver"),)
+                                               if os.path.isdir(d)],
+            "rw": rw, "dev": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+            + sorted(glob.glob("/dev/nvidia*")), "shm_bytes": _SHM_BYTES,
+            "pivot_root_nr": _PIVOT_ROOT_NR.get(platform.machine(), -1),
+            "argv": argv, "cwd": cwd, "rlimits": rlimits, "lifeline": lifeline, "hidden": hidden,
+            "close": [0] + [int(a) for a in argv[-1:] if a.isdigit()]}
+
+
+def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
+    """Start _SANDBOX_INIT through prefix in probe mode; what it saw, or None if it did not run."""
+    import socket
+    marker = os.path.join(work, "hidden")
+    with open(marker, "w") as fh:
+        fh.write("x")
+    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    a, b = socket.socketpair()
+    try:
+        cfg = dict(_launch_cfg(work, root, [], [], "/", [], b.fileno()), probe=marker,
+                   python=_python_exe())
+        proc = subprocess.Popen(prefix + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT,
+                                          json.dumps(cfg)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, pass_fds=(b.fileno(),),
+                                start_new_session=True)
+        b.close()
+        proc.wait(timeout=30)
+        a.settimeout(5)
+        said = a.recv(65536).decode(errors="replace")
+        if proc.returncode != 0 or not said.startswith("probe "):
+            return None
+        return json.loads(said[6:])
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+    finally:
+        a.close()
+        b.close()
+
+
+_PROBE_LOCK = threading.Lock()
+
+
+def sandbox_level() -> dict:
+    """How the child is confined here (probed once by running a child the real way)."""
+    with _PROBE_LOCK:
+        if not _SANDBOX:
+            _probe_sandbox()
+    return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
+
+
+def _full_prefix() -> list:
+    unshare = shutil.which("unshare") or "/usr/bin/unshare"
+    return [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--ipc", "--fork",
+            "--kill-child"]
+
+
+def _full_level(seen: dict) -> dict | None:
+    """The full sandbox's level from what its init saw, or None if it did not hold."""
+    if not (seen and seen.get("python") and seen.get("pid1") and not seen.get("hidden_visible")):
+        return None
+    return dict(user_namespace=True, net_namespace=True, mount_namespace=True,
+                pid_namespace=True, ipc_namespace=True, file_isolation=True,
+                prefix=_full_prefix(), root=True, job_user_namespace=bool(seen.get("job_userns")),
+                note="" if seen.get("proc") else "the child has no /proc (the host refused one)",
+                rlimits=["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"])
+
+
+def _probe_sandbox() -> None:
+    """Try the full sandbox, then user+net namespaces only, then none."""
+    work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
+    try:
+        unshare = shutil.which("unshare") or "/usr/bin/unshare"
+        level = _full_level(_try_launch(_full_prefix(), True, work))
+        if level is None:
+            basic = [unshare, "--user", "--map-root-user", "--net"]
+            seen = _try_launch(basic, False, work)
+            seen = seen if seen and seen["python"] else None
+            level = dict(user_namespace=bool(seen), net_namespace=bool(seen),
+                         mount_namespace=False, pid_namespace=False, ipc_namespace=False,
+                         file_isolation=False,
+                         prefix=basic if seen else [], root=False,
+                         job_user_namespace=bool(seen and seen.get("job_userns")),
+                         note="mount/pid namespaces unavailable: the child can read any "
+                         "file the grader's user can" + ("" if seen else
+                                                         "; no user/network namespace either"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    level["rlimits"] = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
+    _SANDBOX.update(level)
+
+
+def sandbox_check() -> Check:
+    """INFO sandbox.isolation: what confined the child in this grading."""
+    lv = sandbox_level()
+    ns = [n for n in ("user", "net", "mount", "pid", "ipc") if lv.get(f"{n}_namespace")]
+    files = "on (the child sees only Python, its copy and a scratch folder)" if lv["file_isolation"] \
+        else "OFF"
+    msg = (f"namespaces: {', '.join(ns) or 'none'}; file isolation {files}"
+           f"; rlimits: {', '.join(r[7:] for r in lv['rlimits'])}")
+    return Check("sandbox.isolation", Status.INFO, msg + (f"; {lv['note']}" if lv["note"] else ""),
+                 lv["file_isolation"])
+
+
+def _drain(stream, sink: list, cap: int) -> None:
+    kept = 0
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            break
+        if kept < cap:
+            sink.append(chunk[: cap - kept])
+            kept += len(sink[-1])
+    stream.close()
+
+
+_MAX_DEPTH = 64        # deeper message bodies are refused (no grader code walks them recursively)
+def _too_deep(obj) -> bool:
+    stack = [(obj, 0)]
+    while stack:
+        o, d = stack.pop()
+        if d > _MAX_DEPTH:
+            return True
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o)
+    return False
+
+
+def decode_reply(line: bytes, token: str) -> tuple:
+    """(body, is_ask, None) for an authentic reply line, (None, False, why) for anything
+    else.  Never raises: garbage is the child's failure, never the grader's."""
+    import hmac
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, False, f"invalid UTF-8 at byte {exc.start}"
+    try:
+        msg = json.loads(text)
+    except RecursionError:
+        return None, False, "JSON nested too deeply to decode"
+    except MemoryError:
+        return None, False, "JSON too large to decode"
+    except ValueError as exc:
+        return None, False, f"not JSON ({str(exc)[:80]})"
+    except Exception as exc:          # anything else json may raise on hostile input
+        return None, False, f"not JSON ({type(exc).__name__})"
+    if not isinstance(msg, dict) or not isinstance(msg.get("token"), str):
+        return None, False, "no run token"
+    if not hmac.compare_digest(msg["token"].encode("utf-8", "replace"), token.encode()):
+        return None, False, "wrong run token"
+    if "body" not in msg or set(msg) - {"token", "body", "ask"} \
+            or msg.get("ask", False) not in (True, False):
+        return None, False, "malformed message (valid token)"
+    if _too_deep(msg["body"]):
+        return None, False, f"message nested deeper than {_MAX_DEPTH} levels (valid token)"
+    return msg["body"], msg.get("ask") is True, None
 
 
 # =============================================================================

@@ -20,7 +20,8 @@ from graders.adi.verdict import TIER3_PREFIX
 from graders.common.guarded_json import read_json_file
 from graders.common.records import Check, Reject, Report, Status
 from graders.common.reports import progress
-from graders.common.runner import run_isolated, sandbox_check
+from graders.common.runner import run_isolated
+from graders.common.sandbox import sandbox_check
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # GRADING: the checks above, in the seed's order, over one submission

@@ -4,7 +4,7 @@ import time
 from graders.common.guarded_json import read_json_file
 from graders.common.records import Check, Reject, Report, Status
 from graders.common.reports import progress
-from graders.common.runner import sandbox_check
+from graders.common.sandbox import sandbox_check
 from graders.fem.execution import Execution, execution_checks
 from graders.fem.files import check_files
 from graders.fem.guarded import load_npz_file

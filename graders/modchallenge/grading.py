@@ -2,7 +2,7 @@
 import time
 from graders.common.records import Check, Report, Status
 from graders.common.reports import _INTERRUPT, progress, progress_count
-from graders.common.runner import sandbox_check
+from graders.common.sandbox import sandbox_check
 from graders.modchallenge.gates_static import check_artifact_size, check_manifest, check_static
 from graders.modchallenge.seeds import (answers_hidden_check, grade_seed, resume_load, resume_save,
     seed_keys, seed_label)

@@ -6,7 +6,7 @@ import os
 import time
 from graders.common.records import Check, Reject, Status
 from graders.common.reports import grader_sha256, tree_sha256
-from graders.common.runner import sandbox_level
+from graders.common.sandbox import sandbox_level
 from graders.modchallenge.decoding import TierResult, ranking_keys
 from graders.modchallenge.gates_runtime import run_model, tier_records
 from graders.modchallenge.spec import SPEC

@@ -5,14 +5,14 @@ import os
 import time
 from graders.common.records import Check, Status
 from graders.common.reports import _INTERRUPT, progress, progress_count
+from graders.common.sandbox import sandbox_check, sandbox_level
 from graders.scicode.census import classify
 from graders.scicode.comparison import evaluate_case, helper_namespace
 from graders.scicode.protocol import StepProgram
 from graders.scicode.spec import SPEC
 from graders.scicode.target_plan import plan_step
 from graders.scicode.workers import (ResumeStore, WorkerPool, _PRESTARTED, make_job,
-    read_step_targets, run_steps, sandbox_check, sandbox_level, targets_present, warm_grader,
-    warm_modules, worker_count)
+    read_step_targets, run_steps, targets_present, warm_grader, warm_modules, worker_count)
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # SANDBOX OPS: per-step results and records
