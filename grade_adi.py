@@ -2392,6 +2392,7 @@ class RunOutcome:
     times: list = dataclasses.field(default_factory=list)    # arrival of each message (s from start)
     sandbox: dict = dataclasses.field(default_factory=dict)  # sandbox_level() of this run
     garbage: list = dataclasses.field(default_factory=list)  # why the first refused lines were refused
+    runtime: dict = dataclasses.field(default_factory=dict)  # what the child said it runs with (report_runtime)
 
 
 # The prologue every driver starts with.  It reads its request (with a one-time token) from
@@ -2399,6 +2400,9 @@ class RunOutcome:
 #   send(obj)    one token-tagged JSON line on a pipe the runner opened;
 #   ask(obj)     send, then block for the grader's answer (run_isolated(interact=...));
 #   receive()    the runner's next JSON line (run_isolated(followup=...)), None at its end;
+#   report_runtime()  the interpreter, prefix and library versions this child imported, sent
+#                once, before any submission code (fork_jobs sends it; a driver that does not
+#                fork calls it before it loads the submission): the report's `run` block;
 #   fork_jobs(jobs, run_job, concurrency=1)   the warm fork server: one fresh child per job,
 #                started in the order given (up to `concurrency` at once), each in its own
 #                process group and user namespace, its messages tagged {"job": id} by this
@@ -2443,7 +2447,13 @@ _CH = {"in": _IN}
 _REQ = receive()
 _CH["tok"] = _REQ.pop("token")
 _LIM = _REQ.pop("runner")
-_sys.path.extend(p for p in _LIM.get("path", ()) if p not in _sys.path)   # started without site
+_sys.prefix, _sys.exec_prefix = _LIM.get("prefix") or (_sys.prefix, _sys.exec_prefix)   # a venv's
+if _LIM.get("pth"):          # started without site (-S): the grader's own site directories,
+    import site as _site     # in its order, with their .pth files (venv, --user, system, conda)
+    for _p in _LIM.get("path", ()):
+        _site.addsitedir(_p)
+else:                        # (the driver's modules are plain files there: .pth files skipped)
+    _sys.path.extend(p for p in _LIM.get("path", ()) if p not in _sys.path)
 _CH["out"] = _os.dup(int(_sys.argv[1]))
 _os.close(int(_sys.argv[1]))
 _os.set_inheritable(_CH["out"], False)
@@ -2466,6 +2476,19 @@ def ask(obj):
     _put({"token": _CH["tok"], "body": obj, "ask": True} if _CH["tok"] else {"body": obj, "ask": True})
     reply = receive()
     return reply.get("reply") if isinstance(reply, dict) else None
+
+
+def report_runtime(_sent=[]):
+    """The interpreter and the library versions this child runs with (once)."""
+    if _sent:
+        return
+    _sent.append(1)
+    mods = {}
+    for name in ("numpy", "scipy", "h5py", "torch"):
+        v = getattr(_sys.modules.get(name), "__version__", None)
+        mods[name] = v if isinstance(v, str) else None
+    send({"kind": "runtime", "python": _sys.version.split()[0], "executable": _sys.executable,
+          "prefix": _sys.prefix, "modules": mods})
 
 
 def _libc():
@@ -2735,6 +2758,7 @@ def fork_jobs(jobs, run_job, concurrency=1):
     jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
     then holds no plan of the jobs after it, as it would in a list it inherited (with
     concurrency 1 only: the next job is drawn when no job is running)."""
+    report_runtime()
     libc = _libc()
     if libc is not None:
         libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent
@@ -2787,11 +2811,11 @@ _os.chdir(_REQ["submission_dir"])
 '''
 
 def _site_dirs(modules: tuple) -> list | None:
-    """The site directories (in this interpreter's path order) when every module in `modules`
-    is found in one of them as a plain package or module; None otherwise (or if none given)."""
+    """The grader's site directories (in its path order) when every module in `modules`
+    is found in one of them as a plain package or module (no .pth processing needed);
+    None otherwise (or if none given)."""
     import importlib.util
-    dirs = [p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)
-            and os.path.isdir(p)]
+    dirs = _grader_site_dirs()
     if not modules or not dirs:
         return None
     for name in modules:
@@ -2800,7 +2824,8 @@ def _site_dirs(modules: tuple) -> list | None:
         except (ImportError, ValueError):
             return None
         origin = getattr(spec, "origin", None) if spec is not None else None
-        if not (isinstance(origin, str) and any(origin.startswith(d.rstrip("/") + "/") for d in dirs)):
+        origin = os.path.realpath(origin) if isinstance(origin, str) else None
+        if not (origin and any(origin.startswith(d.rstrip("/") + "/") for d in dirs)):
             return None
     return dirs
 
@@ -2842,6 +2867,7 @@ class _ReplyReader:
         self.on_ask = on_ask
         self.errors = []                # exceptions of the grader's own callbacks
         self.on_message = None          # called with each authentic body, outside the lock
+        self.runtime = None             # the child's report_runtime() (the first one only)
 
     def refuse(self, why: str, count: int = 1) -> None:
         with self.lock:
@@ -2885,6 +2911,11 @@ class _ReplyReader:
                 self.refuse(f"job {body.get('job')}: {n} unreadable line(s)", n)
         if len(self.messages) >= _MAX_MESSAGES:
             self.refuse(f"more than {_MAX_MESSAGES} messages")
+            return
+        if self.runtime is None and isinstance(body, dict) and body.get("kind") == "runtime":
+            self.runtime = body         # sent before any submission code: not a driver message
+            if not CHILD_RUNTIME:
+                CHILD_RUNTIME.update({k: body.get(k) for k in ("python", "executable", "prefix", "modules")})
             return
         with self.lock:
             self.messages.append(body)
@@ -2983,10 +3014,11 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         with open(driver, "w") as fh:
             fh.write(DRIVER_PROLOGUE + driver_body)
         token = secrets.token_hex(16)
-        site_dirs = _site_dirs(no_site)
+        site_dirs = _site_dirs(no_site)      # plain: no .pth files to run (~25 ms saved)
         req = dict(request, token=token, submission_dir=sub, lib_dir=lib, scratch_dir=home,
                    runner={"reply_cap": limits["reply_cap_bytes"], "isolated": bool(plan["root"]),
-                           "path": site_dirs or []})
+                           "path": site_dirs or _grader_site_dirs(), "pth": site_dirs is None,
+                           "prefix": [sys.prefix, sys.exec_prefix]})
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
         # BLAS threads pinned to 1 (CONVENTIONS): the verdict must not depend on the grading
@@ -3003,7 +3035,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         life, life_child = socket.socketpair()
         rfd, wfd = os.pipe()
         cfg = _launch_cfg(work, plan["root"], [sub, home],
-                          [_python_exe(), "-I", "-B"] + (["-S"] if site_dirs else []) + [driver, str(wfd)],
+                          [_python_exe(), "-I", "-S", "-B", driver, str(wfd)],
                           sub, rlimits,
                           life_child.fileno(), ro_paths, os.path.realpath(submission_dir))
         try:
@@ -3176,7 +3208,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                 if not _SANDBOX:
                     _SANDBOX.update(full)
             level = {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
-        extra = dict(forged=forged, times=times, sandbox=level, garbage=garbage)
+        extra = dict(forged=forged, times=times, sandbox=level, garbage=garbage,
+                     runtime=dict(reader.runtime or {}))
         if said.startswith("setup "):
             return RunOutcome("error", [], f"sandbox setup failed: {said[6:]}", wall, rc, stdout, stderr,
                               **extra)
@@ -3430,9 +3463,68 @@ _SHM_BYTES = 1 << 30   # the child's /dev/shm (multiprocessing's locks and share
 _PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 
 
+CHILD_RUNTIME = {}     # what the first child said it runs with (report_runtime): the run block
+
+
 def _python_exe() -> str:
-    """The real interpreter (not a pyenv shim or a symlink the sandbox would not hold)."""
-    return os.path.realpath(sys.executable)
+    """The interpreter the grader runs with, as it was started: its folder resolved (the
+    sandbox holds real paths), its own name kept, so a virtual environment's `python` (a
+    symlink to the base interpreter) still finds its pyvenv.cfg, as the grader's did (the
+    link's target was taken before: a venv's packages were lost to its children)."""
+    exe = sys.executable or sys.argv[0]
+    return os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(exe))), os.path.basename(exe))
+
+
+def _grader_site_dirs() -> list:
+    """The grader's own site directories, in its path order, as real paths: a venv's, the
+    user's (--user), the system's or a conda environment's; the child starts without `site`
+    and gets exactly these (python -I would drop the user's, and the base interpreter's
+    own `site` would add the base's instead of the venv's)."""
+    import site
+    try:
+        known = list(site.getsitepackages())
+    except AttributeError:
+        known = []
+    try:
+        user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    except AttributeError:
+        user = None
+    out = []
+    for p in sys.path:
+        if p and os.path.isdir(p) and ("site-packages" in p or "dist-packages" in p
+                                      or p in known or p == user):
+            real = os.path.realpath(p)
+            if real not in out:
+                out.append(real)
+    return out
+
+
+def _pth_dirs() -> list:
+    """The folders the .pth files of the grader's site directories add (an editable
+    install, a package kept outside site-packages): the child's `site` adds them too.  Not
+    one that is, or holds, a path the grader was given (the submission, targets, reference
+    files): nothing given to the grader enters the child's view through a .pth line."""
+    given = [os.path.realpath(a) for a in sys.argv[1:] if a and not a.startswith("-") and os.path.exists(a)]
+    out = []
+    for d in _grader_site_dirs():
+        try:
+            names = sorted(n for n in os.listdir(d) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(d, name), encoding="utf-8", errors="replace") as fh:
+                    lines = fh.read(1 << 16).splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    p = os.path.realpath(os.path.join(d, line))
+                    if os.path.isdir(p) and p not in out and p != "/" and \
+                            not any(g == p or g.startswith(p.rstrip("/") + "/") for g in given):
+                        out.append(p)
+    return out
 
 
 def _readonly_paths(extra=()) -> list:
@@ -3449,7 +3541,10 @@ def _readonly_paths(extra=()) -> list:
     for p in sites + sys.path:
         if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
             py.add(os.path.realpath(p))
+    py.update(_grader_site_dirs())
+    py.update(_pth_dirs())
     py.add(os.path.dirname(_python_exe()))
+    py.add(os.path.dirname(os.path.realpath(_python_exe())))
     paths += sorted(p for p in py if p != "/")
     paths += [os.path.realpath(p) for p in extra]
     keep = []
@@ -4359,10 +4454,18 @@ def run_block(args, exit_code: int, started: float, wall: float) -> dict:
 
     options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child")}
     level = globals().get("sandbox_level")
+    # the versions a child of this grader imported, as it reported them (report_runtime);
+    # the grader's own where no child ran (or this grader runs none)
+    child = dict(globals().get("CHILD_RUNTIME") or {})
+    mods = child.get("modules") if isinstance(child.get("modules"), dict) else None
+    libs = {d: (mods.get(d) if mods is not None else version(d)) for d in ("numpy", "scipy", "h5py")}
+    libs = {d: v if isinstance(v, str) else None for d, v in libs.items()}
     return {"options": _jsonable(options), "exit_code": exit_code,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-            "wall_s": round(wall, 3), "python": platform.python_version(),
-            "numpy": version("numpy"), "scipy": version("scipy"), "h5py": version("h5py"),
+            "wall_s": round(wall, 3), "python": str(child.get("python") or platform.python_version()),
+            "numpy": libs["numpy"], "scipy": libs["scipy"], "h5py": libs["h5py"],
+            "versions_from": "child" if mods is not None else "grader",
+            "child": _jsonable(child) if child else None,
             "platform": platform.platform(),
             "sandbox": level() if callable(level) else {"available": False}}
 

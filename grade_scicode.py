@@ -91,6 +91,12 @@ SPEC = {
     "max_broadcast": 1 << 27,
     "max_generation_bytes": 2 << 20,
     "max_problems_bytes": 64 << 20,
+    # no seed line (issue 22 item 3: only plain data crosses, converted entirely; a cap fails
+    # closed): what a generated callable returns, or a test compares with the target, is
+    # converted whole up to this many items and nesting levels, else the case fails
+    # (NotPlainData); the depth keeps a record under the reply decoder's 64 JSON levels
+    "max_plain_items": 1 << 22,
+    "max_plain_depth": 28,
     # seed "Harness-fault census": 100 % shared signature across >= 10 failures
     "census_min_failures": 10,
     # seed "DRY sandbox must emit `SCICODE_PASS (DRY_RUN)`"
@@ -401,6 +407,13 @@ def audit_generation(code: str) -> list:
     """Reasons a definition needs review: it reads `target(s)` as a free name,
     reaches for frames/globals/the h5 file, or rebinds a library attribute."""
     try:
+        return _audit_generation(code)
+    except Exception as exc:        # never raises: a definition the audit cannot read is flagged
+        return [f"could not be audited ({type(exc).__name__})"]
+
+
+def _audit_generation(code: str) -> list:
+    try:
         tree = parse_python(code, "generation", "audit")
     except Reject:
         return []
@@ -508,6 +521,9 @@ def extract_definition(text: str, kind: str, name: str) -> str:
                 return ast.unparse((top or nested)[-1])
             except RecursionError:
                 raise ExtractionError(f"`{kind} {name}` is nested too deeply to be extracted")
+            except Exception as exc:        # whatever unparsing raises is this step's record
+                raise ExtractionError(f"`{kind} {name}` could not be extracted "
+                                      f"({type(exc).__name__}: {str(exc)[:120]})")
     if not parsed_any and first_error is not None:
         raise SyntaxError(first_error.replace("generation: ", "", 1))
     raise ExtractionError(f"no `{kind} {name}` in the generation")
@@ -526,6 +542,7 @@ class StepProgram:
     lost_context: str | None    # special step whose code is absent (harness fault)
     audit: list
     definition: tuple = ("def", "")     # (kind, name) the step's header declares
+    reference: bool = False             # the context is the problem's reference code
 
 
 def special_code(step: Step, special_dir: str | None) -> str | None:
@@ -539,7 +556,7 @@ def special_code(step: Step, special_dir: str | None) -> str | None:
             try:
                 return extract_definition(read_text_file(p, "special", SPEC["max_generation_bytes"]),
                                           kind, name)
-            except (Reject, SyntaxError, ExtractionError):
+            except Exception:       # (unreadable special code: the later steps lose context)
                 return None
     return None
 
@@ -557,6 +574,9 @@ def generation_code(step: Step, gens: Generations) -> tuple:
         return None, {"type": "SyntaxError", "message": str(exc)}
     except ExtractionError as exc:
         return None, {"type": "ExtractionError", "message": str(exc)}
+    except Exception as exc:        # extraction never raises: any failure is this step's record
+        return None, {"type": "ExtractionError",
+                      "message": f"the generation could not be read ({type(exc).__name__}: {str(exc)[:160]})"}
 
 
 def assemble(problem: Problem, step: Step, context_mode: str, gens: Generations,
@@ -580,7 +600,8 @@ def assemble(problem: Problem, step: Step, context_mode: str, gens: Generations,
                 parts.append(code)
     code, error = generation_code(step, gens)
     return StepProgram(step.step, problem.pid, problem.deps, "\n\n".join(parts), code, error,
-                       step.cases, lost, audit_generation(code) if code else [], header_name(step.header))
+                       step.cases, lost, audit_generation(code) if code else [], header_name(step.header),
+                       context_mode == "reference")
 
 
 # =============================================================================
@@ -1182,7 +1203,39 @@ def decode_value(obj, depth: int = 0):
         return Placeholder(v[0], v[1])
     if tag == "__opaque__" and isinstance(v, str):
         return Opaque(v[:80])
+    if tag == "__fraction__" and isinstance(v, list) and len(v) == 2 and \
+            all(type(x) is int for x in v) and v[1] != 0:
+        import fractions
+        return fractions.Fraction(v[0], v[1])
+    if tag == "__namedtuple__" and isinstance(v, list) and len(v) == 3 and isinstance(v[2], list) \
+            and isinstance(v[1], list) and len(v[1]) == len(v[2]) and all(isinstance(f, str) for f in v[1]):
+        return record_class("nt", v[0], v[1])(*[decode_value(x, depth + 1) for x in v[2]])
+    if tag == "__record__" and isinstance(v, list) and len(v) == 2 and isinstance(v[1], list) and \
+            all(isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], str) for kv in v[1]):
+        return record_class("dc", v[0], [kv[0] for kv in v[1]])(*[decode_value(kv[1], depth + 1) for kv in v[1]])
     raise RecordError(f"unknown tag {str(tag)[:30]!r}")
+
+
+_RECORD_CLASSES = {}
+
+
+def record_class(kind: str, name, fields: list):
+    """The grader's own namedtuple / dataclass for a recorded one (its fields, its name):
+    it compares and converts as the step's value did (a namedtuple as a tuple; a dataclass
+    equal only to one of its class), with no method of the generation's."""
+    key = (kind, str(name)[:80], tuple(fields))
+    if key not in _RECORD_CLASSES:
+        import collections
+        name = key[1] if key[1].isidentifier() else "Record"
+        try:
+            if len(set(fields)) != len(fields):
+                raise ValueError("repeated field")
+            cls = collections.namedtuple(name, fields) if kind == "nt" else \
+                dataclasses.make_dataclass(name, list(fields))
+        except (TypeError, ValueError):
+            raise RecordError(f"bad {'namedtuple' if kind == 'nt' else 'dataclass'} fields")
+        _RECORD_CLASSES[key] = cls
+    return _RECORD_CLASSES[key]
 
 
 def _has_placeholder(value, depth=0) -> bool:
@@ -1386,6 +1439,8 @@ def evaluate_case(plan: CasePlan, records, targets: dict, helpers) -> dict | Non
                 return {"type": "ValueError", "message": f"the target unpacks to {got} values, the "
                         f"test names {n}", "origin": "test"}
         for site, rec in zip(plan.sites, records):
+            if isinstance(rec, dict) and set(rec) == {"kind", "refused"} and rec["kind"] == site.kind:
+                return {"type": "NotPlainData", "message": str(rec["refused"])[:300], "origin": "submission"}
             ok, why = evaluate_site(site, rec, targets, helpers)
             if not ok:      # the test's own assertion: signature "AssertionError", as upstream's
                 return {"type": "AssertionError", "message": "", "detail": why, "origin": "test"}
@@ -1436,12 +1491,36 @@ HARNESS_RULES = (
     ("dependency_missing", lambda sig, f: f.get("phase") == "deps"),
     ("special_context_lost", lambda sig, f: bool(f.get("lost_context"))),
     ("worker_fault", lambda sig, f: sig.startswith("WorkerFault") and _harness_evidence(f, "grader")),
+    # the worker could not import the scicode shim before any generated code ran
+    ("shim_failed", lambda sig, f: sig.startswith("ShimFault") and f.get("origin") == "grader"),
     # a test form the grader cannot judge without the target in the step's process
     ("target_form_unsupported", lambda sig, f: sig.startswith("UnsupportedTargetUse")
      and f.get("origin") == "grader"),
 )
-# the seed's named signatures: any occurrence indicts the run
-INDICTING_RULES = ("target_name_error", "scicode_module_missing", "h5_group_missing")
+# the seed's named signatures, and a harness that could not execute (a worker that never
+# started, a shim that failed, targets it could not read): any occurrence indicts the run,
+# whatever the number of steps
+INDICTING_RULES = ("target_name_error", "scicode_module_missing", "h5_group_missing", "worker_fault",
+                   "shim_failed")
+GRADER_FOUND_NOT_RUN = ("MissingGeneration",)     # found by the grader: no generation to run
+
+
+def generation_raised(f: dict) -> bool:
+    """By the grader's own evidence, the generation's code or text caused this failure: its
+    definition did not parse or extract, or the step's process reported it after generated
+    code was defined (a context phase of the generation's own steps, its code, a test case,
+    the run: an exception of any type or message, a timeout, a death, tampering, a refused
+    value).  Not: what the grader found itself (origin "grader"), the problem's dependency
+    lines (run before any generated code), reference context, a lost special step, a missing
+    generation.  Without evidence (a failure list from elsewhere) only a traceback through
+    generated code says so."""
+    if f.get("origin") == "grader" or f.get("phase") == "deps" or f.get("lost_context"):
+        return False
+    if f.get("phase") == "extract":
+        return f.get("type") not in GRADER_FOUND_NOT_RUN
+    if f.get("evidence") is not None:
+        return not (f.get("phase") == "context" and f.get("reference_context"))
+    return not _not_raised_by_submission(f)
 
 
 def signature(failure: dict) -> str:
@@ -1471,13 +1550,14 @@ def is_test_verdict(failure: dict) -> bool:
     return failure.get("type") == "AssertionError" and failure.get("origin") == "test"
 
 
-def census(failures: list, strict: bool) -> tuple:
+def census(failures: list, strict: bool, n_steps: int | None = None) -> tuple:
     """(records, indicted, reasons) from each failed step's first failure, each classified
     by its own evidence (a signature shared by failures of different classes is counted once
     per class, never by whichever failure came first).
-    Indict when: a seed-named harness class occurs; or >= 10 failures all share one
-    signature and they are not all the test's own assertion; or, --strict, any
-    harness-classified failure."""
+    Indict when: a seed-named harness class, or a harness that could not execute, occurs;
+    or >= 10 failures all share one signature and none was raised by a generation
+    (generation_raised; n_steps: the run's step count, for "every step lacks a generation");
+    or, --strict, any harness-classified failure."""
     counts, samples = {}, {}
     for f in failures:
         key = (signature(f), classify(f))
@@ -1490,8 +1570,14 @@ def census(failures: list, strict: bool) -> tuple:
             reasons.append(f"{n}x {sig} ({rule})")
     total = len(failures)
     sigs = {sig for sig, _ in counts}
+    # the seed's "100% of >= 10 failures share one signature": only failures no generation
+    # raised by the grader's evidence (ten steps raising one exception are the model's ten
+    # failures, however alike); a missing generation counts only when every step of the run
+    # lacks one (an empty or misnamed folder), never as a way to void a low score
     if total >= SPEC["census_min_failures"] and len(sigs) == 1 and \
-            not all(is_test_verdict(f) for f in failures):
+            not any(generation_raised(f) or is_test_verdict(f) for f in failures) and \
+            (not all(f.get("type") in GRADER_FOUND_NOT_RUN for f in failures)
+             or (n_steps is not None and total == n_steps)):
         reasons.append(f"100% of {total} failures share one signature: {next(iter(sigs))}")
     harness = sum(n for (sig, cls), n in counts.items() if cls != "model")
     if strict and harness and not reasons:
@@ -1562,7 +1648,8 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
             continue
         if "phase" in msg and not msg.get("ok"):
             if phase_failure is None:
-                phase_failure = dict(_child_error(msg.get("error")), phase=str(msg["phase"])[:20])
+                phase_failure = dict(_child_error(msg.get("error")), phase=str(msg["phase"])[:20],
+                                     reference_context=prog.reference)
         elif "rec" in msg and type(msg["rec"]) is int and 0 <= msg["rec"] < n:
             records[msg["rec"]].append(msg.get("data"))
         elif "case" in msg and type(msg["case"]) is int and 0 <= msg["case"] < n:
@@ -1600,6 +1687,10 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
         case_failure = case_failure or err
         if err.get("origin") == "grader" and grader_found is None:
             grader_found = err          # the harness's fault is reported whatever else failed
+    if reply.get("shim") is False and reply.get("status") != "worker" and grader_found is None:
+        grader_found = {"type": "ShimFault", "message": "the worker could not import the scicode shim "
+                        "before any generated code ran", "phase": "run", "origin": "grader",
+                        "evidence": evidence}
     failure = grader_found or (dict(phase_failure, evidence=evidence) if phase_failure else None) or case_failure
     status = reply.get("status", "ok")
     ev = {"evidence": evidence}
@@ -1783,6 +1874,10 @@ def send(obj, _fd=_FD, _tok=_TOKEN, _dumps=_json.dumps, _write=_os.write):
     data = (_dumps({"token": _tok, "body": obj}, allow_nan=True, default=str) + "\n").encode()
     while data:
         data = data[_write(_fd, data):]
+_sys.prefix, _sys.exec_prefix = _INIT["prefix"]      # a venv's, as site.py would set it
+import site as _site          # started without site (-S): the grader's own site directories,
+for _p in _INIT["site"]:      # in its order, with their .pth files (venv, --user, system, conda)
+    _site.addsitedir(_p)
 _sys.path.insert(0, _INIT["shim_dir"])
 _os.chdir(_INIT["work_dir"])
 '''
@@ -1812,6 +1907,15 @@ def _emit(record):
 _METHODS = frozenset(_INIT["target_methods"])
 
 
+def _emit_cmp(kind, target, other):
+    try:
+        _emit({"kind": kind, "target": _ser(target), "other": _ser(other)})
+    except NotPlainData as exc:
+        _emit({"kind": kind, "refused": str(exc)[:300]})
+    except RecursionError:
+        _emit({"kind": kind, "refused": "nested too deeply to record"})
+
+
 class _Target:
     """The opaque stand-in bound to `target`: no value, only its place (case, path)."""
     __slots__ = ("_case", "_path")
@@ -1821,11 +1925,11 @@ class _Target:
         self._case, self._path = case, path
 
     def __eq__(self, other):
-        _emit({"kind": "==", "target": _ser(self), "other": _ser(other)})
+        _emit_cmp("==", self, other)
         return True
 
     def __ne__(self, other):
-        _emit({"kind": "!=", "target": _ser(self), "other": _ser(other)})
+        _emit_cmp("!=", self, other)
         return True
 
     __hash__ = object.__hash__
@@ -1863,85 +1967,421 @@ class _Target:
 
 def _b64npy(arr):
     buf = io.BytesIO()
-    numpy.lib.format.write_array(buf, arr, allow_pickle=False)
+    numpy.lib.format.write_array(buf, arr, allow_pickle=False)     # any layout; 0-d stays 0-d
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _ser(v, depth=0):
-    """What the test passed in, as data.  Exact types, read through the base classes' own
-    slots (a subclass's overrides do not decide what is recorded)."""
-    if depth > 100:
-        return {"__opaque__": "deeply nested"}
-    t = type(v)
+class NotPlainData(TypeError):
+    """A value that cannot cross as plain data: too large or too deep to convert entirely, or
+    a generation's object whose class overrides comparison or numpy hooks.  The case fails
+    with this reason (a cap fails closed: nothing past it is ever taken on trust)."""
+
+
+_MAX_ITEMS = int(_INIT["max_plain_items"])      # items converted per value (then: NotPlainData)
+_MAX_NEST = int(_INIT["max_plain_depth"])       # nesting levels per value (then: NotPlainData)
+_TYPE = type
+_TYPE_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, as the type holds it
+_TYPE_MRO = type.__dict__["__mro__"].__get__
+_FLAGS = type.__dict__["__flags__"].__get__     # (a metaclass cannot answer for these)
+_NAME = type.__dict__["__name__"].__get__
+_OBJ_GET = object.__getattribute__
+_NP_COPY = numpy.ndarray.copy
+_NP_VIEW = numpy.ndarray.view
+_NDARRAY, _MATRIX = numpy.ndarray, numpy.matrix
+import collections as _collections, dataclasses as _dataclasses, fractions as _fractions, functools as _functools, types as _types
+_FRACTION = _fractions.Fraction
+_PARTIAL = _functools.partial
+_VECTORIZE = numpy.vectorize
+_FIELD, _FIELD_KIND = _dataclasses.Field, _dataclasses._FIELD
+_MAKE_DATACLASS, _NAMEDTUPLE = _dataclasses.make_dataclass, _collections.namedtuple
+_NONE_T = type(None)
+_SCALARS = frozenset((_NONE_T, bool, int, float, complex, str, bytes, type(Ellipsis), type(NotImplemented),
+                      range)) | frozenset(t for t in numpy.sctypeDict.values() if isinstance(t, type))
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+_FUNCS = frozenset((_types.FunctionType, _types.MethodType, _PARTIAL, _VECTORIZE,
+                    _types.BuiltinMethodType, _functools._lru_cache_wrapper))
+_GENERATED_FILES = ("<code ", "<context ")
+
+
+def _walk_classes(_subs=type.__subclasses__):
+    """Every class that exists now, by id (a class made later was made after this)."""
+    seen, stack = {}, [object]
+    while stack:
+        k = stack.pop()
+        try:
+            subs = _subs(k)
+        except TypeError:       # (type itself: its __subclasses__ wants an argument)
+            subs = _subs(type, k) if k is type else []
+        for s in subs:
+            if id(s) not in seen:
+                seen[id(s)] = s
+                stack.append(s)
+    return seen
+
+
+def _class_state(k):
+    return dict(_TYPE_DICT(k))
+
+
+def _class_changed(k, state):
+    """A class's namespace against what it was: an entry replaced or removed, or a new one
+    that overrides its bases or is a hook (a cache a library adds, e.g. copyreg's
+    __slotnames__, is none of these)."""
+    now = _TYPE_DICT(k)
+    if len(now) == len(state) and all(map(_is, now.values(), state.values())) and now.keys() == state.keys():
+        return False
+    for key, val in dict.items(state):
+        if now.get(key, _MISSING) is not val:
+            return True
+    mro = _TYPE_MRO(k)[1:]
+    return any(key in _HOOKS or any(key in _TYPE_DICT(b) for b in mro) for key in now.keys() - state.keys())
+
+
+_MISSING = object()
+
+
+_PRE = {}                       # the library's classes: every class that existed before any
+_PRE_STATE = {}                 # generated code ran, and their namespaces then (filled when the
+_WATCHED = {}                   # worker is warm, and after a step's dependency lines): not a table
+                                # its code can extend, nor a name it can register
+def _learn_classes():
+    for i, k in _walk_classes().items():
+        if i not in _PRE:
+            _PRE[i] = k
+            if _FLAGS(k) & (1 << 9):
+                _PRE_STATE[i] = _class_state(k)
+    _PRE_MODULES[0] = len(_sys.modules)
+
+
+_PRE_MODULES = [0]
+_OWN = {}                       # classes this process made for converted values (namedtuple, dataclass)
+_OWN_FUNCS = {}                 # this process's wrappers of generated callables, by id
+
+
+def _library(k):
+    return id(k) in _PRE and _PRE[id(k)] is k
+
+
+def _watch(k):
+    """A library (or own) class whose instances crossed: its namespace, as it was before any
+    generated code ran, is checked at every return of generated code (a method replaced on
+    the class itself would answer the tests' own arithmetic)."""
+    for c in _TYPE_MRO(k):
+        if c is not object and id(c) not in _WATCHED and _FLAGS(c) & (1 << 9):
+            _WATCHED[id(c)] = (c, _PRE_STATE.get(id(c)) or _class_state(c))
+
+
+_HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__array_interface__",
+                    "__array_struct__", "__array_priority__", "__array_wrap__", "__float__",
+                    "__complex__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+                    "__sub__", "__rsub__", "__abs__", "__bool__", "__len__", "__iter__", "__getitem__",
+                    "__array_finalize__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
+                    "__rtruediv__", "__pow__", "__mod__", "__matmul__", "__neg__", "__round__", "__int__",
+                    "__index__", "__and__", "__or__", "__invert__", "__getattr__", "__getattribute__",
+                    "__del__", "__rpow__", "__floordiv__", "__rfloordiv__", "__rmatmul__", "__pos__"))
+
+
+def _hooked(k):
+    """The classes of k's MRO made by the generation that override a comparison, arithmetic
+    or numpy hook (read from the classes' own namespaces, no lookup it can steer)."""
+    return [_NAME(c) for c in _TYPE_MRO(k) if c is not object and not _library(c) and id(c) not in _OWN
+            and not _HOOKS.isdisjoint(_TYPE_DICT(c))]
+
+
+def _dataclass_fields(k):
+    for c in _TYPE_MRO(k):
+        f = _TYPE_DICT(c).get("__dataclass_fields__")
+        if _TYPE(f) is dict:
+            return [n for n, x in dict.items(f) if _TYPE(x) is _FIELD and x._field_type is _FIELD_KIND
+                    and _TYPE(n) is str]
+    return None
+
+
+def _namedtuple_fields(k):
+    if tuple not in _TYPE_MRO(k):
+        return None
+    for c in _TYPE_MRO(k):
+        f = _TYPE_DICT(c).get("_fields")
+        if _TYPE(f) is tuple and all(_TYPE(n) is str for n in f):
+            return f
+    return None
+
+
+def _own_class(kind, name, fields):
+    key = (kind, str(name), tuple(fields))
+    cls = _OWN.get(key)
+    if cls is None:
+        safe = str(name) if str(name).isidentifier() else "Record"
+        try:
+            cls = _NAMEDTUPLE(safe, fields) if kind == "nt" else _MAKE_DATACLASS(safe, list(fields))
+        except (TypeError, ValueError):
+            cls = _NAMEDTUPLE(safe, fields, rename=True) if kind == "nt" else \
+                _MAKE_DATACLASS(safe, ["f%d" % i for i in range(len(fields))])
+        _OWN[key] = cls
+        _OWN[id(cls)] = cls
+        _PRE_STATE[id(cls)] = _class_state(cls)
+        _watch(cls)
+    return cls
+
+
+class _Budget:
+    __slots__ = ("items",)
+
+    def __init__(self):
+        self.items = 0
+
+
+def _plain(v, budget=None, depth=0, settling=None):
+    """What a generated callable hands to the tests (or to a library they called), as plain
+    data by exact type, entirely: a copy built from library types (numbers, strings, lists,
+    tuples, dicts, sets, numpy arrays and scalars, sparse matrices, Fractions; a dataclass as
+    a dataclass of this process with its fields, a namedtuple as a namedtuple of this process;
+    0-d stays 0-d).  Callables come back wrapped; an object of the generation's own class
+    (no hooks) keeps its identity with its attributes converted in place; anything too large,
+    too deep or with its own hooks is NotPlainData."""
+    budget = budget or _Budget()
+    budget.items += 1
+    if budget.items > _MAX_ITEMS:
+        raise NotPlainData(f"more than {_MAX_ITEMS} items to convert to plain data")
+    if depth > _MAX_NEST:
+        raise NotPlainData(f"nested deeper than {_MAX_NEST} levels")
+    t = _TYPE(v)
+    if t in _SCALARS:
+        return v
+    if t is _Target:
+        raise NotPlainData("_Target, the test's target stand-in, handed back to the tests (the target "
+                           "is not in this process)")
+    d = depth + 1
+    if t is list:
+        return [_plain(x, budget, d, settling) for x in list.__iter__(v)]
+    if t is tuple:
+        return tuple([_plain(x, budget, d, settling) for x in tuple.__iter__(v)])
+    if t is dict:
+        return {_plain(k, budget, d, settling): _plain(x, budget, d, settling) for k, x in dict.items(v)}
+    if t is set or t is frozenset:
+        return t([_plain(x, budget, d, settling) for x in (set.__iter__(v) if t is set else frozenset.__iter__(v))])
+    if t is bytearray:
+        return bytearray(v)
+    if t is _NDARRAY or t is _MATRIX:
+        if t is _MATRIX:
+            _watch(t)
+        if not v.dtype.hasobject:
+            budget.items += 1
+            return _NP_COPY(v)
+        out = _NP_COPY(v)
+        flat = _NP_VIEW(out, _NDARRAY).reshape(-1)
+        for i in range(flat.shape[0]):
+            flat[i] = _plain(flat[i], budget, d, settling)
+        return out
+    if t is _FRACTION:
+        _watch(t)
+        return _FRACTION(_plain(_OBJ_GET(v, "_numerator"), budget, d), _plain(_OBJ_GET(v, "_denominator"), budget, d))
+    if t in _FUNCS or t is staticmethod or t is classmethod:
+        return _wrap(v)
+    fields = _dataclass_fields(t)
+    if fields is not None:
+        cls = _own_class("dc", _NAME(t), fields)
+        return cls(*[_plain(_OBJ_GET(v, n), budget, d, settling) for n in fields])
+    nt = _namedtuple_fields(t)
+    if nt is not None:
+        cls = _own_class("nt", _NAME(t), nt)
+        return cls(*[_plain(x, budget, d, settling) for x in tuple.__iter__(v)])
+    if t is _types.SimpleNamespace:
+        return _types.SimpleNamespace(**{str(k): _plain(x, budget, d, settling)
+                                         for k, x in dict.items(_OBJ_GET(v, "__dict__"))})
+    sparse = _sys.modules.get("scipy.sparse")
+    if sparse is not None and _library(t) and sparse.issparse(v):
+        _watch(t)
+        return v.copy()
+    if isinstance(t, type) and issubclass(t, type):     # a class: its methods wrapped
+        if not _library(v):
+            _wrap_class(v)
+        return v
+    if not _FLAGS(t) & (1 << 9):      # a static (C) type: the library's own
+        if t is _collections.OrderedDict or t is _collections.defaultdict:
+            items = [(_plain(k, budget, d, settling), _plain(x, budget, d, settling)) for k, x in dict.items(v)]
+            return t(items) if t is _collections.OrderedDict else t(_plain(v.default_factory, budget, d), items)
+        if t is _collections.deque:
+            return t([_plain(x, budget, d, settling) for x in v], v.maxlen)
+        for base in _CONTAINERS:        # another container type: its contents, as the base type
+            if isinstance(v, base):
+                return _plain(base(v), budget, d, settling)
+        if hasattr(t, "__next__"):      # an iterator: each item converted as it is drawn
+            return _plain_iter(v)
+        return v
+    if _library(t):
+        _watch(t)
+        for base in _CONTAINERS:
+            if isinstance(v, base):     # a library's container class: its contents converted
+                try:
+                    return t(_plain(base(v), budget, d, settling))
+                except Exception:
+                    return _plain(base(v), budget, d, settling)
+        return v
+    bad = _hooked(t)
+    if bad:
+        raise NotPlainData(f"{_NAME(t)} is or holds an object whose class, made by the generation, "
+                           f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
+    mro = _TYPE_MRO(t)
+    for base, data in _DATA_BASES:      # its own subclass of a data type: the data itself
+        if base in mro:
+            return _plain(data(v), budget, d, settling)
+    _wrap_class(t)
+    _settle(v, budget, d, settling)
+    return v
+
+
+_DATA_BASES = ((_NDARRAY, lambda v: _NP_COPY(_NP_VIEW(v, _NDARRAY))), (bool, bool.__bool__),
+               (int, int.__int__), (float, float.__float__),
+               (complex, lambda v: complex(complex.real.__get__(v), complex.imag.__get__(v))),
+               (str, str.__str__), (bytes, lambda v: bytes.__add__(b"", v)),
+               (list, lambda v: list(list.__iter__(v))), (tuple, lambda v: tuple(tuple.__iter__(v))),
+               (dict, lambda v: dict(dict.items(v))), (set, lambda v: set(set.__iter__(v))),
+               (frozenset, lambda v: frozenset(frozenset.__iter__(v))))
+
+
+def _settle_args(args, kwargs, budget):
+    """What a generated callable may have written into the tests' own containers (an
+    in-place result): converted in place, as its return value is."""
+    for a in list(args) + list(kwargs.values()):
+        t = _TYPE(a)
+        if t is list:
+            list.__setitem__(a, slice(None), [_plain(x, budget) for x in list.__iter__(a)])
+        elif t is dict:
+            for k, x in list(dict.items(a)):
+                dict.__setitem__(a, k, _plain(x, budget))
+        elif t is set:
+            items = [_plain(x, budget) for x in set.__iter__(a)]
+            set.clear(a)
+            set.update(a, items)
+        elif t is _NDARRAY and a.dtype.hasobject:
+            flat = a.reshape(-1)
+            for i in range(flat.shape[0]):
+                flat[i] = _plain(flat[i], budget)
+        elif _FLAGS(t) & (1 << 9) and not _library(t) and not isinstance(a, type):
+            _plain(a, budget)           # an object of the generation's own class: settled
+
+
+def _settle(obj, budget=None, depth=0, settling=None):
+    """An object of the generation's own class (no hooks): its attributes converted in place."""
+    settling = settling if settling is not None else set()
+    if id(obj) in settling:
+        return
+    settling.add(id(obj))
+    try:
+        state = _OBJ_GET(obj, "__dict__")
+    except AttributeError:
+        state = None
+    if _TYPE(state) is dict:
+        for k, x in list(dict.items(state)):
+            dict.__setitem__(state, k, _plain(x, budget, depth, settling))
+    for c in _TYPE_MRO(_TYPE(obj)):
+        if _library(c):
+            continue
+        for name, slot in list(_TYPE_DICT(c).items()):
+            if _TYPE(slot) is _types.MemberDescriptorType:
+                try:
+                    slot.__set__(obj, _plain(slot.__get__(obj, _TYPE(obj)), budget, depth, settling))
+                except AttributeError:
+                    pass
+
+
+def _plain_iter(it):
+    for x in it:
+        yield _plain(x)
+
+
+def _ser(v, budget=None, depth=0):
+    """What the test passed to a comparison, as JSON data by exact type, entirely (the same
+    rules as _plain; a value it cannot express whole raises NotPlainData: the case fails)."""
+    budget = budget or _Budget()
+    budget.items += 1
+    if budget.items > _MAX_ITEMS:
+        raise NotPlainData(f"more than {_MAX_ITEMS} items to record")
+    if depth > 2 * _MAX_NEST:           # JSON levels (the reply decoder refuses more than 64)
+        raise NotPlainData(f"nested deeper than {2 * _MAX_NEST} JSON levels to record")
+    t = _TYPE(v)
+    d, d2, d3 = depth + 1, depth + 2, depth + 3
     if t is _Target:
         return {"__target__": [v._case, v._path]}
-    if v is None or v is True or v is False:
+    if v is None or t is bool or t is str:
         return v
-    if isinstance(v, bool):
-        return bool.__bool__(v)
-    if isinstance(v, int):
-        return int.__int__(v)
-    if isinstance(v, float):
-        f = float.__float__(v)
-        return f if f == f and f not in (float("inf"), float("-inf")) else {"__float__": repr(f)}
-    if isinstance(v, complex):
-        return {"__complex__": [_ser(complex.real.__get__(v)), _ser(complex.imag.__get__(v))]}
-    if isinstance(v, str):
-        return str.__str__(v)
-    if isinstance(v, (bytes, bytearray)):
+    if t is int:
+        return v
+    if t is float:
+        return v if v == v and v not in (float("inf"), float("-inf")) else {"__float__": repr(v)}
+    if t is complex:
+        return {"__complex__": [_ser(v.real, budget, d2), _ser(v.imag, budget, d2)]}
+    if t is bytes or t is bytearray:
         return {"__bytes__": base64.b64encode(bytes(v)).decode("ascii")}
-    if isinstance(v, numpy.ndarray):
-        arr = numpy.ndarray.view(v, numpy.ndarray)
+    if t is list:
+        return [_ser(x, budget, d) for x in list.__iter__(v)]
+    if t is tuple:
+        return {"__tuple__": [_ser(x, budget, d2) for x in tuple.__iter__(v)]}
+    if t is dict:
+        return {"__dict__": [[_ser(k, budget, d3), _ser(x, budget, d3)] for k, x in dict.items(v)]}
+    if t is set or t is frozenset:
+        return {"__set__" if t is set else "__frozenset__":
+                [_ser(x, budget, d2) for x in (set.__iter__(v) if t is set else frozenset.__iter__(v))]}
+    if t is _NDARRAY or t is _MATRIX:
+        arr = _NP_VIEW(v, _NDARRAY)
         if arr.dtype.hasobject:
-            return {"__objarray__": [list(arr.shape), [_ser(x, depth + 1) for x in arr.ravel()]]}
-        return {"__array__": _b64npy(numpy.ascontiguousarray(arr))}
-    if isinstance(v, numpy.generic):
+            return {"__objarray__": [list(arr.shape), [_ser(x, budget, d3) for x in arr.reshape(-1)]]}
+        return {"__array__": _b64npy(arr)}
+    if t in _SCALARS:                   # a numpy scalar (exact type): its 0-d array
         arr = numpy.asarray(v)
         if arr.dtype.hasobject:
-            return {"__opaque__": t.__name__}
+            return {"__opaque__": _NAME(t)}
         return {"__npscalar__": _b64npy(arr)}
-    if isinstance(v, tuple):
-        return {"__tuple__": [_ser(x, depth + 1) for x in tuple.__iter__(v)]}
-    if isinstance(v, list):
-        return [_ser(x, depth + 1) for x in list.__iter__(v)]
-    if isinstance(v, dict):
-        return {"__dict__": [[_ser(k, depth + 1), _ser(x, depth + 1)] for k, x in dict.items(v)]}
-    if isinstance(v, (set, frozenset)):
-        return {"__set__" if isinstance(v, set) else "__frozenset__":
-                [_ser(x, depth + 1) for x in (set.__iter__(v) if isinstance(v, set) else frozenset.__iter__(v))]}
+    if t is _FRACTION:
+        return {"__fraction__": [_ser(_OBJ_GET(v, "_numerator"), budget, d2),
+                                 _ser(_OBJ_GET(v, "_denominator"), budget, d2)]}
+    fields = _dataclass_fields(t)
+    if fields is not None:
+        return {"__record__": [_NAME(t), [[n, _ser(_OBJ_GET(v, n), budget, depth + 4)] for n in fields]]}
+    nt = _namedtuple_fields(t)
+    if nt is not None:
+        return {"__namedtuple__": [_NAME(t), list(nt), [_ser(x, budget, d3) for x in tuple.__iter__(v)]]}
     sp = _sys.modules.get("scipy.sparse")
-    if sp is not None and sp.issparse(v):
+    if sp is not None and _library(t) and sp.issparse(v):
         c = v.tocoo()
         return {"__sparse__": {"format": v.format, "shape": [int(n) for n in v.shape],
                                "array": not isinstance(v, sp.spmatrix), "data": _b64npy(numpy.asarray(c.data)),
                                "row": _b64npy(numpy.asarray(c.row)), "col": _b64npy(numpy.asarray(c.col))}}
     sy = _sys.modules.get("sympy")
-    if sy is not None and isinstance(v, sy.Basic):
+    if sy is not None and _library(t) and isinstance(v, sy.Basic):
         if getattr(v, "is_Number", False):
             try:
                 z = complex(v)
-                return _ser(z.real if z.imag == 0 else z)
+                return _ser(z.real if z.imag == 0 else z, budget, d)
             except BaseException:
                 pass
         return str(v)
-    for dtype in (None, float, complex):    # an array-like of a library (a matrix type, a
-        try:                                # memoryview, a sympy matrix of numbers): its data
-            arr = numpy.asarray(v, dtype=dtype)
-            if not arr.dtype.hasobject:
-                return {"__array__": _b64npy(numpy.ascontiguousarray(arr))}
-        except BaseException:
-            pass
-    return {"__opaque__": t.__name__}
+    if _library(t) or not _FLAGS(t) & (1 << 9):   # an array-like of a library (a matrix type,
+        for dtype in (None, float, complex):        # a memoryview, a sympy matrix of numbers)
+            try:
+                arr = numpy.asarray(v, dtype=dtype)
+                if not arr.dtype.hasobject:
+                    return {"__array__": _b64npy(arr)}
+            except BaseException:
+                pass
+    return {"__opaque__": _NAME(t)}
 
 
-def _has_target(values, depth=0):
+def _has_target(values, budget=None, depth=0):
+    """A target stand-in anywhere in the values (entirely: lists, tuples, dicts, sets)."""
+    budget = budget or _Budget()
     for x in values:
-        t = type(x)
+        budget.items += 1
+        if budget.items > _MAX_ITEMS or depth > _MAX_NEST:
+            return True         # (then recorded: the recorder refuses it with its reason)
+        t = _TYPE(x)
         if t is _Target:
             return True
-        if depth < 4 and (t is tuple or t is list) and _has_target(x[:4096], depth + 1):
+        if (t is tuple or t is list or t is set or t is frozenset) and _has_target(x, budget, depth + 1):
             return True
-        if depth < 4 and t is dict and _has_target(list(x.values())[:4096], depth + 1):
+        if t is dict and (_has_target(dict.keys(x), budget, depth + 1) or
+                          _has_target(dict.values(x), budget, depth + 1)):
             return True
     return False
 
@@ -1951,8 +2391,15 @@ def _recorder(kind, fn):
     records what it was passed and returns True; otherwise it is the library's own."""
     def comparator(*args, **kwargs):
         if _has_target(args) or _has_target(kwargs.values()):
-            _emit({"kind": kind, "args": [_ser(a) for a in args],
-                   "kwargs": {str(k): _ser(x) for k, x in kwargs.items()}})
+            try:
+                budget = _Budget()
+                rec = {"kind": kind, "args": [_ser(a, budget) for a in args],
+                       "kwargs": {str(k): _ser(x, budget) for k, x in kwargs.items()}}
+            except NotPlainData as exc:
+                rec = {"kind": kind, "refused": str(exc)[:300]}
+            except RecursionError:
+                rec = {"kind": kind, "refused": "nested too deeply to record"}
+            _emit(rec)
             return True
         return fn(*args, **kwargs)
     comparator.__name__, comparator.__doc__, comparator.__wrapped__ = fn.__name__, fn.__doc__, fn
@@ -1971,34 +2418,6 @@ for _n in ("allclose", "isclose", "array_equal"):
 for _n in ("cmp_tuple_or_list", "are_dicts_close", "are_csc_matrix_close"):
     setattr(_SCC, _n, _recorder("cmp." + _n, getattr(_SCC, _n)))
 
-_HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__array_interface__",
-                    "__array_struct__", "__array_priority__", "__array_wrap__", "__float__",
-                    "__complex__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-                    "__sub__", "__rsub__", "__abs__", "__bool__", "__len__", "__iter__", "__getitem__",
-                    "__array_finalize__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
-                    "__rtruediv__", "__pow__", "__mod__", "__matmul__", "__neg__", "__round__", "__int__",
-                    "__index__", "__and__", "__or__", "__invert__", "__getattr__", "__getattribute__", "__del__"))
-
-
-def _library_class(k):
-    """A static (C) type, or a class its module really exports under its name (not one
-    made by exec'd code, whatever `__module__` it claims)."""
-    if not k.__flags__ & (1 << 9):          # Py_TPFLAGS_HEAPTYPE: NoneType, float, numpy scalars
-        return True
-    mod = _sys.modules.get(k.__module__) if k.__module__ != "__main__" else None
-    for part in k.__qualname__.split("."):
-        mod = getattr(mod, part, None)
-    return mod is k
-
-
-def _rigged(x, depth=0):
-    for k in type(x).__mro__:
-        if not _HOOKS.isdisjoint(vars(k)) and not _library_class(k):
-            return True
-    if depth < 3 and isinstance(x, dict):
-        x = list(dict.values(x))
-    return depth < 3 and isinstance(x, (list, tuple)) and any(_rigged(v, depth + 1) for v in x[:256])
-
 
 class Tampering(Exception):
     """Generated code replaced a comparator or builtin the tests rely on."""
@@ -2015,51 +2434,102 @@ def _tampered(before, now=None):
         w = now[(m, n)]
         if w != v:
             out.append("threading (a thread left running; shut pools down)" if m == "threading" else f"{m}.{n}")
+    for k, state in list(_WATCHED.values()):     # the library classes whose objects crossed
+        if _class_changed(k, state):
+            out.append(f"the class {_NAME(k)} (a method replaced on the class itself)")
     return out
 
 
-def _generated(fn):
-    code = getattr(fn, "__code__", None)
-    return code is not None and code.co_filename.startswith(("<code ", "<context "))
+def _from_generated(_get=_sys._getframe, _files=_GENERATED_FILES):
+    """Is the caller of the wrapper generated code (its own internal call)?"""
+    try:
+        return _get(2).f_code.co_filename.startswith(_files)
+    except ValueError:
+        return False
 
 
-def _checked(fn, before, step_function):
-    """Defence in depth for the tests' own computations (`assert (f(x) > 0) == target`):
-    when a function of generated code returns to the tests, the comparators and builtins
-    must still be the objects they were, and the step's own function must not return an
-    object whose class, made by the generation, overrides comparison or numpy hooks."""
+def _checked(fn, before):
+    """Every callable the generation defines, as the tests (and the libraries they call)
+    see it: its result comes back as plain data (_plain); an object of the generation's own
+    class it was called on has its attributes converted; the comparators, builtins and the
+    recorder must still be the objects they were.  A call from generated code itself (an
+    internal call) returns as it is."""
     def checked(*args, **kwargs):
         out = fn(*args, **kwargs)
+        if not _from_generated():
+            budget = _Budget()
+            out = _plain(out, budget)
+            _settle_args(args, kwargs, budget)     # (a method's own object is its first argument)
         bad = _tampered(before)
         if bad:
             raise Tampering("replaced " + ", ".join(bad))
-        if step_function and _rigged(out):
-            raise TypeError(f"returned {type(out).__name__} is or holds an object whose class, made by "
-                            "the generation, overrides comparison/numpy hooks")
         return out
-    checked.__name__, checked.__qualname__, checked.__doc__, checked.__wrapped__ = \
-        fn.__name__, getattr(fn, "__qualname__", fn.__name__), fn.__doc__, fn
+    try:
+        checked.__name__, checked.__qualname__, checked.__doc__ = \
+            str(getattr(fn, "__name__", "f")), str(getattr(fn, "__qualname__", "f")), None
+    except BaseException:
+        pass
+    checked.__wrapped__ = fn
+    _OWN_FUNCS[id(checked)] = checked
     return checked
 
 
-def _check_generated(tns, before, step_name):
-    """Wrap, in the tests' namespace, every function the generated code defined, and
-    the methods of its classes (in place), with _checked."""
-    import types
-    for key, value in list(tns.items()):
-        if isinstance(value, types.FunctionType) and _generated(value):
-            tns[key] = _checked(value, before, key == step_name)
-        elif isinstance(value, type) and vars(value).get("__module__") == "__main__":
-            for attr, member in list(vars(value).items()):
-                if attr.startswith("__") and attr not in ("__init__", "__call__"):
-                    continue
-                try:        # a class that refuses new attributes keeps its methods as they are
-                    if isinstance(member, types.FunctionType) and _generated(member):
-                        setattr(value, attr, _checked(member, before, False))
-                    elif isinstance(member, (staticmethod, classmethod)) and _generated(member.__func__):
-                        setattr(value, attr, type(member)(_checked(member.__func__, before, False)))
-                except Exception:
-                    pass
+_WRAPPED_CLASSES = {}
+# the dunders wrapped besides the named methods (the hooks are refused when an object
+# crosses; wrapping __eq__/__lt__/__hash__ would tax every internal sort and dict lookup)
+_WRAPPED_DUNDERS = ("__init__", "__call__", "__str__", "__repr__", "__format__")
+
+
+def _wrap(v):
+    """A generated callable of any kind, wrapped (plain functions, static and class methods,
+    callable objects, partials, numpy-vectorized functions, decorated functions)."""
+    if id(v) in _OWN_FUNCS:
+        return v
+    t = _TYPE(v)
+    if t is staticmethod:
+        return staticmethod(_wrap(v.__func__))
+    if t is classmethod:
+        return classmethod(_checked(v.__func__, _CUR["before"]))
+    return _checked(v, _CUR["before"])
+
+
+def _wrap_class(cls):
+    """The methods of a class the generation made, wrapped in place (its __init__ and
+    __call__ too; its own comparison/numpy hooks are refused when an object crosses)."""
+    if id(cls) in _WRAPPED_CLASSES or _library(cls) or id(cls) in _OWN:
+        return
+    _WRAPPED_CLASSES[id(cls)] = cls
+    for attr, member in list(_TYPE_DICT(cls).items()):
+        if attr.startswith("__") and attr not in _WRAPPED_DUNDERS:
+            continue
+        t = _TYPE(member)
+        try:        # a class that refuses new attributes keeps its methods as they are
+            if t is _types.FunctionType:
+                setattr(cls, attr, _checked(member, _CUR["before"]))
+            elif t is staticmethod or t is classmethod:
+                setattr(cls, attr, _wrap(member))
+            elif t is property:
+                setattr(cls, attr, property(*(None if f is None else _checked(f, _CUR["before"])
+                                              for f in (member.fget, member.fset, member.fdel)), member.__doc__))
+            elif t in _FUNCS:           # a partial, a vectorized function ... on the class: not bound
+                setattr(cls, attr, staticmethod(_checked(member, _CUR["before"])))
+            elif isinstance(member, type) and not _library(member):
+                _wrap_class(member)
+        except Exception:
+            pass
+
+
+def _check_generated(tns, before, defined):
+    """Wrap, in the tests' namespace, everything the generated code defined (names new or
+    rebound since the dependency lines): callables wrapped, classes' methods wrapped in
+    place, anything else converted to plain data."""
+    _CUR["before"] = before
+    for key in defined:
+        value = tns.get(key)
+        if isinstance(value, type) and not _library(value):
+            _wrap_class(value)
+        else:
+            tns[key] = _plain(value)
 
 
 _GUARDED = [("numpy", n) for n in ("allclose", "isclose", "array_equal", "all", "any", "abs", "asarray",
@@ -2085,10 +2555,15 @@ def _recorder_state():
     pass in before it is recorded)."""
     g = globals()
     fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [g.get(k) for k in (
-        "_emit", "_ser", "_has_target", "_b64npy", "_recorder")] + [_CUR.get("send")] + \
+        "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
+        "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
+        "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
-            tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys")),
+            tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
+                                         "_WATCHED", "_OWN", "_OWN_FUNCS", "_TYPE", "_TYPE_DICT", "_TYPE_MRO",
+                                         "_OBJ_GET", "_NP_COPY", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
+                                         "_NAME", "_DATA_BASES")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
@@ -2127,6 +2602,20 @@ def _err(exc):
     return {"type": type(exc).__name__, "message": str(exc)[:500], "origin": _origin(exc),
             "via_submission": _via_submission(exc),
             "trace": "".join(traceback.format_exception_only(type(exc), exc))[-300:]}
+
+
+def _compile_unlimited(src, name, _get=getattr(_sys, "get_int_max_str_digits", None),
+                       _set=getattr(_sys, "set_int_max_str_digits", None)):
+    """The extracted source, compiled with no integer-string digit limit (the grader wrote a
+    long literal of the reply in decimal); the generation then runs under the usual limit."""
+    if _set is None:
+        return compile(src, name, "exec")
+    old = _get()
+    _set(0)
+    try:
+        return compile(src, name, "exec")
+    finally:
+        _set(old)
 
 
 def _child(jfd, wfd, token, out_path):
@@ -2181,12 +2670,17 @@ def _child(jfd, wfd, token, out_path):
             pass
     step = job["step"]
     aborted = False
+    library_ns = {}
     for phase in ("deps", "context", "code"):
         src = job[phase]
+        if phase == "context":      # what the dependency lines bound; their new classes are the library's
+            library_ns = dict(ns)
+            if len(_sys.modules) != _PRE_MODULES[0]:
+                _learn_classes()
         if not src or not src.strip() or (job["dry"] and phase != "deps"):
             continue
         try:
-            exec(compile(src, f"<{phase} {step}>", "exec"), ns)
+            exec(_compile_unlimited(src, f"<{phase} {step}>"), ns)
             csend({"phase": phase, "ok": True})
         except BaseException as exc:
             csend({"phase": phase, "ok": False, "error": _err(exc)})
@@ -2214,8 +2708,13 @@ def _child(jfd, wfd, token, out_path):
         # functions keep `ns` as their globals
         tns = dict(ns)
         tns[HELPER] = __scicode_helper__
-        kind, name = job["definition"]
-        _check_generated(tns, before, name if kind == "def" else None)
+        defined = [k for k, v in ns.items() if not (k.startswith("__") and k.endswith("__"))
+                   and (k not in library_ns or library_ns[k] is not v)]
+        try:
+            _check_generated(tns, before, defined)
+        except BaseException as exc:
+            csend({"phase": "code", "ok": False, "error": _err(exc)})
+            job["cases"] = []
         for i, case in enumerate(job["cases"]):
             _CUR["case"], _CUR["arity"] = i, dict(job["arity"][i])
             tns["target"] = _Target(i, [])
@@ -2489,7 +2988,10 @@ def _private_tmp(step_dir, size):
         pass
 
 
-send({"ready": True, "shim": _SHIM_OK})
+_learn_classes()            # warm: every class that exists now is the library's
+send({"ready": True, "shim": _SHIM_OK, "runtime": {
+    "python": _sys.version.split()[0], "executable": _sys.executable, "prefix": _sys.prefix,
+    "modules": {_n: getattr(_sys.modules.get(_n), "__version__", None) for _n in ("numpy", "scipy", "h5py")}}})
 _SPARE = _spawn()
 for _line in _sys.stdin:
     if not _line.strip():
@@ -2548,7 +3050,7 @@ class Worker:
         self.life, life_child = socket.socketpair()
         try:    # no preexec_fn: this runs in several threads; the worker sets its own limits
             self.proc = subprocess.Popen(
-                _sandboxed(box, [work], [self.shim_dir], [_python_exe(), "-I", "-B", driver, str(wfd)],
+                _sandboxed(box, [work], [self.shim_dir], [_python_exe(), "-I", "-S", "-B", driver, str(wfd)],
                            life_child.fileno()), cwd=work,
                 env=_child_env(work),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -2561,13 +3063,18 @@ class Worker:
             threading.Thread(target=_drain, args=(stream, sink, 64 << 10), daemon=True).start()
         init = {"token": self.token, "shim_dir": self.shim_dir, "work_dir": work, "warm": self.warm,
                 "target_methods": list(TARGET_METHODS), "helper_name": HELPER_DECORATOR,
-                "reap": bool(sandbox_level()["pid_namespace"]), "tmp_bytes": SPEC["runner_fsize_bytes"]}
+                "reap": bool(sandbox_level()["pid_namespace"]), "tmp_bytes": SPEC["runner_fsize_bytes"],
+                "site": _grader_site_dirs(), "prefix": [sys.prefix, sys.exec_prefix],
+                "max_plain_items": SPEC["max_plain_items"], "max_plain_depth": SPEC["max_plain_depth"]}
         self.proc.stdin.write((json.dumps(init) + "\n").encode())
         self.proc.stdin.flush()
         self.child = None
         hello = self._next(120.0)
         self.ready = isinstance(hello, dict) and hello.get("ready") is True
         self.shim = bool(self.ready and hello.get("shim"))
+        runtime = hello.get("runtime") if self.ready else None
+        if isinstance(runtime, dict) and not CHILD_RUNTIME:     # said before any generated code
+            CHILD_RUNTIME.update({k: runtime.get(k) for k in ("python", "executable", "prefix", "modules")})
 
     def _read_replies(self, stream) -> None:
         for line in stream:
@@ -2590,12 +3097,15 @@ class Worker:
             if not self.ready:
                 return {"status": "worker", "reason": "WorkerFault: worker failed to start",
                         "messages": []}
-        try:
-            self.proc.stdin.write((json.dumps(job) + "\n").encode())
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            self.restart()
-            return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
+        for attempt in (1, 2):      # a worker gone since its last step: a fresh one takes the job
+            try:
+                self.proc.stdin.write((json.dumps(job) + "\n").encode())
+                self.proc.stdin.flush()
+                break
+            except (BrokenPipeError, OSError):
+                self.restart()
+                if attempt == 2 or not self.ready:
+                    return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
         if during:
             during()
         deadline = time.monotonic() + float(job["timeout"]) + SPEC["worker_reply_margin_s"]
@@ -3165,9 +3675,68 @@ _SHM_BYTES = 1 << 30   # the child's /dev/shm (multiprocessing's locks and share
 _PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 
 
+CHILD_RUNTIME = {}     # what the first child said it runs with (report_runtime): the run block
+
+
 def _python_exe() -> str:
-    """The real interpreter (not a pyenv shim or a symlink the sandbox would not hold)."""
-    return os.path.realpath(sys.executable)
+    """The interpreter the grader runs with, as it was started: its folder resolved (the
+    sandbox holds real paths), its own name kept, so a virtual environment's `python` (a
+    symlink to the base interpreter) still finds its pyvenv.cfg, as the grader's did (the
+    link's target was taken before: a venv's packages were lost to its children)."""
+    exe = sys.executable or sys.argv[0]
+    return os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(exe))), os.path.basename(exe))
+
+
+def _grader_site_dirs() -> list:
+    """The grader's own site directories, in its path order, as real paths: a venv's, the
+    user's (--user), the system's or a conda environment's; the child starts without `site`
+    and gets exactly these (python -I would drop the user's, and the base interpreter's
+    own `site` would add the base's instead of the venv's)."""
+    import site
+    try:
+        known = list(site.getsitepackages())
+    except AttributeError:
+        known = []
+    try:
+        user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    except AttributeError:
+        user = None
+    out = []
+    for p in sys.path:
+        if p and os.path.isdir(p) and ("site-packages" in p or "dist-packages" in p
+                                      or p in known or p == user):
+            real = os.path.realpath(p)
+            if real not in out:
+                out.append(real)
+    return out
+
+
+def _pth_dirs() -> list:
+    """The folders the .pth files of the grader's site directories add (an editable
+    install, a package kept outside site-packages): the child's `site` adds them too.  Not
+    one that is, or holds, a path the grader was given (the submission, targets, reference
+    files): nothing given to the grader enters the child's view through a .pth line."""
+    given = [os.path.realpath(a) for a in sys.argv[1:] if a and not a.startswith("-") and os.path.exists(a)]
+    out = []
+    for d in _grader_site_dirs():
+        try:
+            names = sorted(n for n in os.listdir(d) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(d, name), encoding="utf-8", errors="replace") as fh:
+                    lines = fh.read(1 << 16).splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    p = os.path.realpath(os.path.join(d, line))
+                    if os.path.isdir(p) and p not in out and p != "/" and \
+                            not any(g == p or g.startswith(p.rstrip("/") + "/") for g in given):
+                        out.append(p)
+    return out
 
 
 def _readonly_paths(extra=()) -> list:
@@ -3184,7 +3753,10 @@ def _readonly_paths(extra=()) -> list:
     for p in sites + sys.path:
         if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
             py.add(os.path.realpath(p))
+    py.update(_grader_site_dirs())
+    py.update(_pth_dirs())
     py.add(os.path.dirname(_python_exe()))
+    py.add(os.path.dirname(os.path.realpath(_python_exe())))
     paths += sorted(p for p in py if p != "/")
     paths += [os.path.realpath(p) for p in extra]
     keep = []
@@ -3361,12 +3933,22 @@ def decode_reply(line: bytes, token: str) -> tuple:
 # =============================================================================
 # GRADING: the checks above, in the protocol's order, over one set of generations
 # =============================================================================
+def lift_int_digit_limit() -> None:
+    """The grader's own work (parsing, unparsing and compiling generations) has no limit on
+    integer-string conversion: `ast.unparse` of a valid 4,000-hex-digit literal raised
+    ValueError (Python's default limit is 4,300 decimal digits) and lost the whole run."""
+    setter = getattr(sys, "set_int_max_str_digits", None)
+    if setter is not None:
+        setter(0)
+
+
 def grade(args) -> Report:
     """Problems, targets and generations loaded; every in-scope step's program assembled; the
     steps run on warm workers (with --out, each result kept as it finishes and reused by a rerun
     of the same inputs and grader); step records, the census and the keys.  report.outcomes holds
     each step's StepResult."""
     t0 = time.monotonic()
+    lift_int_digit_limit()
     report = Report(args.submission)
     checks, phases = report.checks, report.phases
     problems, pchecks = load_problems(args.problems)
@@ -3435,7 +4017,7 @@ def grade(args) -> Report:
     phases["execute"] = time.monotonic() - t1
     ordered = {sid: progs[sid] for sid in sorted(progs, key=_step_key)}
     srecords, failures = step_records(ordered, results, args.dry_run, args.strict)
-    crecords, _, _ = census(failures, args.strict)
+    crecords, _, _ = census(failures, args.strict, len(ordered))
     checks += srecords + crecords
     report.keys.update(summary_keys(checks, problems, args.split, "/".join(contexts), args.dry_run))
     phases["total"] = time.monotonic() - t0
@@ -4035,10 +4617,18 @@ def run_block(args, exit_code: int, started: float, wall: float) -> dict:
 
     options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child")}
     level = globals().get("sandbox_level")
+    # the versions a child of this grader imported, as it reported them (report_runtime);
+    # the grader's own where no child ran (or this grader runs none)
+    child = dict(globals().get("CHILD_RUNTIME") or {})
+    mods = child.get("modules") if isinstance(child.get("modules"), dict) else None
+    libs = {d: (mods.get(d) if mods is not None else version(d)) for d in ("numpy", "scipy", "h5py")}
+    libs = {d: v if isinstance(v, str) else None for d, v in libs.items()}
     return {"options": _jsonable(options), "exit_code": exit_code,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-            "wall_s": round(wall, 3), "python": platform.python_version(),
-            "numpy": version("numpy"), "scipy": version("scipy"), "h5py": version("h5py"),
+            "wall_s": round(wall, 3), "python": str(child.get("python") or platform.python_version()),
+            "numpy": libs["numpy"], "scipy": libs["scipy"], "h5py": libs["h5py"],
+            "versions_from": "child" if mods is not None else "grader",
+            "child": _jsonable(child) if child else None,
             "platform": platform.platform(),
             "sandbox": level() if callable(level) else {"available": False}}
 

@@ -33,7 +33,13 @@ _CH = {"in": _IN}
 _REQ = receive()
 _CH["tok"] = _REQ.pop("token")
 _LIM = _REQ.pop("runner")
-_sys.path.extend(p for p in _LIM.get("path", ()) if p not in _sys.path)   # started without site
+_sys.prefix, _sys.exec_prefix = _LIM.get("prefix") or (_sys.prefix, _sys.exec_prefix)   # a venv's
+if _LIM.get("pth"):          # started without site (-S): the grader's own site directories,
+    import site as _site     # in its order, with their .pth files (venv, --user, system, conda)
+    for _p in _LIM.get("path", ()):
+        _site.addsitedir(_p)
+else:                        # (the driver's modules are plain files there: .pth files skipped)
+    _sys.path.extend(p for p in _LIM.get("path", ()) if p not in _sys.path)
 _CH["out"] = _os.dup(int(_sys.argv[1]))
 _os.close(int(_sys.argv[1]))
 _os.set_inheritable(_CH["out"], False)
@@ -56,6 +62,19 @@ def ask(obj):
     _put({"token": _CH["tok"], "body": obj, "ask": True} if _CH["tok"] else {"body": obj, "ask": True})
     reply = receive()
     return reply.get("reply") if isinstance(reply, dict) else None
+
+
+def report_runtime(_sent=[]):
+    """The interpreter and the library versions this child runs with (once)."""
+    if _sent:
+        return
+    _sent.append(1)
+    mods = {}
+    for name in ("numpy", "scipy", "h5py", "torch"):
+        v = getattr(_sys.modules.get(name), "__version__", None)
+        mods[name] = v if isinstance(v, str) else None
+    send({"kind": "runtime", "python": _sys.version.split()[0], "executable": _sys.executable,
+          "prefix": _sys.prefix, "modules": mods})
 
 
 def _libc():
@@ -325,6 +344,7 @@ def fork_jobs(jobs, run_job, concurrency=1):
     jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
     then holds no plan of the jobs after it, as it would in a list it inherited (with
     concurrency 1 only: the next job is drawn when no job is running)."""
+    report_runtime()
     libc = _libc()
     if libc is not None:
         libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent

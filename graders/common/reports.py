@@ -197,10 +197,18 @@ def run_block(args, exit_code: int, started: float, wall: float) -> dict:
 
     options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child")}
     level = globals().get("sandbox_level")
+    # the versions a child of this grader imported, as it reported them (report_runtime);
+    # the grader's own where no child ran (or this grader runs none)
+    child = dict(globals().get("CHILD_RUNTIME") or {})
+    mods = child.get("modules") if isinstance(child.get("modules"), dict) else None
+    libs = {d: (mods.get(d) if mods is not None else version(d)) for d in ("numpy", "scipy", "h5py")}
+    libs = {d: v if isinstance(v, str) else None for d, v in libs.items()}
     return {"options": _jsonable(options), "exit_code": exit_code,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-            "wall_s": round(wall, 3), "python": platform.python_version(),
-            "numpy": version("numpy"), "scipy": version("scipy"), "h5py": version("h5py"),
+            "wall_s": round(wall, 3), "python": str(child.get("python") or platform.python_version()),
+            "numpy": libs["numpy"], "scipy": libs["scipy"], "h5py": libs["h5py"],
+            "versions_from": "child" if mods is not None else "grader",
+            "child": _jsonable(child) if child else None,
             "platform": platform.platform(),
             "sandbox": level() if callable(level) else {"available": False}}
 

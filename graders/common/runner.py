@@ -12,8 +12,9 @@ import threading
 import time
 from graders._embed import embed
 from graders.common.bench import GRADER_NAME, SPEC
-from graders.common.sandbox import (_PROBE_LOCK, _SANDBOX, _SANDBOX_INIT, _drain, _full_level,
-    _full_prefix, _launch_cfg, _python_exe, decode_reply, sandbox_level)
+from graders.common.sandbox import (CHILD_RUNTIME, _PROBE_LOCK, _SANDBOX, _SANDBOX_INIT, _drain,
+    _full_level, _full_prefix, _grader_site_dirs, _launch_cfg, _python_exe, decode_reply,
+    sandbox_level)
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # SUBPROCESS RUNNER
@@ -38,6 +39,7 @@ class RunOutcome:
     times: list = dataclasses.field(default_factory=list)    # arrival of each message (s from start)
     sandbox: dict = dataclasses.field(default_factory=dict)  # sandbox_level() of this run
     garbage: list = dataclasses.field(default_factory=list)  # why the first refused lines were refused
+    runtime: dict = dataclasses.field(default_factory=dict)  # what the child said it runs with (report_runtime)
 
 
 # The prologue every driver starts with.  It reads its request (with a one-time token) from
@@ -45,6 +47,9 @@ class RunOutcome:
 #   send(obj)    one token-tagged JSON line on a pipe the runner opened;
 #   ask(obj)     send, then block for the grader's answer (run_isolated(interact=...));
 #   receive()    the runner's next JSON line (run_isolated(followup=...)), None at its end;
+#   report_runtime()  the interpreter, prefix and library versions this child imported, sent
+#                once, before any submission code (fork_jobs sends it; a driver that does not
+#                fork calls it before it loads the submission): the report's `run` block;
 #   fork_jobs(jobs, run_job, concurrency=1)   the warm fork server: one fresh child per job,
 #                started in the order given (up to `concurrency` at once), each in its own
 #                process group and user namespace, its messages tagged {"job": id} by this
@@ -56,11 +61,11 @@ class RunOutcome:
 DRIVER_PROLOGUE = embed("common/child_driver_prologue.py")
 
 def _site_dirs(modules: tuple) -> list | None:
-    """The site directories (in this interpreter's path order) when every module in `modules`
-    is found in one of them as a plain package or module; None otherwise (or if none given)."""
+    """The grader's site directories (in its path order) when every module in `modules`
+    is found in one of them as a plain package or module (no .pth processing needed);
+    None otherwise (or if none given)."""
     import importlib.util
-    dirs = [p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)
-            and os.path.isdir(p)]
+    dirs = _grader_site_dirs()
     if not modules or not dirs:
         return None
     for name in modules:
@@ -69,7 +74,8 @@ def _site_dirs(modules: tuple) -> list | None:
         except (ImportError, ValueError):
             return None
         origin = getattr(spec, "origin", None) if spec is not None else None
-        if not (isinstance(origin, str) and any(origin.startswith(d.rstrip("/") + "/") for d in dirs)):
+        origin = os.path.realpath(origin) if isinstance(origin, str) else None
+        if not (origin and any(origin.startswith(d.rstrip("/") + "/") for d in dirs)):
             return None
     return dirs
 
@@ -111,6 +117,7 @@ class _ReplyReader:
         self.on_ask = on_ask
         self.errors = []                # exceptions of the grader's own callbacks
         self.on_message = None          # called with each authentic body, outside the lock
+        self.runtime = None             # the child's report_runtime() (the first one only)
 
     def refuse(self, why: str, count: int = 1) -> None:
         with self.lock:
@@ -154,6 +161,11 @@ class _ReplyReader:
                 self.refuse(f"job {body.get('job')}: {n} unreadable line(s)", n)
         if len(self.messages) >= _MAX_MESSAGES:
             self.refuse(f"more than {_MAX_MESSAGES} messages")
+            return
+        if self.runtime is None and isinstance(body, dict) and body.get("kind") == "runtime":
+            self.runtime = body         # sent before any submission code: not a driver message
+            if not CHILD_RUNTIME:
+                CHILD_RUNTIME.update({k: body.get(k) for k in ("python", "executable", "prefix", "modules")})
             return
         with self.lock:
             self.messages.append(body)
@@ -252,10 +264,11 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         with open(driver, "w") as fh:
             fh.write(DRIVER_PROLOGUE + driver_body)
         token = secrets.token_hex(16)
-        site_dirs = _site_dirs(no_site)
+        site_dirs = _site_dirs(no_site)      # plain: no .pth files to run (~25 ms saved)
         req = dict(request, token=token, submission_dir=sub, lib_dir=lib, scratch_dir=home,
                    runner={"reply_cap": limits["reply_cap_bytes"], "isolated": bool(plan["root"]),
-                           "path": site_dirs or []})
+                           "path": site_dirs or _grader_site_dirs(), "pth": site_dirs is None,
+                           "prefix": [sys.prefix, sys.exec_prefix]})
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
         # BLAS threads pinned to 1 (CONVENTIONS): the verdict must not depend on the grading
@@ -272,7 +285,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         life, life_child = socket.socketpair()
         rfd, wfd = os.pipe()
         cfg = _launch_cfg(work, plan["root"], [sub, home],
-                          [_python_exe(), "-I", "-B"] + (["-S"] if site_dirs else []) + [driver, str(wfd)],
+                          [_python_exe(), "-I", "-S", "-B", driver, str(wfd)],
                           sub, rlimits,
                           life_child.fileno(), ro_paths, os.path.realpath(submission_dir))
         try:
@@ -445,7 +458,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                 if not _SANDBOX:
                     _SANDBOX.update(full)
             level = {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
-        extra = dict(forged=forged, times=times, sandbox=level, garbage=garbage)
+        extra = dict(forged=forged, times=times, sandbox=level, garbage=garbage,
+                     runtime=dict(reader.runtime or {}))
         if said.startswith("setup "):
             return RunOutcome("error", [], f"sandbox setup failed: {said[6:]}", wall, rc, stdout, stderr,
                               **extra)

@@ -27,9 +27,68 @@ _SHM_BYTES = 1 << 30   # the child's /dev/shm (multiprocessing's locks and share
 _PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 
 
+CHILD_RUNTIME = {}     # what the first child said it runs with (report_runtime): the run block
+
+
 def _python_exe() -> str:
-    """The real interpreter (not a pyenv shim or a symlink the sandbox would not hold)."""
-    return os.path.realpath(sys.executable)
+    """The interpreter the grader runs with, as it was started: its folder resolved (the
+    sandbox holds real paths), its own name kept, so a virtual environment's `python` (a
+    symlink to the base interpreter) still finds its pyvenv.cfg, as the grader's did (the
+    link's target was taken before: a venv's packages were lost to its children)."""
+    exe = sys.executable or sys.argv[0]
+    return os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(exe))), os.path.basename(exe))
+
+
+def _grader_site_dirs() -> list:
+    """The grader's own site directories, in its path order, as real paths: a venv's, the
+    user's (--user), the system's or a conda environment's; the child starts without `site`
+    and gets exactly these (python -I would drop the user's, and the base interpreter's
+    own `site` would add the base's instead of the venv's)."""
+    import site
+    try:
+        known = list(site.getsitepackages())
+    except AttributeError:
+        known = []
+    try:
+        user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    except AttributeError:
+        user = None
+    out = []
+    for p in sys.path:
+        if p and os.path.isdir(p) and ("site-packages" in p or "dist-packages" in p
+                                      or p in known or p == user):
+            real = os.path.realpath(p)
+            if real not in out:
+                out.append(real)
+    return out
+
+
+def _pth_dirs() -> list:
+    """The folders the .pth files of the grader's site directories add (an editable
+    install, a package kept outside site-packages): the child's `site` adds them too.  Not
+    one that is, or holds, a path the grader was given (the submission, targets, reference
+    files): nothing given to the grader enters the child's view through a .pth line."""
+    given = [os.path.realpath(a) for a in sys.argv[1:] if a and not a.startswith("-") and os.path.exists(a)]
+    out = []
+    for d in _grader_site_dirs():
+        try:
+            names = sorted(n for n in os.listdir(d) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(d, name), encoding="utf-8", errors="replace") as fh:
+                    lines = fh.read(1 << 16).splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    p = os.path.realpath(os.path.join(d, line))
+                    if os.path.isdir(p) and p not in out and p != "/" and \
+                            not any(g == p or g.startswith(p.rstrip("/") + "/") for g in given):
+                        out.append(p)
+    return out
 
 
 def _readonly_paths(extra=()) -> list:
@@ -46,7 +105,10 @@ def _readonly_paths(extra=()) -> list:
     for p in sites + sys.path:
         if p and ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p):
             py.add(os.path.realpath(p))
+    py.update(_grader_site_dirs())
+    py.update(_pth_dirs())
     py.add(os.path.dirname(_python_exe()))
+    py.add(os.path.dirname(os.path.realpath(_python_exe())))
     paths += sorted(p for p in py if p != "/")
     paths += [os.path.realpath(p) for p in extra]
     keep = []

@@ -1,5 +1,5 @@
 """Child program (embedded as text by the build; runs after common/child_driver_prologue.py)."""
-from graders.common.child_driver_prologue import _REQ, _sys, ask, send
+from graders.common.child_driver_prologue import _REQ, _sys, ask, report_runtime, send
 # -- end of source-tree preamble: the build keeps only what follows --
 _path = list(_sys.path)                 # stdlib modules of the driver: never the submission's copies
 _sys.path.remove(_REQ["submission_dir"])
@@ -126,7 +126,9 @@ t0 = _time.monotonic()
 try:
     _mod, _, _cls = _REQ["entry_class"].rpartition(".")
     try:
-        cls = getattr(_il.import_module(_mod), _cls)
+        _entry = _il.import_module(_mod)
+        report_runtime()        # the versions the submission's import loaded (torch, numpy, ...)
+        cls = getattr(_entry, _cls)
     except (ImportError, AttributeError) as exc:
         send({"event": "load_failed", "reason": "cannot import entry_class " + _REQ["entry_class"] + ": " + _short(exc)})
         raise SystemExit(0)

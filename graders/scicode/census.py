@@ -42,12 +42,36 @@ HARNESS_RULES = (
     ("dependency_missing", lambda sig, f: f.get("phase") == "deps"),
     ("special_context_lost", lambda sig, f: bool(f.get("lost_context"))),
     ("worker_fault", lambda sig, f: sig.startswith("WorkerFault") and _harness_evidence(f, "grader")),
+    # the worker could not import the scicode shim before any generated code ran
+    ("shim_failed", lambda sig, f: sig.startswith("ShimFault") and f.get("origin") == "grader"),
     # a test form the grader cannot judge without the target in the step's process
     ("target_form_unsupported", lambda sig, f: sig.startswith("UnsupportedTargetUse")
      and f.get("origin") == "grader"),
 )
-# the seed's named signatures: any occurrence indicts the run
-INDICTING_RULES = ("target_name_error", "scicode_module_missing", "h5_group_missing")
+# the seed's named signatures, and a harness that could not execute (a worker that never
+# started, a shim that failed, targets it could not read): any occurrence indicts the run,
+# whatever the number of steps
+INDICTING_RULES = ("target_name_error", "scicode_module_missing", "h5_group_missing", "worker_fault",
+                   "shim_failed")
+GRADER_FOUND_NOT_RUN = ("MissingGeneration",)     # found by the grader: no generation to run
+
+
+def generation_raised(f: dict) -> bool:
+    """By the grader's own evidence, the generation's code or text caused this failure: its
+    definition did not parse or extract, or the step's process reported it after generated
+    code was defined (a context phase of the generation's own steps, its code, a test case,
+    the run: an exception of any type or message, a timeout, a death, tampering, a refused
+    value).  Not: what the grader found itself (origin "grader"), the problem's dependency
+    lines (run before any generated code), reference context, a lost special step, a missing
+    generation.  Without evidence (a failure list from elsewhere) only a traceback through
+    generated code says so."""
+    if f.get("origin") == "grader" or f.get("phase") == "deps" or f.get("lost_context"):
+        return False
+    if f.get("phase") == "extract":
+        return f.get("type") not in GRADER_FOUND_NOT_RUN
+    if f.get("evidence") is not None:
+        return not (f.get("phase") == "context" and f.get("reference_context"))
+    return not _not_raised_by_submission(f)
 
 
 def signature(failure: dict) -> str:
@@ -77,13 +101,14 @@ def is_test_verdict(failure: dict) -> bool:
     return failure.get("type") == "AssertionError" and failure.get("origin") == "test"
 
 
-def census(failures: list, strict: bool) -> tuple:
+def census(failures: list, strict: bool, n_steps: int | None = None) -> tuple:
     """(records, indicted, reasons) from each failed step's first failure, each classified
     by its own evidence (a signature shared by failures of different classes is counted once
     per class, never by whichever failure came first).
-    Indict when: a seed-named harness class occurs; or >= 10 failures all share one
-    signature and they are not all the test's own assertion; or, --strict, any
-    harness-classified failure."""
+    Indict when: a seed-named harness class, or a harness that could not execute, occurs;
+    or >= 10 failures all share one signature and none was raised by a generation
+    (generation_raised; n_steps: the run's step count, for "every step lacks a generation");
+    or, --strict, any harness-classified failure."""
     counts, samples = {}, {}
     for f in failures:
         key = (signature(f), classify(f))
@@ -96,8 +121,14 @@ def census(failures: list, strict: bool) -> tuple:
             reasons.append(f"{n}x {sig} ({rule})")
     total = len(failures)
     sigs = {sig for sig, _ in counts}
+    # the seed's "100% of >= 10 failures share one signature": only failures no generation
+    # raised by the grader's evidence (ten steps raising one exception are the model's ten
+    # failures, however alike); a missing generation counts only when every step of the run
+    # lacks one (an empty or misnamed folder), never as a way to void a low score
     if total >= SPEC["census_min_failures"] and len(sigs) == 1 and \
-            not all(is_test_verdict(f) for f in failures):
+            not any(generation_raised(f) or is_test_verdict(f) for f in failures) and \
+            (not all(f.get("type") in GRADER_FOUND_NOT_RUN for f in failures)
+             or (n_steps is not None and total == n_steps)):
         reasons.append(f"100% of {total} failures share one signature: {next(iter(sigs))}")
     harness = sum(n for (sig, cls), n in counts.items() if cls != "model")
     if strict and harness and not reasons:

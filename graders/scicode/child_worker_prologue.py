@@ -8,5 +8,9 @@ def send(obj, _fd=_FD, _tok=_TOKEN, _dumps=_json.dumps, _write=_os.write):
     data = (_dumps({"token": _tok, "body": obj}, allow_nan=True, default=str) + "\n").encode()
     while data:
         data = data[_write(_fd, data):]
+_sys.prefix, _sys.exec_prefix = _INIT["prefix"]      # a venv's, as site.py would set it
+import site as _site          # started without site (-S): the grader's own site directories,
+for _p in _INIT["site"]:      # in its order, with their .pth files (venv, --user, system, conda)
+    _site.addsitedir(_p)
 _sys.path.insert(0, _INIT["shim_dir"])
 _os.chdir(_INIT["work_dir"])

@@ -1,5 +1,6 @@
 """GRADING (a part of grade_scicode.py; see CONTRIBUTING.md)."""
 import os
+import sys
 import time
 from graders.common.records import Check, Report, Status
 from graders.common.reports import UsageError
@@ -15,12 +16,22 @@ from graders.scicode.workers import prestart_workers
 # =============================================================================
 # GRADING: the checks above, in the protocol's order, over one set of generations
 # =============================================================================
+def lift_int_digit_limit() -> None:
+    """The grader's own work (parsing, unparsing and compiling generations) has no limit on
+    integer-string conversion: `ast.unparse` of a valid 4,000-hex-digit literal raised
+    ValueError (Python's default limit is 4,300 decimal digits) and lost the whole run."""
+    setter = getattr(sys, "set_int_max_str_digits", None)
+    if setter is not None:
+        setter(0)
+
+
 def grade(args) -> Report:
     """Problems, targets and generations loaded; every in-scope step's program assembled; the
     steps run on warm workers (with --out, each result kept as it finishes and reused by a rerun
     of the same inputs and grader); step records, the census and the keys.  report.outcomes holds
     each step's StepResult."""
     t0 = time.monotonic()
+    lift_int_digit_limit()
     report = Report(args.submission)
     checks, phases = report.checks, report.phases
     problems, pchecks = load_problems(args.problems)
@@ -89,7 +100,7 @@ def grade(args) -> Report:
     phases["execute"] = time.monotonic() - t1
     ordered = {sid: progs[sid] for sid in sorted(progs, key=_step_key)}
     srecords, failures = step_records(ordered, results, args.dry_run, args.strict)
-    crecords, _, _ = census(failures, args.strict)
+    crecords, _, _ = census(failures, args.strict, len(ordered))
     checks += srecords + crecords
     report.keys.update(summary_keys(checks, problems, args.split, "/".join(contexts), args.dry_run))
     phases["total"] = time.monotonic() - t0

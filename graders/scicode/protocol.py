@@ -79,6 +79,9 @@ def extract_definition(text: str, kind: str, name: str) -> str:
                 return ast.unparse((top or nested)[-1])
             except RecursionError:
                 raise ExtractionError(f"`{kind} {name}` is nested too deeply to be extracted")
+            except Exception as exc:        # whatever unparsing raises is this step's record
+                raise ExtractionError(f"`{kind} {name}` could not be extracted "
+                                      f"({type(exc).__name__}: {str(exc)[:120]})")
     if not parsed_any and first_error is not None:
         raise SyntaxError(first_error.replace("generation: ", "", 1))
     raise ExtractionError(f"no `{kind} {name}` in the generation")
@@ -97,6 +100,7 @@ class StepProgram:
     lost_context: str | None    # special step whose code is absent (harness fault)
     audit: list
     definition: tuple = ("def", "")     # (kind, name) the step's header declares
+    reference: bool = False             # the context is the problem's reference code
 
 
 def special_code(step: Step, special_dir: str | None) -> str | None:
@@ -110,7 +114,7 @@ def special_code(step: Step, special_dir: str | None) -> str | None:
             try:
                 return extract_definition(read_text_file(p, "special", SPEC["max_generation_bytes"]),
                                           kind, name)
-            except (Reject, SyntaxError, ExtractionError):
+            except Exception:       # (unreadable special code: the later steps lose context)
                 return None
     return None
 
@@ -128,6 +132,9 @@ def generation_code(step: Step, gens: Generations) -> tuple:
         return None, {"type": "SyntaxError", "message": str(exc)}
     except ExtractionError as exc:
         return None, {"type": "ExtractionError", "message": str(exc)}
+    except Exception as exc:        # extraction never raises: any failure is this step's record
+        return None, {"type": "ExtractionError",
+                      "message": f"the generation could not be read ({type(exc).__name__}: {str(exc)[:160]})"}
 
 
 def assemble(problem: Problem, step: Step, context_mode: str, gens: Generations,
@@ -151,6 +158,7 @@ def assemble(problem: Problem, step: Step, context_mode: str, gens: Generations,
                 parts.append(code)
     code, error = generation_code(step, gens)
     return StepProgram(step.step, problem.pid, problem.deps, "\n\n".join(parts), code, error,
-                       step.cases, lost, audit_generation(code) if code else [], header_name(step.header))
+                       step.cases, lost, audit_generation(code) if code else [], header_name(step.header),
+                       context_mode == "reference")
 
 

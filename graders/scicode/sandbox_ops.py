@@ -58,7 +58,8 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
             continue
         if "phase" in msg and not msg.get("ok"):
             if phase_failure is None:
-                phase_failure = dict(_child_error(msg.get("error")), phase=str(msg["phase"])[:20])
+                phase_failure = dict(_child_error(msg.get("error")), phase=str(msg["phase"])[:20],
+                                     reference_context=prog.reference)
         elif "rec" in msg and type(msg["rec"]) is int and 0 <= msg["rec"] < n:
             records[msg["rec"]].append(msg.get("data"))
         elif "case" in msg and type(msg["case"]) is int and 0 <= msg["case"] < n:
@@ -96,6 +97,10 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
         case_failure = case_failure or err
         if err.get("origin") == "grader" and grader_found is None:
             grader_found = err          # the harness's fault is reported whatever else failed
+    if reply.get("shim") is False and reply.get("status") != "worker" and grader_found is None:
+        grader_found = {"type": "ShimFault", "message": "the worker could not import the scicode shim "
+                        "before any generated code ran", "phase": "run", "origin": "grader",
+                        "evidence": evidence}
     failure = grader_found or (dict(phase_failure, evidence=evidence) if phase_failure else None) or case_failure
     status = reply.get("status", "ok")
     ev = {"evidence": evidence}

@@ -32,6 +32,12 @@ SPEC = {
     "max_broadcast": 1 << 27,
     "max_generation_bytes": 2 << 20,
     "max_problems_bytes": 64 << 20,
+    # no seed line (issue 22 item 3: only plain data crosses, converted entirely; a cap fails
+    # closed): what a generated callable returns, or a test compares with the target, is
+    # converted whole up to this many items and nesting levels, else the case fails
+    # (NotPlainData); the depth keeps a record under the reply decoder's 64 JSON levels
+    "max_plain_items": 1 << 22,
+    "max_plain_depth": 28,
     # seed "Harness-fault census": 100 % shared signature across >= 10 failures
     "census_min_failures": 10,
     # seed "DRY sandbox must emit `SCICODE_PASS (DRY_RUN)`"

@@ -44,6 +44,13 @@ def audit_generation(code: str) -> list:
     """Reasons a definition needs review: it reads `target(s)` as a free name,
     reaches for frames/globals/the h5 file, or rebinds a library attribute."""
     try:
+        return _audit_generation(code)
+    except Exception as exc:        # never raises: a definition the audit cannot read is flagged
+        return [f"could not be audited ({type(exc).__name__})"]
+
+
+def _audit_generation(code: str) -> list:
+    try:
         tree = parse_python(code, "generation", "audit")
     except Reject:
         return []

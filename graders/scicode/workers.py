@@ -9,13 +9,14 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from graders._embed import embed
 from graders.common.reports import _INTERRUPT, grader_sha256
-from graders.common.sandbox import (_SANDBOX, _SANDBOX_INIT, _drain, _launch_cfg, _python_exe,
-    decode_reply, sandbox_level)
+from graders.common.sandbox import (CHILD_RUNTIME, _SANDBOX, _SANDBOX_INIT, _drain,
+    _grader_site_dirs, _launch_cfg, _python_exe, decode_reply, sandbox_level)
 from graders.scicode.comparison import _grader_cmp, decode_value
 from graders.scicode.header import GRADER_NAME
 from graders.scicode.protocol import StepProgram
@@ -88,7 +89,7 @@ class Worker:
         self.life, life_child = socket.socketpair()
         try:    # no preexec_fn: this runs in several threads; the worker sets its own limits
             self.proc = subprocess.Popen(
-                _sandboxed(box, [work], [self.shim_dir], [_python_exe(), "-I", "-B", driver, str(wfd)],
+                _sandboxed(box, [work], [self.shim_dir], [_python_exe(), "-I", "-S", "-B", driver, str(wfd)],
                            life_child.fileno()), cwd=work,
                 env=_child_env(work),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -101,13 +102,18 @@ class Worker:
             threading.Thread(target=_drain, args=(stream, sink, 64 << 10), daemon=True).start()
         init = {"token": self.token, "shim_dir": self.shim_dir, "work_dir": work, "warm": self.warm,
                 "target_methods": list(TARGET_METHODS), "helper_name": HELPER_DECORATOR,
-                "reap": bool(sandbox_level()["pid_namespace"]), "tmp_bytes": SPEC["runner_fsize_bytes"]}
+                "reap": bool(sandbox_level()["pid_namespace"]), "tmp_bytes": SPEC["runner_fsize_bytes"],
+                "site": _grader_site_dirs(), "prefix": [sys.prefix, sys.exec_prefix],
+                "max_plain_items": SPEC["max_plain_items"], "max_plain_depth": SPEC["max_plain_depth"]}
         self.proc.stdin.write((json.dumps(init) + "\n").encode())
         self.proc.stdin.flush()
         self.child = None
         hello = self._next(120.0)
         self.ready = isinstance(hello, dict) and hello.get("ready") is True
         self.shim = bool(self.ready and hello.get("shim"))
+        runtime = hello.get("runtime") if self.ready else None
+        if isinstance(runtime, dict) and not CHILD_RUNTIME:     # said before any generated code
+            CHILD_RUNTIME.update({k: runtime.get(k) for k in ("python", "executable", "prefix", "modules")})
 
     def _read_replies(self, stream) -> None:
         for line in stream:
@@ -130,12 +136,15 @@ class Worker:
             if not self.ready:
                 return {"status": "worker", "reason": "WorkerFault: worker failed to start",
                         "messages": []}
-        try:
-            self.proc.stdin.write((json.dumps(job) + "\n").encode())
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            self.restart()
-            return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
+        for attempt in (1, 2):      # a worker gone since its last step: a fresh one takes the job
+            try:
+                self.proc.stdin.write((json.dumps(job) + "\n").encode())
+                self.proc.stdin.flush()
+                break
+            except (BrokenPipeError, OSError):
+                self.restart()
+                if attempt == 2 or not self.ready:
+                    return {"status": "worker", "reason": "WorkerFault: worker pipe closed", "messages": []}
         if during:
             during()
         deadline = time.monotonic() + float(job["timeout"]) + SPEC["worker_reply_margin_s"]
