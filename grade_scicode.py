@@ -497,6 +497,15 @@ class ExtractionError(Exception):
     pass
 
 
+def lift_int_digit_limit() -> None:
+    """The grader's own work (parsing, unparsing and compiling generations) has no limit on
+    integer-string conversion: `ast.unparse` of a valid 4,000-hex-digit literal raised
+    ValueError (Python's default limit is 4,300 decimal digits) and lost the whole run."""
+    setter = getattr(sys, "set_int_max_str_digits", None)
+    if setter is not None:
+        setter(0)
+
+
 def extract_definition(text: str, kind: str, name: str) -> str:
     """Source of the `kind` definition named `name` in a raw reply, fences
     stripped.  The last code block that defines it wins, and within it the last
@@ -3933,15 +3942,6 @@ def decode_reply(line: bytes, token: str) -> tuple:
 # =============================================================================
 # GRADING: the checks above, in the protocol's order, over one set of generations
 # =============================================================================
-def lift_int_digit_limit() -> None:
-    """The grader's own work (parsing, unparsing and compiling generations) has no limit on
-    integer-string conversion: `ast.unparse` of a valid 4,000-hex-digit literal raised
-    ValueError (Python's default limit is 4,300 decimal digits) and lost the whole run."""
-    setter = getattr(sys, "set_int_max_str_digits", None)
-    if setter is not None:
-        setter(0)
-
-
 def grade(args) -> Report:
     """Problems, targets and generations loaded; every in-scope step's program assembled; the
     steps run on warm workers (with --out, each result kept as it finishes and reused by a rerun

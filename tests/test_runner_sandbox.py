@@ -354,19 +354,20 @@ def test_fork_server_runs_jobs_side_by_side_answering_each_by_job():
 SITE_PROBE = r'''
 import sys
 import numpy
-send({"no_site": sys.flags.no_site, "numpy": numpy.__version__})
+send({"no_site": sys.flags.no_site, "numpy": numpy.__version__, "pth": "site" in sys.modules})
 '''
 
 
 def test_driver_starts_without_site_only_when_its_modules_need_none():
-    """run_isolated(no_site=...): the driver skips `site` (its .pth imports) when the modules it
-    needs are plain files in the site directories, which it then gets on its path; a module
-    found any other way keeps the usual start."""
+    """run_isolated(no_site=...): the driver always starts without `site` (python -S) and gets
+    the grader's own site directories (issue 22); it skips their .pth files when the modules
+    it needs are plain files there, and processes them (site.addsitedir) otherwise."""
     fast = G.run_isolated(str(REPO / "tests"), SITE_PROBE, {}, 60, no_site=("numpy",))
     usual = G.run_isolated(str(REPO / "tests"), SITE_PROBE, {}, 60,
                            no_site=("numpy", "no_such_module_here"))
     assert fast.status == usual.status == "ok", (fast.reason, usual.reason)
-    assert fast.messages[0]["no_site"] == 1 and usual.messages[0]["no_site"] == 0
+    assert fast.messages[0]["no_site"] == usual.messages[0]["no_site"] == 1
+    assert fast.messages[0]["pth"] is False and usual.messages[0]["pth"] is True
     assert fast.messages[0]["numpy"] == usual.messages[0]["numpy"]
     assert G._site_dirs(()) is None and G._site_dirs(("no_such_module_here",)) is None
 

@@ -1,12 +1,11 @@
 """GRADING (a part of grade_scicode.py; see CONTRIBUTING.md)."""
 import os
-import sys
 import time
 from graders.common.records import Check, Report, Status
 from graders.common.reports import UsageError
 from graders.scicode.census import census
 from graders.scicode.guarded import load_generations, load_problems
-from graders.scicode.protocol import assemble
+from graders.scicode.protocol import assemble, lift_int_digit_limit
 from graders.scicode.sandbox_ops import (_step_key, execute_steps, isolation_checks, step_records,
     summary_keys)
 from graders.scicode.shim import check_h5
@@ -16,15 +15,6 @@ from graders.scicode.workers import prestart_workers
 # =============================================================================
 # GRADING: the checks above, in the protocol's order, over one set of generations
 # =============================================================================
-def lift_int_digit_limit() -> None:
-    """The grader's own work (parsing, unparsing and compiling generations) has no limit on
-    integer-string conversion: `ast.unparse` of a valid 4,000-hex-digit literal raised
-    ValueError (Python's default limit is 4,300 decimal digits) and lost the whole run."""
-    setter = getattr(sys, "set_int_max_str_digits", None)
-    if setter is not None:
-        setter(0)
-
-
 def grade(args) -> Report:
     """Problems, targets and generations loaded; every in-scope step's program assembled; the
     steps run on warm workers (with --out, each result kept as it finishes and reused by a rerun

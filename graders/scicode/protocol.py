@@ -3,6 +3,7 @@ import ast
 import dataclasses
 import os
 import re
+import sys
 import textwrap
 from graders.common.guarded import parse_python
 from graders.common.records import Reject
@@ -53,6 +54,15 @@ def header_name(header: str) -> tuple:
 
 class ExtractionError(Exception):
     pass
+
+
+def lift_int_digit_limit() -> None:
+    """The grader's own work (parsing, unparsing and compiling generations) has no limit on
+    integer-string conversion: `ast.unparse` of a valid 4,000-hex-digit literal raised
+    ValueError (Python's default limit is 4,300 decimal digits) and lost the whole run."""
+    setter = getattr(sys, "set_int_max_str_digits", None)
+    if setter is not None:
+        setter(0)
 
 
 def extract_definition(text: str, kind: str, name: str) -> str:
