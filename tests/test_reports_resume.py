@@ -112,6 +112,10 @@ def test_modchallenge_seeds_resume(tmp_path, capsys, monkeypatch):
     args = [sub, "--seeds", "public,11", "--total", "110", "--out", tmp_path / "o"]
     rc, out, err = call_main(G, args + ["--json", tmp_path / "a.json"], capsys)
     assert "resume: 0 of 2" in err and rc == 1
+    rc, out, err = call_main(G, args + ["--json", tmp_path / "k.json"], capsys)
+    assert "resume: 1 of 1 submission(s) reused" in err and "model_load" not in err  # the report kept
+    assert read_docs(tmp_path / "k.json") == read_docs(tmp_path / "a.json") and rc == 1
+    shutil.rmtree(tmp_path / "o" / "reports")           # without it, each seed still resumes
     rc, out, err = call_main(G, args + ["--json", tmp_path / "b.json"], capsys)
     assert "resume: 2 of 2 seed(s) reused" in err and "model_load" not in err
     first, again = read_docs(tmp_path / "a.json")[0], read_docs(tmp_path / "b.json")[0]
