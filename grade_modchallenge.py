@@ -4382,7 +4382,7 @@ def reusable_report(args, submission: str, path: str):
                 "options": grading_options(doc["run"]["options"]), "label": doc.get("label")}
         why = next((f"its {k} differs" for k in same if same[k] != kept[k]), None)
     if why:
-        progress(f"resume: {path} not reused: {why}")
+        print(f"{GRADER_NAME}: resume: {path} not reused: {why}", file=sys.stderr)
         return None
     return doc
 
