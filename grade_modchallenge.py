@@ -3772,9 +3772,9 @@ def leaderboard_keys_of(checks: list, args) -> dict:
             "highest_tier_above_90": min(htop + [-1] * (seeds - len(htop)))}
 
 
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
 OUT_HELP = ("also each seed's result as it finishes; a rerun with the same DIR, submission, "
-            "options and grader skips the seeds already graded")   # --out DIR: what this grader keeps there besides the reports
-RUN_ONLY_OPTIONS = ("seed_list",)   # drawn per call; the request (--seed, --seeds) is an option   # options that never change a grading (beyond the shared ones)
+            "options and grader skips the seeds already graded")
 REPORT_SCHEMA = json.loads(    # schemas/grade_modchallenge.report.schema.json, the same document
     r'{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"grade_modchallenge.report.s'
     r'chema.json","title":"grade_modchallenge report (--json)","description":"One submission grade'
@@ -3784,42 +3784,45 @@ REPORT_SCHEMA = json.loads(    # schemas/grade_modchallenge.report.schema.json, 
     r's","review","phases","keys","result","score","run","sandbox"],"properties":{"grader":{"const'
     r'":"grade_modchallenge"},"version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+"},"grader_'
     r'sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"submission":{"type":"string"},"label":'
-    r'{"type":"string","minLength":1,"description":"the row name given with --label (else the lead'
-    r'erboard names the row by the shortest path suffix that tells it apart)"},"submission_sha256"'
-    r':{"type":["string","null"],"pattern":"^[0-9a-f]{64}$"},"submission_files":{"type":"integer",'
-    r'"minimum":0},"submission_bytes":{"type":"integer","minimum":0},"checks":{"type":"array","ite'
-    r'ms":{"type":"object","required":["id","status","message","measured","limit"],"additionalProp'
-    r'erties":false,"properties":{"id":{"type":"string","minLength":1},"status":{"enum":["PASS","F'
-    r'AIL","REVIEW","SKIP","INFO"]},"message":{"type":"string"},"measured":{},"limit":{}}}},"revie'
-    r'w":{"type":"array","items":{"type":"object","required":["id","status","message","measured","'
-    r'limit"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"sta'
-    r'tus":{"const":"REVIEW"},"message":{"type":"string"},"measured":{},"limit":{}}}},"phases":{"t'
-    r'ype":"object","additionalProperties":{"type":"number","minimum":0}},"keys":{"type":"object",'
-    r'"properties":{"seed":{"type":"string"},"total":{"type":"integer"},"tiers":{"type":"array","i'
-    r'tems":{"type":"object","properties":{"tier":{"type":"integer"},"scored":{"type":"boolean"},"'
-    r'accuracy":{"type":"number","minimum":0,"maximum":1},"completed":{"type":"boolean"},"cumulati'
-    r've_wall_s":{"type":["number","null"]}},"required":["tier","scored","accuracy","completed","c'
-    r'umulative_wall_s"],"additionalProperties":false}},"robustness":{"type":"array","items":{"typ'
-    r'e":"object","properties":{"seed":{"type":"string"},"t1_t7_min":{"type":["number","null"]},"t'
-    r'8":{"type":["number","null"]},"t9":{"type":["number","null"]},"t10":{"type":["number","null"'
-    r']},"overall":{"type":["number","null"]},"htop":{"type":"integer"},"deterministic":{"type":"b'
-    r'oolean"}},"required":["seed","t1_t7_min","t8","t9","t10","overall","htop","deterministic"],"'
-    r'additionalProperties":false}},"overall_accuracy":{"type":"number","minimum":0,"maximum":1},"'
-    r'overall_accuracy_min":{"type":"number"},"highest_tier_above_90":{"type":"integer","minimum":'
-    r'-1,"maximum":10},"deterministic":{"type":"boolean"},"ranked":{"type":"boolean"}},"additional'
-    r'Properties":{"type":["number","integer","boolean","string","array","object","null"]}},"resul'
-    r't":{"enum":["PASS","PARTIAL","FAIL","UNGRADED"]},"score":{"type":["number","null"],"minimum"'
-    r':0,"maximum":1},"run":{"type":"object","properties":{"options":{"type":"object"},"exit_code"'
-    r':{"enum":[0,1,2,3,130]},"started":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:'
-    r'\\d\\d:\\d\\dZ$"},"wall_s":{"type":"number","minimum":0},"python":{"type":"string"},"numpy":'
-    r'{"type":["string","null"]},"scipy":{"type":["string","null"]},"h5py":{"type":["string","null'
-    r'"]},"platform":{"type":"string"},"sandbox":{"type":"object"}},"required":["options","exit_co'
-    r'de","started","wall_s","python","numpy","scipy","h5py","platform","sandbox"],"additionalProp'
-    r'erties":false},"sandbox":{"type":"object","description":"sandbox_level() of the runner (the '
-    r'same as run.sandbox); {\"available\": false} where no code runs or the runner does not repor'
-    r't it"}},"additionalProperties":false,"allOf":[{"if":{"properties":{"result":{"const":"UNGRAD'
-    r'ED"}}},"then":{"properties":{"score":{"type":"null"}}},"else":{"properties":{"score":{"type"'
-    r':"number"}}}}]}')
+    r'{"type":"string","minLength":1,"pattern":"^[^\\u0000-\\u001f\\u007f]+$","description":"the r'
+    r'ow name given with --label (else the leaderboard names the row by the shortest path suffix t'
+    r'hat tells it apart)"},"submission_sha256":{"type":["string","null"],"pattern":"^[0-9a-f]{64}'
+    r'$"},"submission_files":{"type":"integer","minimum":0},"submission_bytes":{"type":"integer","'
+    r'minimum":0},"checks":{"type":"array","items":{"type":"object","required":["id","status","mes'
+    r'sage","measured","limit"],"additionalProperties":false,"properties":{"id":{"type":"string","'
+    r'minLength":1},"status":{"enum":["PASS","FAIL","REVIEW","SKIP","INFO"]},"message":{"type":"st'
+    r'ring"},"measured":{},"limit":{}}}},"review":{"type":"array","items":{"type":"object","requir'
+    r'ed":["id","status","message","measured","limit"],"additionalProperties":false,"properties":{'
+    r'"id":{"type":"string","minLength":1},"status":{"const":"REVIEW"},"message":{"type":"string"}'
+    r',"measured":{},"limit":{}}}},"phases":{"type":"object","additionalProperties":{"type":"numbe'
+    r'r","minimum":0}},"keys":{"type":"object","properties":{"seed":{"type":"string"},"total":{"ty'
+    r'pe":"integer"},"tiers":{"type":"array","items":{"type":"object","properties":{"tier":{"type"'
+    r':"integer"},"scored":{"type":"boolean"},"accuracy":{"type":"number","minimum":0,"maximum":1}'
+    r',"completed":{"type":"boolean"},"cumulative_wall_s":{"type":["number","null"]}},"required":['
+    r'"tier","scored","accuracy","completed","cumulative_wall_s"],"additionalProperties":false}},"'
+    r'robustness":{"type":"array","items":{"type":"object","properties":{"seed":{"type":"string"},'
+    r'"t1_t7_min":{"type":["number","null"]},"t8":{"type":["number","null"]},"t9":{"type":["number'
+    r'","null"]},"t10":{"type":["number","null"]},"overall":{"type":["number","null"]},"htop":{"ty'
+    r'pe":"integer"},"deterministic":{"type":"boolean"}},"required":["seed","t1_t7_min","t8","t9",'
+    r'"t10","overall","htop","deterministic"],"additionalProperties":false}},"overall_accuracy":{"'
+    r'type":"number","minimum":0,"maximum":1},"overall_accuracy_min":{"type":"number"},"highest_ti'
+    r'er_above_90":{"type":"integer","minimum":-1,"maximum":10},"deterministic":{"type":"boolean"}'
+    r',"ranked":{"type":"boolean"}},"additionalProperties":{"type":["number","integer","boolean","'
+    r'string","array","object","null"]}},"result":{"enum":["PASS","PARTIAL","FAIL","UNGRADED"]},"s'
+    r'core":{"type":["number","null"],"minimum":0,"maximum":1},"run":{"type":"object","properties"'
+    r':{"options":{"type":"object"},"exit_code":{"enum":[0,1,2,3,130]},"started":{"type":"string",'
+    r'"pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s":{"type":"number","minimum'
+    r'":0},"python":{"type":"string"},"numpy":{"type":["string","null"]},"scipy":{"type":["string"'
+    r',"null"]},"h5py":{"type":["string","null"]},"platform":{"type":"string"},"sandbox":{"type":"'
+    r'object"}},"required":["options","exit_code","started","wall_s","python","numpy","scipy","h5p'
+    r'y","platform","sandbox"],"additionalProperties":false},"sandbox":{"type":"object","descripti'
+    r'on":"sandbox_level() of the runner (the same as run.sandbox); {\"available\": false} where n'
+    r'o code runs or the runner does not report it"},"signature":{"type":"string","pattern":"^hmac'
+    r'-sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of'
+    r' KEYFILE over this document without its signature, as JSON with sorted keys, no spaces, ASCI'
+    r'I only; --merge --sign refuses a report without a matching one"}},"additionalProperties":fal'
+    r'se,"allOf":[{"if":{"properties":{"result":{"const":"UNGRADED"}}},"then":{"properties":{"scor'
+    r'e":{"type":"null"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
 
 
 # =============================================================================
@@ -3860,6 +3863,10 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
                         "and refused (exit 2, no ranking) when its claims do not follow, it breaks "
                         "the report schema or another grader file wrote it; the same submission "
                         "and options twice is listed once; the exit code is the live run's")
+    p.add_argument("--sign", metavar="KEYFILE",
+                   help="sign each report with HMAC-SHA256 keyed by KEYFILE's bytes (at least 32; "
+                        "keep the file where submitted code cannot read it); with --merge or --out, "
+                        "refuse every report not signed with that key")
     p.add_argument("--allow-other-grader", action="store_true",
                    help="with --merge: accept reports whose grader_sha256 is not this grader "
                         "file's (their records are still re-judged by this grader)")
@@ -3932,8 +3939,8 @@ def common_usage_checks(args) -> None:
         if len(labels) != len(args.submissions):
             raise UsageError(f"--label given {len(labels)} time(s) for {len(args.submissions)} "
                              "submission(s): one each, in order")
-        if len(set(labels)) != len(labels) or not all(s.strip() for s in labels):
-            raise UsageError("--label: every name must be non-empty and different")
+        if len(set(labels)) != len(labels) or not all(s.strip() and s.isprintable() for s in labels):
+            raise UsageError("--label: every name must be non-empty, printable and different")
     if args.table and os.path.splitext(args.table)[1].lower() not in TABLE_FORMATS:
         raise UsageError(f"--table {args.table}: the name must end in .csv or .md")
     for name, is_dir in OUTPUT_OPTIONS:
@@ -3941,6 +3948,8 @@ def common_usage_checks(args) -> None:
             check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
     if getattr(args, "plot", None) and (why := plot_usage_error(args.plot)):
         raise UsageError(why)
+    if getattr(args, "sign", None):
+        signing_key(args.sign)
     if getattr(args, "out", None):
         check_kept_reports(args.out)
 
@@ -4077,7 +4086,7 @@ def _cell(value) -> str:
         return str(value).lower()
     if isinstance(value, float):
         return f"{value:.4f}"
-    return str(value)
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))   # one line
 
 
 def report_doc(report, result: str, score, args, exit_code: int, started: float, wall: float) -> dict:
@@ -4095,6 +4104,8 @@ def report_doc(report, result: str, score, args, exit_code: int, started: float,
     doc["sandbox"] = doc["run"]["sandbox"]      # also at the top, where CONVENTIONS names it
     if getattr(args, "label", None):
         doc["label"] = args.label[0]
+    if getattr(args, "sign", None):
+        doc["signature"] = report_signature(doc, signing_key(args.sign))
     doc.update(_jsonable(report_extra(report)))
     return doc
 
@@ -4252,8 +4263,7 @@ def claims_error(doc: dict):
         ranking = leaderboard_keys_of(checks, args)
     except Exception as exc:            # a record this grader's verdict cannot read
         return f"its records cannot be judged ({type(exc).__name__}: {str(exc)[:80]})"
-    if (doc["result"], doc["score"]) != (result, score) or \
-            isinstance(doc["score"], bool) or type(doc["score"]) is not type(score):
+    if (doc["result"], doc["score"]) != (result, score):
         return (f"claims RESULT {doc['result']} SCORE {doc['score']}, but its own records give "
                 f"RESULT {result} SCORE {score}")
     if doc["run"]["exit_code"] != code:
@@ -4266,13 +4276,49 @@ def claims_error(doc: dict):
     return None
 
 
-def report_error(doc: dict, *, other_grader: bool = False):
+def signing_key(path):
+    """The --sign key (the bytes of KEYFILE, read once), or None without --sign; UsageError when
+    it cannot be read or is too short to be a key."""
+    if not path:
+        return None
+    if path not in _SIGNING_KEYS:
+        try:
+            with open(path, "rb") as fh:
+                key = fh.read(1 << 16)
+        except OSError as exc:
+            raise UsageError(f"--sign {path}: cannot be read ({exc.strerror or exc})")
+        if len(key) < 32:
+            raise UsageError(f"--sign {path}: {len(key)} bytes; a key needs at least 32 "
+                             "(e.g. head -c 32 /dev/urandom > KEYFILE)")
+        _SIGNING_KEYS[path] = key
+    return _SIGNING_KEYS[path]
+
+
+_SIGNING_KEYS = {}
+
+
+def report_signature(doc: dict, key: bytes) -> str:
+    """HMAC-SHA256 of the report without its signature, as canonical JSON (sorted keys, no
+    spaces, ASCII): the same after any JSON round trip, different after any edit."""
+    import hmac
+    body = json.dumps({k: v for k, v in doc.items() if k != "signature"}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return "hmac-sha256:" + hmac.new(key, body.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def report_error(doc: dict, *, other_grader: bool = False, key: bytes = None):
     """Why this grader refuses a report it did not just write (None when it accepts it): the
-    schema, the grader file that wrote it, and claims that do not follow from its records."""
+    schema, its signature (with --sign), the grader file that wrote it, and claims that do not
+    follow from its records."""
+    import hmac
     errors = schema_errors(doc, REPORT_SCHEMA)
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         return f"breaks the {GRADER_NAME} report schema: {errors[0]}{more}"
+    if key is not None and "signature" not in doc:
+        return "not signed (--sign takes only reports signed with its key)"
+    if key is not None and not hmac.compare_digest(doc["signature"], report_signature(doc, key)):
+        return "its signature does not match (edited after grading, or signed with another key)"
     if doc["grader_sha256"] != grader_sha256() and not other_grader:
         return (f"written by another {GRADER_NAME} file (grader_sha256 {doc['grader_sha256'][:12]}, "
                 f"this one {grader_sha256()[:12]}; --allow-other-grader accepts it)")
@@ -4280,10 +4326,10 @@ def report_error(doc: dict, *, other_grader: bool = False):
 
 
 def grading_options(options: dict) -> dict:
-    """The options that can change a grading: all but the outputs, the parallelism and this
-    grader's RUN_ONLY_OPTIONS (what two reports must share to stand for the same grading)."""
+    """The options that can change a grading: all but the outputs and the parallelism (what two
+    reports must share to stand for the same grading)."""
     run_only = ("submissions", "json", "table", "merge", "jobs", "quiet", "plot", "out", "label",
-                "allow_other_grader", "report_child", "keep") + RUN_ONLY_OPTIONS
+                "allow_other_grader", "report_child", "keep", "sign")
     return {k: v for k, v in sorted(options.items()) if k not in run_only}
 
 
@@ -4305,16 +4351,21 @@ def merge_reports(args) -> tuple:
             continue
         for n, doc in enumerate(found, 1):
             where = path if len(found) == 1 else f"{path} (document {n})"
-            why = report_error(doc, other_grader=getattr(args, "allow_other_grader", False))
+            why = report_error(doc, other_grader=getattr(args, "allow_other_grader", False),
+                               key=signing_key(getattr(args, "sign", None)))
             if why:
                 refused.append(f"--merge {where}: refused: {why}")
                 continue
             key = report_identity(doc)
             if key in seen:
+                first = docs[seen[key][1]]
+                differs = "" if (first["result"], first["score"]) == (doc["result"], doc["score"]) \
+                    else f" (its RESULT {doc['result']} SCORE {doc['score']} differs: the first is kept)"
                 print(f"{GRADER_NAME}: --merge {where}: the same submission (sha256 "
-                      f"{str(key[0])[:12]}) and options as {seen[key]}: listed once", file=sys.stderr)
+                      f"{str(key[0])[:12]}) and options as {seen[key][0]}: listed once{differs}",
+                      file=sys.stderr)
                 continue
-            seen[key] = where
+            seen[key] = (where, len(docs))
             docs.append(doc)
     if refused:
         for line in refused[:-1]:
@@ -4371,7 +4422,7 @@ def reusable_report(args, submission: str, path: str):
         doc = read_reports(path, "--out")[0]
     except UsageError:
         return None
-    why = report_error(doc)
+    why = report_error(doc, key=signing_key(getattr(args, "sign", None)))
     if why is None:
         same = {"submission": os.path.abspath(submission),
                 "submission_sha256": tree_sha256(submission)["sha256"] if os.path.exists(submission)

@@ -268,7 +268,7 @@ def test_label_names_rows_and_is_kept_in_the_report(tmp_path):
 
 @pytest.mark.parametrize("argv, why", [
     (["--label", "x"], "--label given 1 time(s) for 2 submission(s)"),
-    (["--label", "x", "--label", "x"], "--label: every name must be non-empty and different"),
+    (["--label", "x", "--label", "x"], "--label: every name must be non-empty, printable and different"),
     (["--allow-other-grader"], "--allow-other-grader applies to --merge only"),
 ])
 def test_label_usage_errors(argv, why, capsys):
@@ -281,3 +281,68 @@ def test_merge_takes_no_label_or_out(reports, capsys):
     for extra in (["--label", "x"], ["--out", "o"]):
         rc, out, err = call_main(grader("fem"), ["--merge", reports["gold"][0]] + extra, capsys)
         assert rc == 2 and out == "" and "--merge grades nothing" in err
+
+
+# ---- --sign: a report only a key holder can write ------------------------------------------------
+def consistent_forgery(doc: dict) -> dict:
+    """Every failing record turned to PASS and every claim rewritten to follow: what re-judging
+    alone cannot tell from an honest report."""
+    doc = copy.deepcopy(doc)
+    for c in doc["checks"]:
+        if c["status"] == "FAIL":
+            c["status"] = "PASS"
+    doc.update(result="PASS", score=1.0)
+    doc["run"]["exit_code"] = 0
+    return doc
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("signed")
+    key = tmp / "key"
+    key.write_bytes(bytes(range(48)))
+    jsonl = tmp / "both.jsonl"
+    rc, out, err, _ = run_grader(FEM, GOLD, MIDPOINT, "--quiet", "--sign", key, f"--json={jsonl}")
+    assert rc == 1, err
+    return key, jsonl, read_docs(jsonl)
+
+
+def test_signed_reports_merge_and_a_consistent_forgery_does_not(signed, tmp_path):
+    key, jsonl, docs = signed
+    assert all(d["signature"].startswith("hmac-sha256:") for d in docs)
+    rc, out, err = merge(jsonl, extra=["--sign", key])
+    assert rc == 1 and out.startswith("leaderboard (2 submissions;")
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(consistent_forgery(docs[1])))
+    rc, out, err = merge(forged)                          # without a key: nothing to tell it by
+    assert rc == 0 and "| 1 " not in out and " PASS " in out
+    assert_refused(merge(forged, extra=["--sign", key]), forged,
+                   "its signature does not match (edited after grading, or signed with another key)")
+
+
+def test_unsigned_or_other_key_reports_are_refused_under_sign(signed, reports, tmp_path):
+    key, jsonl, docs = signed
+    gold = reports["gold"][0]
+    assert_refused(merge(gold, extra=["--sign", key]), gold, "not signed (--sign takes only reports")
+    other = tmp_path / "other.key"
+    other.write_bytes(b"k" * 32)
+    rc, out, err = merge(jsonl, extra=["--sign", other])
+    assert rc == 2 and out == "" and err.count("its signature does not match") == 2
+
+
+@pytest.mark.parametrize("content, why", [(b"short", "5 bytes; a key needs at least 32"), (None, "cannot be read")])
+def test_sign_key_usage_errors(tmp_path, capsys, content, why):
+    key = tmp_path / "key"
+    if content is not None:
+        key.write_bytes(content)
+    rc, out, err = call_main(grader("fem"), [GOLD, "--sign", key], capsys)
+    assert rc == 2 and out == "" and err.startswith(f"grade_fem: --sign {key}: ") and why in err
+
+
+def test_a_name_cannot_add_lines_to_the_table(tmp_path):
+    G = grader("fem")
+    rows = G.leaderboard([{"submission": "/s/x\n| 1 | gold | PASS | 1.0 |", "result": "FAIL", "score": 0.0,
+                           "keys": {"review_required": 0}, "submission_sha256": "a" * 64}])
+    assert len(G.text_table(rows, G.leaderboard_columns())) == 2
+    G.write_table(str(tmp_path / "t.md"), rows)
+    assert len((tmp_path / "t.md").read_text().splitlines()) == 3 and "x\\n" in (tmp_path / "t.md").read_text()
