@@ -46,6 +46,7 @@ class Cluster:
         self.root, self.procs, self.host = root, {}, socket.gethostname().split(".")[0]
         self.conf = root / "slurm.conf"
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
+        self.overrides = {}         # slurm.conf key -> value, in place of the line written below
 
     def why_not(self):
         """Why SLURM cannot run here (None when it can be tried)."""
@@ -73,8 +74,10 @@ class Cluster:
                               f"--pid-file={r / 'munge' / 'munged.pid'}",
                               f"--seed-file={r / 'munge' / 'munged.seed'}"])
         self.wait_for(lambda: sock.exists(), "munged's socket")
-        cpus = max(2, os.cpu_count() or 2)
-        self.conf.write_text("\n".join([
+        # each task asks for 2 CPUs (the README's --cpus-per-task) and a grader keeps about one
+        # core busy, so the node declares two per core: one task per core at a time
+        cpus = 2 * max(2, os.cpu_count() or 2)
+        lines = [
             "ClusterName=graders", f"SlurmctldHost={self.host}(127.0.0.1)",
             f"SlurmctldPort={free_port()}", f"SlurmdPort={free_port()}",
             "SlurmUser=root", "SlurmdUser=root", "AuthType=auth/munge", "CredType=cred/munge",
@@ -89,7 +92,10 @@ class Cluster:
             "SlurmdParameters=config_overrides", "MpiDefault=none", "ReturnToService=2",
             "MinJobAge=600", "KillWait=5", "InactiveLimit=0",
             f"NodeName={self.host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN",
-            f"PartitionName=grading Nodes={self.host} Default=YES MaxTime=INFINITE State=UP", ""]))
+            f"PartitionName=grading Nodes={self.host} Default=YES MaxTime=INFINITE State=UP", ""]
+        self.conf.write_text("\n".join(
+            f"{k}={self.overrides[k]}" if k in self.overrides else line
+            for line in lines for k in [line.split("=", 1)[0]]))
         self.spawn("slurmctld", [self.binary("slurmctld"), "-D", "-i", "-f", str(self.conf)])
         self.spawn("slurmd", [self.binary("slurmd"), "-D", "-N", self.host, "-f", str(self.conf)])
         self.wait_for(self.node_idle, "the node to come up IDLE")
@@ -105,8 +111,8 @@ class Cluster:
         while time.monotonic() < deadline:
             dead = [n for n, p in self.procs.items() if p.poll() is not None]
             if dead:
-                raise RuntimeError(f"{dead[0]} exited ({self.procs[dead[0]].returncode}) before "
-                                   f"{what}: {self.log_tail(dead[0])}")
+                raise RuntimeError(f"{dead[0]} exited ({self.procs[dead[0]].returncode}) while "
+                                   f"waiting for {what}: {self.log_tail(dead[0])}")
             if ready():
                 return
             time.sleep(0.2)
@@ -118,12 +124,14 @@ class Cluster:
                 return path.read_text(errors="replace").strip().splitlines()[-1][:200]
         return "no log"
 
-    def run(self, *cmd, **kw) -> subprocess.CompletedProcess:
-        return subprocess.run(list(cmd), env=self.env, capture_output=True, text=True, timeout=60, **kw)
+    def run(self, *cmd, timeout=60) -> subprocess.CompletedProcess:
+        return subprocess.run(list(cmd), env=self.env, capture_output=True, text=True, timeout=timeout)
 
     def node_idle(self) -> bool:
-        out = self.run("sinfo", "-h", "-N", "-o", "%t").stdout.split()
-        return out == ["idle"]
+        try:        # (a controller that is not up makes sinfo retry for its MessageTimeout)
+            return self.run("sinfo", "-h", "-N", "-o", "%t", timeout=2).stdout.split() == ["idle"]
+        except subprocess.TimeoutExpired:
+            return False
 
     def jobs_in(self, workdir: Path) -> list:
         """Every job record whose working directory is `workdir`, as a dict of its fields."""
@@ -216,10 +224,30 @@ def test_readme_array_script_on_slurm_gives_the_local_leaderboard(cluster, tmp_p
     assert sorted(tasks, key=int) == [str(i) for i in range(n)]     # one task per submission
     # graded here, all at once, as the README says the merged table equals
     local = subprocess.run([sys.executable, grader, *sorted(str(p) + "/" for p in (work / "subs").iterdir()),
-                            "--quiet", "--table", "local.md"], cwd=work, capture_output=True, text=True,
+                            "--quiet", "--jobs", "2", "--table", "local.md"], cwd=work, capture_output=True, text=True,
                            timeout=600)
     merged = (work / "leaderboard.md").read_text()
     assert merged == (work / "local.md").read_text(), (merged, (work / "local.md").read_text())
     assert len(merged.splitlines()) == 2 + n
     assert merge_exit == f"{local.returncode}:0", (merge_state, merge_exit, local.returncode)
     print(f"\n{bench}: {n} submissions, array + merge on SLURM in {wall:.1f} s")
+
+
+def test_a_slurm_that_cannot_start_is_one_line_and_leaves_no_daemon(tmp_path):
+    """What the fixture turns into its skip reason: a controller whose scheduler plugin is
+    missing exits at once; the reason is one line naming the daemon and its own log line, and
+    every daemon started is gone."""
+    c = Cluster(tmp_path)
+    why = c.why_not()
+    if why:
+        pytest.skip(why)
+    c.overrides["SelectType"] = "select/none_such"
+    with pytest.raises(RuntimeError) as caught:
+        try:
+            c.start()
+        finally:
+            c.stop()
+    reason = str(caught.value)
+    assert "\n" not in reason and reason.startswith("slurmctld exited (1) while waiting for ")
+    assert "Can't find plugin for select/none_such" in reason
+    assert c.procs and all(p.poll() is not None for p in c.procs.values())
