@@ -122,6 +122,7 @@ def test_modchallenge_seeds_resume(tmp_path, capsys, monkeypatch):
     rc, out, err = call_main(G, args + ["--json", tmp_path / "b.json"], capsys)
     assert "resume: 2 of 2 seed(s) reused" in err and "model_load" not in err
     first, again = read_docs(tmp_path / "a.json")[0], read_docs(tmp_path / "b.json")[0]
+    assert G.report_error(first) is None and G.report_error(again) is None   # two seeds re-judged
     assert again["keys"] == first["keys"] and again["score"] == first["score"]
     assert [c for c in again["checks"] if c["id"] != "run.resume"] == \
         [c for c in first["checks"] if c["id"] != "run.resume"]
@@ -248,3 +249,21 @@ def test_single_submission_resume_in_other_graders(name, tmp_path, capsys):
     assert rc == 0 and "resume: 1 of 1 submission(s) reused" in err
     assert read_docs(tmp_path / "b.json") == read_docs(tmp_path / "a.json")
     assert again.splitlines()[-2:] == first.splitlines()[-2:] == ["RESULT: PASS", "SCORE: 1.0"]
+
+
+def test_an_interrupted_leaderboard_run_continues_where_it_stopped(tmp_path):
+    subs, out = fem_subs(tmp_path), tmp_path / "out"
+    shutil.copytree(REFERENCE / "fem" / "variants" / "gauss2", tmp_path / "subs" / "gauss2")
+    subs.append(tmp_path / "subs" / "gauss2")
+    full = run_grader(FEM, *subs, "--quiet", "--table", tmp_path / "full.csv")
+    kept = out / "reports"
+    rc, stdout, err, kids = interrupt_when(
+        [sys.executable, str(FEM), *map(str, subs), "--quiet", "--out", str(out)],
+        lambda: kept.is_dir() and len(list(kept.glob("*.json"))) >= 1)
+    done = len(list(kept.glob("*.json")))
+    assert rc == 130 and "Traceback" not in err and 1 <= done < 3, (done, err[-500:])
+    assert not any(alive(p) for p in kids) and not list(kept.glob(".*.tmp"))
+    rc, stdout, err, _ = run_grader(FEM, *subs, "--quiet", "--out", out, "--table", tmp_path / "again.csv")
+    assert rc == full[0] == 1 and f"resume: {done} of 3 submission(s) reused" in err
+    assert stdout.count("(reused: the report --out kept") == done
+    assert (tmp_path / "again.csv").read_text() == (tmp_path / "full.csv").read_text()
