@@ -4540,13 +4540,15 @@ def read_reports(path: str, option: str = "--merge") -> list:
         return UsageError(f"{option} {path}: refused: {why}")
     try:
         with open(path, "rb") as fh:
-            text = fh.read(SPEC_REPORT_MAX_BYTES + 1).decode("utf-8")
+            data = fh.read(REPORT_MAX_BYTES + 1)
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot be read ({exc.strerror or exc})")
+    if len(data) > REPORT_MAX_BYTES:
+        raise refuse(f"larger than {REPORT_MAX_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise refuse("not UTF-8 text")
-    if len(text) > SPEC_REPORT_MAX_BYTES:
-        raise refuse(f"larger than {SPEC_REPORT_MAX_BYTES} bytes")
     lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not lines:
         raise refuse("empty")
@@ -4570,7 +4572,8 @@ def read_reports(path: str, option: str = "--merge") -> list:
     return docs
 
 
-SPEC_REPORT_MAX_BYTES = 1 << 30     # a report read back (--merge, --out): far above any report seen
+REPORT_MAX_BYTES = 1 << 30   # a report file read back (--merge, --out): FEM's reports measure
+                             # 9-13 kB, so this is a bound against a runaway file, not a limit
 SCHEMA_KEYWORDS = {"$schema", "$id", "title", "description", "type", "const", "enum", "required",
                    "properties", "additionalProperties", "items", "pattern", "minLength", "minimum",
                    "maximum", "allOf", "if", "then", "else"}
