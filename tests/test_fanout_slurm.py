@@ -19,7 +19,7 @@ import pytest
 from conftest import REFERENCE, REPO
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
-CLIENTS = ("sbatch", "scontrol", "sinfo")
+CLIENTS = ("sbatch", "scontrol", "sinfo", "squeue", "scancel")
 START_S = 30          # a daemon (or the node's first IDLE) later than this: SLURM cannot start here
 JOBS_S = 600          # the whole array and the merge job (measured: see the note of issue 25)
 
@@ -140,7 +140,17 @@ class Cluster:
         return [j for j in jobs if j.get("WorkDir") == str(workdir)]
 
     def stop(self) -> None:
-        """Every daemon started here, by its pid: TERM, then KILL after 10 s."""
+        """Jobs still running cancelled (their slurmstepd ends with them), then every daemon
+        started here, by its pid: TERM, then KILL after 10 s."""
+        if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is None:
+            try:
+                self.run("scancel", "--user", str(os.geteuid()), timeout=10)
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and self.run(
+                        "squeue", "-h", "-t", "RUNNING,COMPLETING", timeout=5).stdout.strip():
+                    time.sleep(0.2)
+            except (OSError, subprocess.SubprocessError):
+                pass
         for name in reversed(list(self.procs)):
             proc = self.procs[name]
             if proc.poll() is None:
