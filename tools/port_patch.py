@@ -69,7 +69,9 @@ def port_text(bench: str, new_text: str) -> list:
             if src == build_graders.HOISTED:
                 raise SystemExit(f"port_patch: grade_{bench}.py line {a + 1}: a hoisted import; declare "
                                  f"it in the preamble of the part that uses it")
-            if offset >= count or embeds_next or ("/child_" in src and offset + (b - a) > count - 1):
+            touches = b > a or offset > 0           # removes lines, or inserts after the first
+            if (offset >= count and b > a) or offset > count or (embeds_next and touches) \
+                    or ("/child_" in src and offset + (b - a) > count - 1):
                 raise SystemExit(f"port_patch: grade_{bench}.py line {a + 1}: the tree does not hold this "
                                  f"line (the build's banner, or an embedded child's opening or closing line)")
             edits.setdefault(src, []).append((first - 1 + offset, b - a, new[j1:j2] if n == 0 else []))
