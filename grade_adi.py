@@ -4264,16 +4264,16 @@ REPORT_SCHEMA = json.loads(    # schemas/grade_adi.report.schema.json, the same 
     r'},"started":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall'
     r'_s":{"type":"number","minimum":0},"python":{"type":"string"},"numpy":{"type":["string","null'
     r'"]},"scipy":{"type":["string","null"]},"h5py":{"type":["string","null"]},"platform":{"type":'
-    r'"string"},"sandbox":{"type":"object"}},"required":["options","exit_code","started","wall_s",'
-    r'"python","numpy","scipy","h5py","platform","sandbox"],"additionalProperties":false},"sandbox'
-    r'":{"type":"object","description":"sandbox_level() of the runner (the same as run.sandbox); {'
-    r'\"available\": false} where no code runs or the runner does not report it"},"signature":{"ty'
-    r'pe":"string","pattern":"^hmac-sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC'
-    r'-SHA256 keyed by the bytes of KEYFILE over this document without its signature, as JSON with'
-    r' sorted keys, no spaces, ASCII only; --merge --sign refuses a report without a matching one"'
-    r'}},"additionalProperties":false,"allOf":[{"if":{"properties":{"result":{"const":"UNGRADED"}}'
-    r'},"then":{"properties":{"score":{"type":"null"}}},"else":{"properties":{"score":{"type":"num'
-    r'ber"}}}}]}')
+    r'"string"},"sandbox":{"type":"object"},"versions_from":{"enum":["child","grader"]},"child":{"'
+    r'type":["object","null"]}},"required":["options","exit_code","started","wall_s","python","num'
+    r'py","scipy","h5py","platform","sandbox"],"additionalProperties":false},"sandbox":{"type":"ob'
+    r'ject","description":"sandbox_level() of the runner (the same as run.sandbox); {\"available\"'
+    r': false} where no code runs or the runner does not report it"},"signature":{"type":"string",'
+    r'"pattern":"^hmac-sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed'
+    r' by the bytes of KEYFILE over this document without its signature, as JSON with sorted keys,'
+    r' no spaces, ASCII only; --merge --sign refuses a report without a matching one"}},"additiona'
+    r'lProperties":false,"allOf":[{"if":{"properties":{"result":{"const":"UNGRADED"}}},"then":{"pr'
+    r'operties":{"score":{"type":"null"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
 def build_parser() -> argparse.ArgumentParser:
     p = CliParser(
         prog=GRADER_NAME, description=__doc__.split("\n\n")[0],

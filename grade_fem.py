@@ -4725,15 +4725,16 @@ REPORT_SCHEMA = json.loads(    # schemas/grade_fem.report.schema.json, the same 
     r'pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s":{"type":"number","minimum"'
     r':0},"python":{"type":"string"},"numpy":{"type":["string","null"]},"scipy":{"type":["string",'
     r'"null"]},"h5py":{"type":["string","null"]},"platform":{"type":"string"},"sandbox":{"type":"o'
-    r'bject"}},"required":["options","exit_code","started","wall_s","python","numpy","scipy","h5py'
-    r'","platform","sandbox"],"additionalProperties":false},"sandbox":{"type":"object","descriptio'
-    r'n":"sandbox_level() of the runner (the same as run.sandbox); {\"available\": false} where no'
-    r' code runs or the runner does not report it"},"signature":{"type":"string","pattern":"^hmac-'
-    r'sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of '
-    r'KEYFILE over this document without its signature, as JSON with sorted keys, no spaces, ASCII'
-    r' only; --merge --sign refuses a report without a matching one"}},"additionalProperties":fals'
-    r'e,"allOf":[{"if":{"properties":{"result":{"const":"UNGRADED"}}},"then":{"properties":{"score'
-    r'":{"type":"null"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
+    r'bject"},"versions_from":{"enum":["child","grader"]},"child":{"type":["object","null"]}},"req'
+    r'uired":["options","exit_code","started","wall_s","python","numpy","scipy","h5py","platform",'
+    r'"sandbox"],"additionalProperties":false},"sandbox":{"type":"object","description":"sandbox_l'
+    r'evel() of the runner (the same as run.sandbox); {\"available\": false} where no code runs or'
+    r' the runner does not report it"},"signature":{"type":"string","pattern":"^hmac-sha256:[0-9a-'
+    r'f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of KEYFILE over '
+    r'this document without its signature, as JSON with sorted keys, no spaces, ASCII only; --merg'
+    r'e --sign refuses a report without a matching one"}},"additionalProperties":false,"allOf":[{"'
+    r'if":{"properties":{"result":{"const":"UNGRADED"}}},"then":{"properties":{"score":{"type":"nu'
+    r'll"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
 def build_parser() -> argparse.ArgumentParser:
     p = CliParser(
         prog=GRADER_NAME, description=__doc__.split("\n\n")[0],

@@ -3903,15 +3903,16 @@ REPORT_SCHEMA = json.loads(    # schemas/grade_modchallenge.report.schema.json, 
     r'"pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s":{"type":"number","minimum'
     r'":0},"python":{"type":"string"},"numpy":{"type":["string","null"]},"scipy":{"type":["string"'
     r',"null"]},"h5py":{"type":["string","null"]},"platform":{"type":"string"},"sandbox":{"type":"'
-    r'object"}},"required":["options","exit_code","started","wall_s","python","numpy","scipy","h5p'
-    r'y","platform","sandbox"],"additionalProperties":false},"sandbox":{"type":"object","descripti'
-    r'on":"sandbox_level() of the runner (the same as run.sandbox); {\"available\": false} where n'
-    r'o code runs or the runner does not report it"},"signature":{"type":"string","pattern":"^hmac'
-    r'-sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of'
-    r' KEYFILE over this document without its signature, as JSON with sorted keys, no spaces, ASCI'
-    r'I only; --merge --sign refuses a report without a matching one"}},"additionalProperties":fal'
-    r'se,"allOf":[{"if":{"properties":{"result":{"const":"UNGRADED"}}},"then":{"properties":{"scor'
-    r'e":{"type":"null"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
+    r'object"},"versions_from":{"enum":["child","grader"]},"child":{"type":["object","null"]}},"re'
+    r'quired":["options","exit_code","started","wall_s","python","numpy","scipy","h5py","platform"'
+    r',"sandbox"],"additionalProperties":false},"sandbox":{"type":"object","description":"sandbox_'
+    r'level() of the runner (the same as run.sandbox); {\"available\": false} where no code runs o'
+    r'r the runner does not report it"},"signature":{"type":"string","pattern":"^hmac-sha256:[0-9a'
+    r'-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of KEYFILE over'
+    r' this document without its signature, as JSON with sorted keys, no spaces, ASCII only; --mer'
+    r'ge --sign refuses a report without a matching one"}},"additionalProperties":false,"allOf":[{'
+    r'"if":{"properties":{"result":{"const":"UNGRADED"}}},"then":{"properties":{"score":{"type":"n'
+    r'ull"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
 def report_verdict(report: Report, args) -> tuple:
     return verdict(report.checks, strict=args.strict, no_exec=args.no_exec)
 
