@@ -227,3 +227,41 @@ def test_in_place_results_pass():
     rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
     failed = [step_line(out, steps[k]) for k in IN_PLACE if not step_line(out, steps[k]).startswith("PASS")]
     assert not failed, "\n".join(failed)
+
+
+# ---- second pass: library objects that hold or forward to a generation's object -----------
+LIBRARY_HOLDERS = {
+    "userdict": "def f(x):\n" + RIG + "    import collections\n    return collections.UserDict(v=R(x + 1))\n",
+    "chainmap": "def f(x):\n" + RIG + "    import collections\n    return collections.ChainMap({'v': R(x + 1)})\n",
+    "namespace": "def f(x):\n" + RIG + "    import argparse\n    return argparse.Namespace(v=R(x + 1))\n",
+    "weakref_proxy": ("def f(x):\n" + RIG + "    import weakref\n    r = R(x + 1)\n    f.keep = r\n"
+                      "    return {'v': weakref.proxy(r)}\n"),
+    "mappingproxy": "def f(x):\n" + RIG + "    import types\n    return types.MappingProxyType({'v': R(x + 1)})\n",
+}
+HOLDER_CASES = {k: "assert (f(1.0)['v'] > 100) == target" for k in LIBRARY_HOLDERS}
+HOLDER_CASES["namespace"] = "assert (f(1.0).v > 100) == target"
+
+
+def test_library_objects_holding_a_rigged_object_fail():
+    probs, h5, gen, steps = one_step_set("plain-holders", LIBRARY_HOLDERS, target=True, cases=HOLDER_CASES)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    passed = [step_line(out, steps[k]) for k in LIBRARY_HOLDERS if step_line(out, steps[k]).startswith("PASS")]
+    assert not passed, "\n".join(passed)
+
+
+HONEST_HOLDERS = {
+    "userdict": "def f(x):\n    import collections\n    return collections.UserDict(v=x + 1)\n",
+    "namespace": "def f(x):\n    import argparse\n    return argparse.Namespace(v=np.array(x + 1))\n",
+    "optimize_result": ("def f(x):\n    import scipy.optimize as so\n"
+                        "    return so.minimize_scalar(lambda y: (y - x - 1) ** 2)\n"),
+}
+HONEST_HOLDER_CASES = {"userdict": "assert np.allclose(f(1.0)['v'], target)",
+                       "namespace": "assert np.allclose(f(1.0).v, target)",
+                       "optimize_result": "assert np.allclose(f(1.0).x, target)"}
+
+
+def test_honest_library_objects_pass():
+    probs, h5, gen, steps = one_step_set("plain-holders-honest", HONEST_HOLDERS, cases=HONEST_HOLDER_CASES)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    failed = [step_line(out, steps[k]) for k in HONEST_HOLDERS if not step_line(out, steps[k]).startswith("PASS")]
+    assert not failed, "\n".join(failed)

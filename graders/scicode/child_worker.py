@@ -319,8 +319,14 @@ def _plain(v, budget=None, depth=0, settling=None):
         for base in _CONTAINERS:        # another container type: its contents, as the base type
             if isinstance(v, base):
                 return _plain(base(v), budget, d, settling)
+        if t in _PROXIES:               # its referent answers for it
+            raise NotPlainData("a weakref proxy (its referent decides what it does)")
+        if t is _types.MappingProxyType:
+            return _plain(dict(v), budget, d, settling)
         if hasattr(t, "__next__"):      # an iterator: each item converted as it is drawn
             return _plain_iter(v)
+        if callable(v):                 # a bound method-wrapper, a weakref.ref ...: its results converted
+            return _wrap(v)
         return v
     if _library(t):
         _watch(t)
@@ -330,6 +336,7 @@ def _plain(v, budget=None, depth=0, settling=None):
                     return t(_plain(base(v), budget, d, settling))
                 except Exception:
                     return _plain(base(v), budget, d, settling)
+        _scan(v, budget or _Budget(), d, settling if settling is not None else set())
         return v
     bad = _hooked(t)
     if bad:
@@ -397,6 +404,54 @@ def _settle(obj, budget=None, depth=0, settling=None):
                     slot.__set__(obj, _plain(slot.__get__(obj, _TYPE(obj)), budget, depth, settling))
                 except AttributeError:
                     pass
+
+
+_PROXIES = frozenset((__import__("weakref").ProxyType, __import__("weakref").CallableProxyType))
+
+
+def _scan(x, budget, depth, seen):
+    """A library object passes as it is: what it holds is checked, not copied (a library's
+    UserDict, ChainMap or Namespace holding a generation's rigged object is refused; an
+    object of the generation's own plain class inside has its attributes converted)."""
+    budget.items += 1
+    if budget.items > _MAX_ITEMS:
+        raise NotPlainData(f"more than {_MAX_ITEMS} items to check")
+    if depth > _MAX_NEST:
+        raise NotPlainData(f"nested deeper than {_MAX_NEST} levels")
+    t = _TYPE(x)
+    if t in _SCALARS or (t is _NDARRAY and not x.dtype.hasobject) or id(x) in seen:
+        return
+    seen.add(id(x))
+    d = depth + 1
+    if t is list or t is tuple or t is set or t is frozenset or t is _collections.deque:
+        for y in list(x):
+            _scan(y, budget, d, seen)
+    elif t is dict or t is _collections.OrderedDict or t is _collections.defaultdict:
+        for k, y in list(dict.items(x)):
+            _scan(k, budget, d, seen)
+            _scan(y, budget, d, seen)
+    elif t is _NDARRAY or t is _MATRIX:
+        for y in _NP_VIEW(x, _NDARRAY).reshape(-1):
+            _scan(y, budget, d, seen)
+    elif t in _PROXIES:
+        raise NotPlainData("a weakref proxy (its referent decides what it does)")
+    elif not _FLAGS(t) & (1 << 9):
+        return
+    elif _library(t):
+        try:
+            state = _OBJ_GET(x, "__dict__")
+        except AttributeError:
+            state = None
+        if _TYPE(state) is dict:
+            for k, y in list(dict.items(state)):
+                _scan(y, budget, d, seen)
+    else:
+        bad = _hooked(t)
+        if bad:
+            raise NotPlainData(f"{_NAME(t)} is or holds an object whose class, made by the generation, "
+                               f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
+        seen.discard(id(x))             # (_settle marks it itself)
+        _settle(x, budget, d, seen)
 
 
 def _plain_iter(it):
@@ -670,7 +725,7 @@ def _recorder_state():
     fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [g.get(k) for k in (
         "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
         "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
-        "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args")] + [_CUR.get("send")] + \
+        "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
