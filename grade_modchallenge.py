@@ -1217,7 +1217,7 @@ _path = list(_sys.path)                 # stdlib modules of the driver: never th
 _sys.path.remove(_REQ["submission_dir"])
 import copy as _copy, importlib as _il, operator as _op, pickle as _pickle, time as _time
 import dataclasses as _dataclasses, hashlib as _hashlib, pathlib as _pathlib, re as _re, types as _types
-import importlib._bootstrap_external as _ilx
+import ast as _ast, importlib._bootstrap_external as _ilx
 _sys.path[:] = _path
 _sys.path.insert(0, _REQ["lib_dir"])
 from modchallenge.interface.base_model import ModularMultiplicationModel as _Base
@@ -1232,12 +1232,15 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 #             (names, dots, subscripts, commas, `|`, quoted names: typing's string annotations),
 #             namedtuple's constructor lambda, a dataclass method generated for identifier field
 #             names, or compiled by an installation function that compiles (its code names exec,
-#             eval or compile) while a library's module body is being imported; else a finding.
+#             eval or compile) while a library's module body is being imported; ast.parse (a
+#             syntax tree, not code: numpy's .npy header reader) when its flags ask for a tree only;
+#             else a finding.  A tree compiled to code later is judged as text from no file.
 #   marshal   only importlib's own read of a .pyc of the installation (bytes equal to the file).
 #   pickle    globals of the weights-only allowlist (GUARD_PICKLE_GLOBALS) only.
-#   ctypes.*, code.__new__, gc's object-graph walks, sys._current_frames, replacing a function's
-#             __code__/__defaults__/__kwdefaults__: findings unless a library's import does it
-#             (the object-graph walks are also refused: they would reach this hook).
+#   ctypes.*, code.__new__, gc's object-graph walks, sys._current_frames: findings unless a
+#             library's import does it (the object-graph walks are also refused: they would
+#             reach this hook); replacing __code__/__defaults__/__kwdefaults__ of a function of
+#             this driver (the guard's helpers among them): a finding.
 #   processes, sockets, writes into the installation or the grader's files: findings, always.
 # "A library's import": walking out from the event, a module body of the installation comes
 # before any frame of the submission or of this driver.  Findings are written to the result pipe
@@ -1335,7 +1338,7 @@ def _guard_dataclass_ok(frame, g, _type=type, _str=str, _dict=dict):
 def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
                    _views=(bytearray, memoryview), _sha=_hashlib.sha256, _read=_guard_read,
                    _blame=_guard_blame, _dataclass=_guard_dataclass_ok, _inert=_GUARD_INERT.fullmatch,
-                   _nt=_GUARD_NAMEDTUPLE.fullmatch, _compilers=GUARD_COMPILERS):
+                   _nt=_GUARD_NAMEDTUPLE.fullmatch, _compilers=GUARD_COMPILERS, _dict=dict, _int=int):
     """None when this compile is allowed, else the reason."""
     sub, roots, digests, gen_codes = g[0], g[2], g[3], g[5]
     src, fn = args[0], args[1]
@@ -1366,6 +1369,9 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
     if f is not None:
         code = f.f_code
         if code in gen_codes and _dataclass(f, g):
+            return None
+        if code is g[12] and _type(_dict.get(f.f_locals, "flags")) is _int \
+                and _dict.get(f.f_locals, "flags") & 0x400:          # ast.PyCF_ONLY_AST: a tree
             return None
         if code.co_filename.startswith(roots) and not _compilers.isdisjoint(code.co_names) \
                 and _blame(frame, g) == "library":
@@ -1426,7 +1432,8 @@ def _guard_written(event, args, g, _type=type, _str=str, _bytes=bytes, _int=int,
 def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile=_guard_compile,
                  _marshal=_guard_marshal, _written=_guard_written, _blame=_guard_blame,
                  _where=_guard_where, _process=GUARD_PROCESS, _introspect=GUARD_INTROSPECT,
-                 _writes=GUARD_WRITES, _attrs=GUARD_FUNC_ATTRS):
+                 _writes=GUARD_WRITES, _attrs=GUARD_FUNC_ATTRS, _fn=_types.FunctionType,
+                 _code_of=_types.FunctionType.__code__.__get__):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
     if event == "compile":
@@ -1444,9 +1451,9 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
     elif event in _writes:
         reason = _written(event, args, g)
     elif event == "object.__setattr__":
-        if _len(args) >= 2 and _type(args[1]) is _str and args[1] in _attrs \
-                and _blame(frame, g) != "library":
-            reason = "replaces a function's %s" % args[1]
+        if _len(args) >= 2 and _type(args[0]) is _fn and _type(args[1]) is _str and args[1] in _attrs \
+                and _code_of(args[0]).co_filename == g[1]:
+            reason = "replaces %s of a function of the grader's driver" % args[1]
     elif event in _introspect or event.startswith("ctypes.") or event == "code.__new__":
         if _blame(frame, g) != "library":
             refuse = event in _introspect
@@ -1504,7 +1511,8 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
     g = (sub, here, tuple(sorted(roots)), _types.MappingProxyType(dict(cfg["digests"])),
          tuple(sorted(roots)), gen, _dataclasses._process_class.__code__, _dataclasses.Field,
          _dataclasses.Field.__dict__["name"].__get__, _ilx._compile_bytecode.__code__,
-         (_pathlib.PurePosixPath, _pathlib.PosixPath), _re.compile(cfg["pickle_globals"]).fullmatch)
+         (_pathlib.PurePosixPath, _pathlib.PosixPath), _re.compile(cfg["pickle_globals"]).fullmatch,
+         _ast.parse.__code__)
     tok, mode = _str.encode(_CH["tok"]), _str.encode(_REQ["mode"])
     fd = _CH["out"]
     st = _os.fstat(fd)
