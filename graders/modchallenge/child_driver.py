@@ -171,7 +171,8 @@ def _guard_marshal(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
                    _mv=memoryview, _read=_guard_read, _blame=_guard_blame):
     """None for importlib reading a .pyc of the installation (bytes equal to the file), or a
     library's import; else the reason."""
-    roots, bytecode = g[2], g[9]
+    sub, roots, bytecode = g[0], g[2], g[9]
+    path = None
     if frame is not None and frame.f_code is bytecode and args:
         path = _dict.get(frame.f_locals, "bytecode_path")
         data = args[0]
@@ -182,7 +183,8 @@ def _guard_marshal(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
                 return None
     if _blame(frame, g) == "library":
         return None
-    return "loads code with marshal that is no .pyc of the Python installation"
+    named = " (%s)" % (path[_len(sub):] if path.startswith(sub) else path)[-160:] if _type(path) is _str else ""
+    return "loads code with marshal that is no .pyc of the Python installation" + named
 
 
 def _guard_written(event, args, g, _type=type, _str=str, _bytes=bytes, _int=int, _len=len,
