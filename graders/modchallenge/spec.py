@@ -128,9 +128,10 @@ PROCESS_POOL_NAMES = frozenset({"ProcessPoolExecutor", "process"})   # concurren
 # statement names for torch.load(weights_only=True) -- torch's own _get_allowed_globals (2.x):
 # containers, tensor/parameter/storage classes, dtypes, quantisation schemes, the _rebuild_*
 # functions -- plus numpy's array reconstruction (pickled ndarrays hold data only; every global
-# inside an object array is checked on its own).  Regular expressions over "module.name".
+# inside an object array is checked on its own).  Regular expressions over "module.name" as the
+# pickle names it (protocols < 3 write Python 2's __builtin__).
 GUARD_PICKLE_GLOBALS = (
-    r"collections\.(OrderedDict|Counter)", r"builtins\.(bytearray|set|frozenset|complex|slice)",
+    r"collections\.(OrderedDict|Counter)", r"(builtins|__builtin__)\.(bytearray|set|frozenset|complex|slice)",
     r"_codecs\.encode", r"torch\.(Size|Tensor|device|nn\.parameter\.Parameter)",
     r"torch\.serialization\._get_layout", r"torch\._utils\._rebuild_\w+",
     r"torch\._tensor\._rebuild_from_type_v2", r"torch\.(storage\.)?\w*(Tensor|Storage)",
