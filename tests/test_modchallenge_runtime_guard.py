@@ -133,6 +133,17 @@ DOORS = [
     ("dataclass-field-name-injection", predict("        return [D().b]\n", (
         "import dataclasses\n\n\nclass D:\n    __annotations__ = {'a': int, 'b=len(\"xyz\"), c': int}\n"
         "\n\nD = dataclasses.dataclass(D)\n")), None, "compiles text"),
+    ("module-command-line-run-as-main", predict(
+        "        sys.argv = ['timeit', '-n', '1', '-s', 'r = (lambda x, y, m: x * y % m)(3, 4, 5)', 'pass']\n"
+        "        try:\n            pkgutil.resolve_name('runpy:run_module')('timeit', run_name='__main__')\n"
+        "        except SystemExit:\n            pass\n        return [0]\n", "import pkgutil\n"),
+     None, "<timeit-src>"),
+    ("dataclass-generator-called-by-the-model", predict("        return [D().a]\n", (
+        "import dataclasses\n\n\nclass Meta(type):\n    def __setattr__(cls, name, value):\n"
+        "        if name == '__init__' and 'f' not in vars(Meta):\n"
+        "            Meta.f = dataclasses._create_fn('f', ['x', 'y', 'm'], ['return x * y % m'])\n"
+        "        super().__setattr__(name, value)\n\n\n"
+        "@dataclasses.dataclass\nclass D(metaclass=Meta):\n    a: int = 0\n")), None, "compiles text"),
     ("ctypes-by-name", predict("        pkgutil.resolve_name('ctypes:CDLL')(None)\n        return [0]\n",
                                "import pkgutil\n"), None, "native code through ctypes"),
     ("os-system-by-name", predict("        pkgutil.resolve_name('os:system')('true')\n        return [0]\n",
