@@ -329,3 +329,33 @@ def test_the_static_scan_records_the_digests_of_what_it_read(tmp_path):
     grader().static_scan(str(root), digests)
     assert digests == {rel: hashlib.sha256((root / rel).read_bytes()).hexdigest()
                        for rel in ("model.py", "pkg/a.py")}
+
+
+def _driver_function(name, **namespace):
+    """One function of the driver's text, defined alone (for a unit test of a guard helper)."""
+    import ast
+    body = grader().DRIVER_BODY
+    node = next(n for n in ast.parse(body).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    exec(compile(ast.Module(body=[node], type_ignores=[]), "driver", "exec"), namespace)
+    return namespace[name]
+
+
+def test_an_installation_file_changed_after_the_hook_started_is_not_the_installations(tmp_path):
+    """A module planted in the installation (where a weaker sandbox lets the model write, even
+    through a descriptor the write watch cannot name) has a status-change time after the hook's
+    start: its text is not trusted as the installation's.  Older files are read as they are."""
+    clock = _driver_function("_guard_clock", _os=os, _time=__import__("time"))
+    read = _driver_function("_guard_read", _os=os)
+    old = tmp_path / "old.py"
+    old.write_text("X = 1\n")
+    __import__("time").sleep(0.05)               # past the file system clock's tick
+    before = clock(str(tmp_path))
+    assert read(str(old), 100, before) == b"X = 1\n"
+    planted = tmp_path / "planted.py"
+    planted.write_text("X = 2\n")
+    assert read(str(planted), 100, before) is None
+    link = tmp_path / "link.py"
+    link.symlink_to(old)                         # a new link to an old file
+    assert read(str(link), 100, before) is None
+    os.utime(planted, (0, 0))                    # times set back: the status change time is not
+    assert read(str(planted), 100, before) is None

@@ -24,6 +24,8 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 #             syntax tree, not code: numpy's .npy header reader) when its flags ask for a tree only;
 #             else a finding.  A tree compiled to code later is judged as text from no file.
 #   marshal   only importlib's own read of a .pyc of the installation (bytes equal to the file).
+#   An installation file counts only if neither it nor its link changed status since the hook
+#   started (st_ctime), so a file the model planted there (in a sandbox where it could) is not.
 #   pickle    globals of the weights-only allowlist (GUARD_PICKLE_GLOBALS) only.
 #   ctypes.*, code.__new__, gc's object-graph walks, sys._current_frames: findings unless a
 #             library's import does it (the object-graph walks are also refused: they would
@@ -52,10 +54,17 @@ _GUARD_ESCAPE = {c: "?" for c in range(32)}
 _GUARD_ESCAPE.update({ord('"'): "'", ord("\\"): "/", 127: "?"})
 
 
-def _guard_read(path, limit, _open=_os.open, _read=_os.read, _close=_os.close, _flags=_os.O_RDONLY,
-                _join=b"".join, _min=min, _len=len, _base=BaseException):
-    """Up to `limit` bytes of a file, or None."""
+def _guard_read(path, limit, before, _open=_os.open, _read=_os.read, _close=_os.close,
+                _flags=_os.O_RDONLY, _join=b"".join, _min=min, _len=len, _stat=_os.stat,
+                _lstat=_os.lstat, _base=BaseException):
+    """Up to `limit` bytes of a file of the installation, or None -- None also when the file or
+    the link naming it changed status since `before` (the file system's clock at the hook's
+    start, _guard_clock): a file written,
+    renamed, linked or symlinked there by the model is not the installation's own (a status
+    change time cannot be set back by a process)."""
     try:
+        if _lstat(path).st_ctime_ns >= before or _stat(path).st_ctime_ns >= before:
+            return None
         fd = _open(path, _flags)
     except _base:
         return None
@@ -150,7 +159,7 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
         if data is None or _sha(data).hexdigest() != want:
             return "compiles text under the name %s that is not the file the static scan read" % rel
         return None
-    if named and data is not None and fn.startswith(roots) and _read(fn, _len(data) + 1) == data:
+    if named and data is not None and fn.startswith(roots) and _read(fn, _len(data) + 1, g[13]) == data:
         return None
     if data is not None:
         try:
@@ -186,7 +195,7 @@ def _guard_marshal(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
         data = args[0]
         if _type(path) is _str and path.startswith(roots) and _type(data) in (_bytes, _mv):
             data = _bytes(data)
-            disk = _read(path, _len(data) + 17)
+            disk = _read(path, _len(data) + 17, g[13])
             if disk is not None and disk[16:] == data:
                 return None
     if _blame(frame, g) == "library":
@@ -288,6 +297,20 @@ def _guard_write(fd, ident, lines, _fstat=_os.fstat, _write=_os.write, _join=b""
         return False
 
 
+def _guard_clock(scratch):
+    """The file system's own clock now (ns): the status-change time of a file created here (file
+    times come from a coarser clock than time.time_ns, which can run a few ms ahead of it)."""
+    marker = _os.path.join(scratch, ".guard-clock-%d" % _os.getpid())
+    try:
+        _os.close(_os.open(marker, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, 0o600))
+        try:
+            return _os.stat(marker).st_ctime_ns
+        finally:
+            _os.unlink(marker)
+    except OSError:
+        return _time.time_ns() - 50_000_000
+
+
 def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _judge=_guard_judge,
                    _line=_guard_line, _write=_guard_write, _events=GUARD_EVENTS,
                    _prefixes=GUARD_PREFIXES, _type=type, _str=str, _err=RuntimeError,
@@ -313,7 +336,7 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
          tuple(sorted(roots)), gen, _dataclasses._process_class.__code__, _dataclasses.Field,
          _dataclasses.Field.__dict__["name"].__get__, _ilx._compile_bytecode.__code__,
          (_pathlib.PurePosixPath, _pathlib.PosixPath), _re.compile(cfg["pickle_globals"]).fullmatch,
-         _ast.parse.__code__)
+         _ast.parse.__code__, _guard_clock(scratch))
     tok, mode = _str.encode(_CH["tok"]), _str.encode(_REQ["mode"])
     fd = _CH["out"]
     st = _os.fstat(fd)
