@@ -212,6 +212,15 @@ HONEST = [
         "    def max_batch_size(self):\n        return 4\n", "import concurrent.futures, threading\n"), None, "model.M"),
     ("chatty", predict("        print('predicting', a, b, p, 'x' * 500)\n        sys.stderr.write('chatter\\n' * 50)\n"
                        "        return [0]\n"), None, "model.M"),
+    ("decorators-annotations-scratch-files", predict(
+        "        fh, path = tempfile.mkstemp()\n        os.write(fh, b'cache')\n        os.close(fh)\n"
+        "        logging.getLogger('m').debug('x %s', a)\n"
+        "        return [int(VEC(0)) + cached(0) + len(typing.get_type_hints(Ann)) - 3]\n",
+        "import functools, logging, tempfile, typing\nimport numpy as np\n\n\n"
+        "@functools.lru_cache(None)\ndef cached(x):\n    return x\n\n\n"
+        "VEC = np.vectorize(functools.wraps(abs)(lambda x: x))\n\n\n"
+        "class Ann:\n    a: 'dict[str, typing.Callable[[int], int]]'\n    b: \"typing.Literal['x', 'y'] | None\"\n"
+        "    c: 'tuple[int, ...]'\n"), None, "model.M"),
     ("plain-data-pickle", load("        self.t = pickle.loads(pickle.dumps({'a': [1, 2.0, 'x', (3,)]}))\n",
                                "import pickle\n"), None, "model.M"),
 ]
@@ -359,3 +368,29 @@ def test_an_installation_file_changed_after_the_hook_started_is_not_the_installa
     assert read(str(link), 100, before) is None
     os.utime(planted, (0, 0))                    # times set back: the status change time is not
     assert read(str(planted), 100, before) is None
+
+
+def test_the_guards_judging_code_loads_no_global_name():
+    """Everything the hook and its helpers use is bound before the submission is imported (default
+    arguments, the hook's closure): rebinding a name in the driver's module, or a builtin, cannot
+    change a verdict.  Only the two install-time functions read globals."""
+    import ast
+    import dis
+    import types
+
+    def loads(code):
+        names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                names |= {f"{const.co_name}.{n}" for n in loads(const)}
+        return names
+
+    found = {}
+    for node in ast.parse(grader().DRIVER_BODY).body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("_guard"):
+            module = compile(ast.Module(body=[node], type_ignores=[]), "driver", "exec")
+            found[node.name] = loads(next(c for c in module.co_consts if isinstance(c, types.CodeType)))
+    assert len(found) >= 10
+    install_time = {"_guard_install", "_guard_clock"}
+    assert {name: names for name, names in found.items() if names and name not in install_time} == {}
+    assert not [n for n in found["_guard_install"] if n.startswith("hook.")]     # the hook itself
