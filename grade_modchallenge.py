@@ -1325,12 +1325,12 @@ def _guard_blame(frame, g, _dict=dict):
 
 def _guard_where(frame, g, _str=str, _len=len):
     """The first frame of the submission, walking out from the event."""
-    sub = g[0]
     f = frame
     while f is not None:
         fn = f.f_code.co_filename
-        if fn.startswith(sub):
-            return "%s:%s in %s" % (fn[_len(sub):], _str(f.f_lineno), f.f_code.co_name)
+        for pre in g[0]:
+            if fn.startswith(pre):
+                return "%s:%s in %s" % (fn[_len(pre):], _str(f.f_lineno), f.f_code.co_name)
         f = f.f_back
     return "no frame of the submission on the stack (the driver, or a thread it did not start)"
 
@@ -1371,8 +1371,12 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
     data = src if t is _bytes else _bytes(src) if t in _views else \
         _str.encode(src, "utf-8", "surrogatepass") if t is _str else None
     named = _type(fn) is _str
-    if named and fn.startswith(sub):
-        rel = fn[_len(sub):]
+    rel = None
+    for pre in sub if named else ():
+        if fn.startswith(pre):
+            rel = fn[_len(pre):]
+            break
+    if rel is not None:
         want = digests.get(rel)
         if want is None:
             return "compiles %s, a file the static scan did not read" % rel
@@ -1420,7 +1424,7 @@ def _guard_marshal(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
                 return None
     if _blame(frame, g) == "library":
         return None
-    named = " (%s)" % (path[_len(sub):] if path.startswith(sub) else path)[-160:] if _type(path) is _str else ""
+    named = " (%s)" % (path[_len(sub[0]):] if path.startswith(sub[0]) else path)[-160:] if _type(path) is _str else ""
     return "loads code with marshal that is no .pyc of the Python installation" + named
 
 
@@ -1538,6 +1542,8 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
                    _verr=ValueError, _base=BaseException):
     """Add the audit hook (it cannot be removed; its state lives in this closure only)."""
     sub = _os.path.join(_REQ["submission_dir"], "")
+    real = _os.path.join(_os.path.realpath(sub), "")
+    subs = (sub,) if real == sub else (sub, real)    # a model may name its folder by either path
     scratch = _os.path.join(_REQ["scratch_dir"], "")
     here = _guard_install.__code__.co_filename
     driver_dir = _os.path.join(_os.path.dirname(here), "")
@@ -1545,14 +1551,14 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
     for p in [_sys.prefix, _sys.base_prefix, _sys.exec_prefix, _sys.base_exec_prefix] + _sys.path:
         if _type(p) is _str and _os.path.isabs(p):
             for q in (_os.path.join(p, ""), _os.path.join(_os.path.realpath(p), "")):
-                if not (sub.startswith(q) or scratch.startswith(q) or q.startswith(sub)
-                        or q.startswith(scratch)):
+                if not (q.startswith(subs + (scratch,)) or any(pre.startswith(q) for pre in subs)
+                        or scratch.startswith(q)):
                     roots.add(q)
     roots.add(driver_dir)
     gen = tuple(c.__code__ for c in (getattr(_dataclasses, "_create_fn", None),
                                      getattr(getattr(_dataclasses, "_FuncBuilder", None),
                                              "add_fns_to_class", None)) if c is not None)
-    g = (sub, here, tuple(sorted(roots)), _types.MappingProxyType(dict(cfg["digests"])),
+    g = (subs, here, tuple(sorted(roots)), _types.MappingProxyType(dict(cfg["digests"])),
          tuple(sorted(roots)), gen, _dataclasses._process_class.__code__, _dataclasses.Field,
          _dataclasses.Field.__dict__["name"].__get__, _ilx._compile_bytecode.__code__,
          (_pathlib.PurePosixPath, _pathlib.PosixPath), _re.compile(cfg["pickle_globals"]).fullmatch,

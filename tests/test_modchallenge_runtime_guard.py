@@ -394,3 +394,4 @@ def test_the_guards_judging_code_loads_no_global_name():
     install_time = {"_guard_install", "_guard_clock"}
     assert {name: names for name, names in found.items() if names and name not in install_time} == {}
     assert not [n for n in found["_guard_install"] if n.startswith("hook.")]     # the hook itself
+
