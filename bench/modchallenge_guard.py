@@ -164,14 +164,15 @@ def micro(args) -> None:
                         raise SystemExit(out.stderr[-2000:])
                     doc = json.loads(out.stdout.strip().splitlines()[-1])
                     runs[guard].append(doc["infer"])
-                    if guard:
-                        per_event.append(doc["per_event"])
+                    per_event.append((guard, doc["per_event"]))
             on, off = min(runs[True]), min(runs[False])
             print(f"{name:16s} {on:9.4f} {off:11.4f} {on / off:7.3f}   on={[round(x, 4) for x in runs[True]]} "
                   f"off={[round(x, 4) for x in runs[False]]}", flush=True)
-        for key in per_event[0]:
-            print(f"hook cost per event, {key}: {st.median(p[key] for p in per_event) * 1e6:.2f} us "
-                  f"(median over {len(per_event)} guarded runs; the call itself included)")
+        for key in per_event[0][1]:
+            on = st.median(p[key] for guard, p in per_event if guard) * 1e6
+            off = st.median(p[key] for guard, p in per_event if not guard) * 1e6
+            print(f"per event, {key}: {on:.2f} us with the guard, {off:.2f} us without: the hook adds "
+                  f"{on - off:.2f} us (medians over {len(per_event) // 2} runs each)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
