@@ -229,6 +229,11 @@ MODULAR_ATTRS = {"operator": ("mod", "imod", "pow", "ipow", "__mod__", "__pow__"
 MODULAR_DUNDERS = frozenset({"__mod__", "__rmod__", "__imod__", "__pow__", "__rpow__", "__divmod__",
                              "__rdivmod__"})          # int.__mod__, x.__pow__(y, m), on any receiver
 SOURCE_ENCODINGS_SEEN_AS_UTF8 = ("utf-8", "utf-8-sig")   # tokenize.detect_encoding's names
+# codecs the interpreter decodes source with natively (PyUnicode_Decode's fast paths): any other
+# declared codec is looked up through the codec registry, which the model's process can change
+# before importing the file -- the runtime guard does not take such a file for what the scan read
+GUARD_NATIVE_CODECS = frozenset({"utf-8", "utf-8-sig", "iso-8859-1", "latin-1", "latin1", "ascii",
+                                 "us-ascii"})
 # --gpu: what a CUDA runtime reads besides the Python installation (the runner already passes
 # /dev/nvidia*): device selection variables, and a system CUDA toolkit where one is installed
 GPU_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
@@ -579,7 +584,9 @@ def static_scan(root: str, digests: dict | None = None) -> tuple:
     a file the interpreter would refuse is an unreadable-source finding; `encodings` lists
     (file, codec) for files declaring a codec other than UTF-8 (review: the harness reads UTF-8).
     `digests`, when given, receives {relative path: sha256 hex} of the bytes scanned: the runtime
-    guard lets the model's process compile exactly these (issue 23)."""
+    guard lets the model's process compile exactly these (issue 23); a file declaring a codec the
+    interpreter does not decode natively gets "codec:<name>" instead (its run-time decoding goes
+    through a registry the model can change: not taken for what the scan read)."""
     findings, reviews, encodings = [], [], []
     for path in submission_files(root):
         if not path.endswith(".py"):
@@ -600,7 +607,8 @@ def static_scan(root: str, digests: dict | None = None) -> tuple:
         if enc not in SOURCE_ENCODINGS_SEEN_AS_UTF8:
             encodings.append((rel, enc))
         if digests is not None:
-            digests[rel.replace(os.sep, "/")] = hashlib.sha256(data).hexdigest()
+            digests[rel.replace(os.sep, "/")] = hashlib.sha256(data).hexdigest() \
+                if enc.lower() in GUARD_NATIVE_CODECS else f"codec:{enc}"
         f, r = _scan(data, rel)
         findings.extend(f)
         reviews.extend(r)
@@ -1380,6 +1388,9 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
         want = digests.get(rel)
         if want is None:
             return "compiles %s, a file the static scan did not read" % rel
+        if want.startswith("codec:"):
+            return ("compiles %s, which declares the %s codec: decoded through a codec registry the "
+                    "model's process can change, not necessarily as the scan read it" % (rel, want[6:]))
         if data is None or _sha(data).hexdigest() != want:
             return "compiles text under the name %s that is not the file the static scan read" % rel
         return None

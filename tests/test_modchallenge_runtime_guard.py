@@ -395,3 +395,18 @@ def test_the_guards_judging_code_loads_no_global_name():
     assert {name: names for name, names in found.items() if names and name not in install_time} == {}
     assert not [n for n in found["_guard_install"] if n.startswith("hook.")]     # the hook itself
 
+
+
+def test_a_file_in_a_replaceable_codec_is_not_taken_for_what_the_scan_read(tmp_path):
+    """The scan decodes a utf-7 file with the real codec; at run time the codec comes from a
+    registry the model can change before importing the file (patching encodings.utf_7 makes the
+    same bytes decode to other code, under the same digest).  So a compiled file declaring a codec
+    the interpreter does not decode natively is a finding; latin-1 (decoded natively) is not."""
+    helper = "import helper\n"
+    utf7 = b"# -*- coding: utf-7 -*-\nH = 0\n"
+    rec, _ = guard_run(write_sub(tmp_path / "utf7", load("        self.h = helper.H\n", helper), {"helper.py": utf7}))
+    assert rec.status.value == "FAIL" and "declares the utf-7 codec" in rec.message, rec
+    latin1 = b"# coding: latin-1\n# caf\xe9\nH = 0\n"
+    rec, outcome = guard_run(write_sub(tmp_path / "latin1", load("        self.h = helper.H\n", helper),
+                                       {"helper.py": latin1}))
+    assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])

@@ -173,6 +173,11 @@ MODULAR_ATTRS = {"operator": ("mod", "imod", "pow", "ipow", "__mod__", "__pow__"
 MODULAR_DUNDERS = frozenset({"__mod__", "__rmod__", "__imod__", "__pow__", "__rpow__", "__divmod__",
                              "__rdivmod__"})          # int.__mod__, x.__pow__(y, m), on any receiver
 SOURCE_ENCODINGS_SEEN_AS_UTF8 = ("utf-8", "utf-8-sig")   # tokenize.detect_encoding's names
+# codecs the interpreter decodes source with natively (PyUnicode_Decode's fast paths): any other
+# declared codec is looked up through the codec registry, which the model's process can change
+# before importing the file -- the runtime guard does not take such a file for what the scan read
+GUARD_NATIVE_CODECS = frozenset({"utf-8", "utf-8-sig", "iso-8859-1", "latin-1", "latin1", "ascii",
+                                 "us-ascii"})
 # --gpu: what a CUDA runtime reads besides the Python installation (the runner already passes
 # /dev/nvidia*): device selection variables, and a system CUDA toolkit where one is installed
 GPU_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",

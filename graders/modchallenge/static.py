@@ -6,10 +6,10 @@ import re
 from graders.common.guarded import parse_python
 from graders.common.records import Reject
 from graders.modchallenge.guarded import python_source_encoding
-from graders.modchallenge.spec import (DYNAMIC_EXEC, FORBIDDEN_IMPORTS, IMPORTLIB_DATA,
-    INTROSPECTION_ATTRS, INTROSPECTION_CALLS, MODULAR_ATTRS, MODULAR_DUNDERS, NAMED_MODULE_WORDS,
-    OS_PROCESS_CALLS, OS_PROCESS_PREFIXES, OS_REVIEW_PREFIXES, PROCESS_POOL_NAMES, REVIEW_IMPORTS,
-    REVIEW_LOAD_CALLS, SOURCE_ENCODINGS_SEEN_AS_UTF8, SPEC)
+from graders.modchallenge.spec import (DYNAMIC_EXEC, FORBIDDEN_IMPORTS, GUARD_NATIVE_CODECS,
+    IMPORTLIB_DATA, INTROSPECTION_ATTRS, INTROSPECTION_CALLS, MODULAR_ATTRS, MODULAR_DUNDERS,
+    NAMED_MODULE_WORDS, OS_PROCESS_CALLS, OS_PROCESS_PREFIXES, OS_REVIEW_PREFIXES,
+    PROCESS_POOL_NAMES, REVIEW_IMPORTS, REVIEW_LOAD_CALLS, SOURCE_ENCODINGS_SEEN_AS_UTF8, SPEC)
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # STATIC CHECKS (the public harness's finding list)
@@ -220,7 +220,9 @@ def static_scan(root: str, digests: dict | None = None) -> tuple:
     a file the interpreter would refuse is an unreadable-source finding; `encodings` lists
     (file, codec) for files declaring a codec other than UTF-8 (review: the harness reads UTF-8).
     `digests`, when given, receives {relative path: sha256 hex} of the bytes scanned: the runtime
-    guard lets the model's process compile exactly these (issue 23)."""
+    guard lets the model's process compile exactly these (issue 23); a file declaring a codec the
+    interpreter does not decode natively gets "codec:<name>" instead (its run-time decoding goes
+    through a registry the model can change: not taken for what the scan read)."""
     findings, reviews, encodings = [], [], []
     for path in submission_files(root):
         if not path.endswith(".py"):
@@ -241,7 +243,8 @@ def static_scan(root: str, digests: dict | None = None) -> tuple:
         if enc not in SOURCE_ENCODINGS_SEEN_AS_UTF8:
             encodings.append((rel, enc))
         if digests is not None:
-            digests[rel.replace(os.sep, "/")] = hashlib.sha256(data).hexdigest()
+            digests[rel.replace(os.sep, "/")] = hashlib.sha256(data).hexdigest() \
+                if enc.lower() in GUARD_NATIVE_CODECS else f"codec:{enc}"
         f, r = _scan(data, rel)
         findings.extend(f)
         reviews.extend(r)
