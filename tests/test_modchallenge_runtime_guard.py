@@ -410,3 +410,19 @@ def test_a_file_in_a_replaceable_codec_is_not_taken_for_what_the_scan_read(tmp_p
     rec, outcome = guard_run(write_sub(tmp_path / "latin1", load("        self.h = helper.H\n", helper),
                                        {"helper.py": latin1}))
     assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
+
+
+def test_tampering_and_flooding_end_in_a_clean_record_end_to_end(tmp_path):
+    """A model that rebinds the driver's guard names, adds its own audit hook and floods the
+    guard with findings: a clean FAIL record, exit 1, no traceback from the grader."""
+    source = load(
+        "        import __main__\n"
+        "        for k in list(vars(__main__)):\n"
+        "            if k.startswith(('_guard', 'GUARD')):\n"
+        "                setattr(__main__, k, None)\n"
+        "        sys.addaudithook(lambda event, args: None)\n"
+        + EVAL + "        for i in range(5000):\n            ev('x * %d' % i, {'x': 1})\n", "import pkgutil\n")
+    rc, out, err, doc, checks = grade(make_submission(tmp_path / "sub", source), tmp_path)
+    assert rc == 1 and doc["result"] == "FAIL" and "Traceback" not in err
+    guard = checks["g3.runtime_guard"]
+    assert guard["status"] == "FAIL" and guard["measured"] >= grader().SPEC["guard_max_reports"], guard
