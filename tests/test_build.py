@@ -27,7 +27,7 @@ def run_build(root, *args):
 @pytest.fixture()
 def tree(tmp_path):
     """A private copy of the tree, the tools and the committed graders."""
-    for d in ("graders", "tools"):
+    for d in ("graders", "tools", "schemas"):
         shutil.copytree(REPO / d, tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
     for b in BENCHES:
         shutil.copy(REPO / f"grade_{b}.py", tmp_path)
@@ -71,6 +71,16 @@ def test_one_edit_in_the_tree_changes_exactly_the_graders_that_include_it(tree, 
     for b in changed:
         assert "# one edit\n" in after[b]
     assert run_build(tree, "--check").returncode == 0
+
+
+def test_a_schema_edit_changes_its_grader_only(tree):
+    before = graders_text(tree)
+    path = tree / "schemas" / "grade_adi.report.schema.json"
+    path.write_text(path.read_text().replace('"type": "object"', '"type": "object", "title": "edited"', 1))
+    assert run_build(tree, "--check").returncode == 1
+    assert run_build(tree).returncode == 0
+    after = graders_text(tree)
+    assert {b for b in BENCHES if after[b] != before[b]} == {"adi"} and '"title":"edited"' in after["adi"]
 
 
 def break_section(root):

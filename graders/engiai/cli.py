@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+from graders._embed import embed_json
 from graders.common.printing import print_report
 from graders.common.records import Report
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
@@ -69,9 +70,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-exec", action="store_true",
                    help="accepted for uniformity; this grader never executes what it grades "
                         "(scripts are only parsed), so grading is unchanged")
-    p.add_argument("--out", metavar="DIR",
-                   help="write trials.json (recomputed terms per trial) and cells.tsv to DIR "
-                        "(must not be inside RUN_DIR; one run only)")
     return p
 
 
@@ -99,8 +97,6 @@ def usage_checks(args) -> None:
             if target and (os.path.realpath(target) == run or
                            os.path.realpath(target).startswith(run + os.sep)):
                 raise UsageError(f"{opt} must not be inside RUN_DIR (the run is never modified)")
-    if args.out and len(args.submissions) > 1:
-        raise UsageError("--out takes one run (grade several runs with --json and --table)")
 
 
 def standalone_action(args):
@@ -144,3 +140,11 @@ def report_extra(report: Report) -> dict:
             "cells": report.figures_data["cells"]}
 
 
+def leaderboard_keys_of(checks: list, args) -> dict:
+    """The ranking keys re-derived from a report's records (here: the score alone ranks)."""
+    return {}
+
+
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
+OUT_HELP = "also trials.json (recomputed terms per trial) and cells.tsv (DIR must not be inside RUN_DIR)"
+REPORT_SCHEMA = embed_json("schemas/grade_engiai.report.schema.json")
