@@ -105,8 +105,10 @@ if guard:
     exec(compile(block, g.__file__, "exec"), ns)
     ns["_guard_install"]({"digests": {}, "pickle_globals": "x^", "max_reports": 20})
 mod, _, cls = entry.rpartition(".")
+t_load = time.perf_counter()
 model = getattr(importlib.import_module(mod), cls)()
 model.load(model_dir)
+t_load = time.perf_counter() - t_load
 audit, n = sys.audit, len(cases)
 t0 = time.perf_counter()
 for a, b, p in cases:
@@ -121,7 +123,7 @@ for name, fn in (("unwatched", lambda: audit("bench.unwatched")), ("flush", lamb
     for _ in range(k):
         fn()
     per[name] = (time.perf_counter() - t0) / k
-print(json.dumps({"infer": infer, "per_event": per}))
+print(json.dumps({"infer": infer, "load": t_load, "per_event": per}))
 """
 
 
@@ -153,7 +155,7 @@ def micro(args) -> None:
                 print(f"{name:16s} skipped (torch not installed)")
                 continue
             entry = json.loads((sub / "manifest.json").read_text())["entry_class"]
-            runs = {True: [], False: []}
+            runs, loads = {True: [], False: []}, {True: [], False: []}
             for _ in range(args.repeat):
                 for guard in (True, False):
                     out = subprocess.run([sys.executable, "-I", str(work / "child.py"), "1" if guard else "0",
@@ -164,10 +166,12 @@ def micro(args) -> None:
                         raise SystemExit(out.stderr[-2000:])
                     doc = json.loads(out.stdout.strip().splitlines()[-1])
                     runs[guard].append(doc["infer"])
+                    loads[guard].append(doc["load"])
                     per_event.append((guard, doc["per_event"]))
             on, off = min(runs[True]), min(runs[False])
             print(f"{name:16s} {on:9.4f} {off:11.4f} {on / off:7.3f}   on={[round(x, 4) for x in runs[True]]} "
-                  f"off={[round(x, 4) for x in runs[False]]}", flush=True)
+                  f"off={[round(x, 4) for x in runs[False]]}; import + load {min(loads[True]):.3f} s with, "
+                  f"{min(loads[False]):.3f} s without", flush=True)
         for key in per_event[0][1]:
             on = st.median(p[key] for guard, p in per_event if guard) * 1e6
             off = st.median(p[key] for guard, p in per_event if not guard) * 1e6
