@@ -1245,27 +1245,28 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 # submission is imported, judging every event of this process from then on.  The rule (the task
 # statement's "runtime guard" section says what it proves and what it does not):
 #   compile   text from a file: allowed when the file is one the static scan read (its path under
-#             the submission and the sha256 the grader sent) or a file of the Python installation
-#             (the bytes equal the file on disk).  Text from no file: allowed when it is inert
-#             (names, dots, subscripts, commas, `|`, quoted names: typing's string annotations),
-#             namedtuple's constructor lambda, a dataclass method generated for identifier field
-#             names, or compiled by an installation function that compiles (its code names exec,
-#             eval or compile) while a library's module body is being imported; ast.parse (a
-#             syntax tree, not code: numpy's .npy header reader) when its flags ask for a tree only;
-#             else a finding.  A tree compiled to code later is judged as text from no file.
+#             the submission and the sha256 the grader sent; a file in a codec the interpreter
+#             does not decode natively is not) or a file of the Python installation (the bytes
+#             equal the file on disk, neither it nor its link changed status since the hook
+#             started).  Text from no file: allowed when it is inert (names, dots, subscripts,
+#             commas, `|`, quoted names, whitespace: typing's string annotations; at most an
+#             `import`, which runs files judged themselves), namedtuple's constructor lambda, a
+#             method dataclasses generates (called by dataclasses, identifier field names),
+#             ast.parse asking for a tree only (numpy's .npy header; a tree compiled later is
+#             judged as text from no file), or compiled by an installation function that names
+#             exec/eval/compile while a library's module is being imported; else a finding.
 #   marshal   only importlib's own read of a .pyc of the installation (bytes equal to the file).
-#   An installation file counts only if neither it nor its link changed status since the hook
-#   started (st_ctime), so a file the model planted there (in a sandbox where it could) is not.
 #   pickle    globals of the weights-only allowlist (GUARD_PICKLE_GLOBALS) only.
 #   ctypes.*, code.__new__, gc's object-graph walks, sys._current_frames: findings unless a
 #             library's import does it (the object-graph walks are also refused: they would
 #             reach this hook); replacing __code__/__defaults__/__kwdefaults__ of a function of
 #             this driver (the guard's helpers among them): a finding.
 #   processes, sockets, writes into the installation or the grader's files: findings, always.
-# "A library's import": walking out from the event, a module body of the installation comes
-# before any frame of the submission or of this driver.  Findings are written to the result pipe
-# at once (the first SPEC guard_max_reports per run); the hook holds its state in its closure
-# and takes every helper, builtin and constant through default arguments bound here.
+# "A library's import": walking out from the event, a module body of the installation, run by
+# the import system under its own name (not as __main__), comes before any frame of the
+# submission or of this driver.  Findings are written to the result pipe at once (the first
+# SPEC guard_max_reports per run); the hook holds its state in its closure and takes every
+# helper, builtin and constant through default arguments bound here.
 GUARD_PROCESS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn",
                            "os.fork", "os.forkpty", "os.startfile", "pty.spawn"})
 GUARD_INTROSPECT = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents",
