@@ -1980,6 +1980,21 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
     return held, credited, checks
 
 
+def sample_domain_checks(samples, tid: str) -> list:
+    """Samples are designs: densities in [0, 1] (within density_tol).  Values outside are a
+    finding (REVIEW, model_quality not credited until cleared), never clipped or binarised
+    silently (issue 24); an unclamped generator's overshoot is for a reviewer to clear."""
+    lo, hi = SPEC["density_range"]
+    bad = (samples < lo - SPEC["density_tol"]) | (samples > hi + SPEC["density_tol"])
+    if not bad.any():
+        return []
+    return [Check(f"trial.{tid}.sample_domain", Status.REVIEW,
+                  f"{int(bad.sum())} sample value(s) outside the density domain [{lo:g}, {hi:g}] "
+                  f"(min {float(samples.min()):.6g}, max {float(samples.max()):.6g}): the MMD of "
+                  "out-of-domain designs is not credited until a reviewer clears it",
+                  int(bad.sum()), 0)]
+
+
 def mmd(x, y, sigma: float) -> float:
     """Biased Gaussian-kernel MMD on flattened samples: mean Kxx + mean Kyy - 2 mean Kxy,
     K = exp(-|a - b|^2 / (2 sigma^2)); clamped at 0 against round-off."""
@@ -2058,7 +2073,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
         cid = f"trial.{tid}.samples"
         try:
             samples = read_h5_array(safe_member(tdir, SPEC["arrays_file"], cid), "samples", cid, ndim=3,
-                                    density=True, budget=run.budget)
+                                    budget=run.budget)
             if tuple(samples.shape[1:]) != tuple(cfg["design_shape"]) or samples.shape[0] < 1:
                 raise Reject(cid, f"array samples has shape {samples.shape}, expected "
                                   f"(n, {cfg['design_shape'][0]}, {cfg['design_shape'][1]})")
@@ -2067,7 +2082,8 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
             raise Unscorable(f"no usable MMD: {exc.check.message}", artefact=True)
         run.content.setdefault(tid, []).append(("samples", array_digest(samples)))
         held, credited, more = sample_copy_checks(samples, base, tid)
-        checks += more
+        checks += more + sample_domain_checks(samples, tid)
+        held = held or any(c.id.endswith(".sample_domain") for c in checks)
         agent = mmd(samples[credited], base["reference"], base["sigma"])
         terms["agent_mmd"], terms["baseline_mmd"], terms["sigma"] = agent, base["mmd"], base["sigma"]
         terms["model_quality"] = model_quality(base["mmd"], agent)
@@ -2827,15 +2843,16 @@ def verdict(checks: list, *, strict: bool) -> tuple:
     cells of harness gaps only (the seed's None: no baseline, no ground truth) stay out of it."""
     cells = [c.measured for c in checks if c.id.startswith("cell.") and isinstance(c.measured, dict)]
     means = [c["mean"] for c in cells if c.get("status") == "scored"]
+    zeros = [0.0] * sum(c.get("status") == "invalid" or
+                        (c.get("status") == "unscorable" and bool(c.get("n_artefact_none")))
+                        for c in cells)
+    zeros += [0.0] * sum(int(c.measured) for c in checks if c.id == "run.unplaced_trials")
     inconclusive = any(c.status in (Status.FAIL, Status.REVIEW) for c in checks)
     if strict and (inconclusive or not means):
         return "FAIL", 0.0
-    if not means:
+    if not means and not zeros:
         return "UNGRADED", None
-    means += [0.0] * sum(c.get("status") == "invalid" or
-                         (c.get("status") == "unscorable" and bool(c.get("n_artefact_none")))
-                         for c in cells)
-    means += [0.0] * sum(int(c.measured) for c in checks if c.id == "run.unplaced_trials")
+    means += zeros          # a run of broken trials only is graded 0.0 (issue 24), not UNGRADED
     exact = sum(means) / len(means)
     score = round(exact, 4)
     if score == 1.0 and exact < 1.0 - SPEC["full_score_tol"]:
