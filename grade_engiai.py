@@ -306,16 +306,13 @@ class Report:
 # =============================================================================
 # GUARDED INPUT: untrusted files and values
 # =============================================================================
-def read_json_file(path: str, check_id: str, max_bytes: int, budget=None):
-    """Parse a JSON file; raise Reject on missing, oversized, non-UTF-8 or malformed (or past
-    the run's read budget)."""
+def read_json_file(path: str, check_id: str, max_bytes: int):
+    """Parse a JSON file; raise Reject on missing, oversized, non-UTF-8 or malformed."""
     if not os.path.isfile(path):
         raise Reject(check_id, f"{os.path.basename(path)} missing")
     size = os.path.getsize(path)
     if size > max_bytes:
         raise Reject(check_id, f"{os.path.basename(path)} is {size} bytes", size, max_bytes)
-    if budget is not None:
-        budget.charge(size, os.path.basename(path), check_id)
     try:
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8")
@@ -2611,8 +2608,11 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
             raise Reject(cid, "trial folder is a symlink (refused)")
         if os.path.islink(os.path.join(tdir, SPEC["trial_file"])):
             raise Reject(cid, f"{SPEC['trial_file']} is a symlink (refused)")
-        rec = read_json_file(os.path.join(tdir, SPEC["trial_file"]), cid, SPEC["max_json_bytes"],
-                             run.budget)
+        path = os.path.join(tdir, SPEC["trial_file"])
+        if os.path.isfile(path):        # charged to the run's budget (refused past it)
+            run.budget.charge(min(os.path.getsize(path), SPEC["max_json_bytes"]),
+                              SPEC["trial_file"], cid)
+        rec = read_json_file(path, cid, SPEC["max_json_bytes"])
         if not isinstance(rec, dict):
             raise Reject(cid, "trial.json is not a JSON object")
         problem, style = rec.get("problem"), rec.get("prompt_style")
