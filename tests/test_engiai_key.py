@@ -244,6 +244,26 @@ def test_byte_identical_copies_under_other_names_count_once(run):
     assert trials["photonics2d-multi"].terms["watertightness"] == 0.5
 
 
+def test_copies_of_one_solid_with_float_noise_count_once(run):
+    """Other bytes, the same solid: a copy whose corners carry float noise, another triangulation
+    of the same solid (quads split on the other diagonal) - each witnesses the same cells at the
+    same scale, mirroring and height."""
+    d = leaky_and_good(run)
+    rng = np.random.default_rng(11)
+    t = B.mesh(B.photonic()).astype(np.float64)
+    names = ["leaky.stl", "a.stl"]
+    for i in range(4):
+        B.write_stl_binary(str(d / f"noisy{i}.stl"), t * (1.0 + rng.uniform(-2e-7, 2e-7, t.shape)))
+        names.append(f"noisy{i}.stl")
+    B.write_stl_binary(str(d / "flipped.stl"), t[:, [0, 2, 1]][:, ::-1])    # same faces, rotated order
+    names.append("flipped.stl")
+    edit_record(run, "photonics2d-multi", lambda r: r["artefacts"].update(stl=names))
+    checks, trials, _ = grade(run)
+    assert trials["photonics2d-multi"].terms["watertightness"] == 0.5
+    (s,) = by_id(checks, "trial.photonics2d-multi.stl_solids")
+    assert s.measured == 2
+
+
 def test_honest_two_distinct_exports_both_count(run):
     checks, trials, _ = grade(run)
     assert trials["photonics2d-multi"].terms["watertightness"] == 1.0

@@ -266,7 +266,11 @@ def stl_witness(rep: dict, design, exports: list, caps=None) -> dict:
                 for mir in mirrors:
                     tried += 1
                     if solid_fit(rep, design, s, thr, mir, strict, caps):
-                        return {"ok": True, "why": (
+                        # the solid witnessed: its cells, scale, mirroring and height (files
+                        # that are one solid, e.g. a copy with float noise, count once)
+                        solid = (hashlib.sha256(np.packbits(mask).tobytes()).hexdigest(), mir,
+                                 f"{s:.5g}", f"{rep['z_extent']:.5g}")
+                        return {"ok": True, "solid": solid, "why": (
                             f"its volume, x/y centroid and footprint are those of the design's "
                             f"{int(mask.sum())} cells {'>' if strict else '>='} {thr:g} at scale_xy "
                             f"{s:g}, mirrored {mir}"
@@ -442,6 +446,24 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
                             rep))
     # each distinct file counts once, for its content: a unit is the names sharing one content
     # (or one unreadable name); it is watertight when one of its names witnesses the design
+    # files that witness one and the same solid of the design are one unit too (a copy with a
+    # vertex moved by an ulp is other bytes, but not another export)
+    merged, by_solid = [], {}
+    for unit in stl_units:
+        solid = next((stl_reports[n]["witness"]["solid"] for n in unit if n in stl_reports
+                      and stl_reports[n]["ok"] and stl_reports[n]["witness"]["ok"]), None)
+        if solid is not None and solid in by_solid:
+            by_solid[solid].extend(unit)
+            continue
+        merged.append(list(unit))
+        if solid is not None:
+            by_solid[solid] = merged[-1]
+    if len(merged) < len(stl_units):
+        checks.append(Check(f"trial.{tid}.stl_solids", Status.INFO,
+                            f"{len(stl_units)} distinct file(s) are {len(merged)} distinct solid(s) "
+                            "(files witnessing the same cells at the same scale, mirroring and "
+                            "height count once)", len(merged), len(stl_units)))
+    stl_units = merged
     watertight = (float(np.mean([any(n in stl_reports and stl_reports[n]["ok"] and
                                      stl_reports[n]["witness"]["ok"] for n in unit)
                                  for unit in stl_units])) if stl_units else 0.0)

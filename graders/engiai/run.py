@@ -440,8 +440,9 @@ def key_accounting(trials: list, run: "RunRefs", problems: set, styles: set) -> 
     for key, e in sorted((run.keys or {}).items(), key=lambda kv: repr(kv[0])):
         if key in by_key or e["problem"] not in problems or e["prompt_style"] not in styles:
             continue
-        name = re.sub(r"[^A-Za-z0-9._-]", "_", f"missing-{e['problem']}-{e['prompt_style']}-ex"
-                      f"{e['example_id']}-seed{e['seed']}")[:100]
+        # ':' and '/' never occur in a folder's trial id (sanitised), so no folder shares it
+        name = f"missing:{e['problem']}/{e['prompt_style']}/ex{short(e['example_id'], 20)}" \
+               f"/seed{short(e['seed'], 20)}"
         t = Trial(name, problem=e["problem"], style=e["prompt_style"], status="missing", key=key)
         t.reasons.append(f"{show_key(key)}: the harness ran it but no trial folder claims it")
         missing.append(t)
