@@ -52,8 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="RESULT: PASS every trial scorable and every artefact valid; PARTIAL some cell "
                "INVALID/UNSCORABLE/UNSUPPORTED, some artefact invalid or some trace to review; UNGRADED "
-               "no scorable cell; FAIL only with --strict.  SCORE: mean of the scorable cells' "
-               "means.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
+               "no cell to score; FAIL only with --strict.  SCORE: mean of the scorable cells' "
+               "means, an INVALID cell counting 0.0.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
                "usage error, 3 grader failure, 130 interrupted; with several runs, the largest")
     add_report_options(p, submissions_help="run directory with reference.h5 and "
                        "trials/<id>/trial.json (reference/engiai/TRIAL_FORMAT.md)")
