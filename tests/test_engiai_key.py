@@ -277,8 +277,9 @@ def test_a_copy_varying_unscored_fields_under_another_key_is_still_a_duplicate(s
     rec = json.loads(rec_path(sample, src).read_text())
     rec.update(trial_id=dst, prompt_style="workflow-derived-params", seed=48, note="rerun",
                claimed_scores={"overall": 0.99})
-    rec["tool_calls"][0]["args"]["comment"] = "x"
+    rec["tool_calls"][0]["args"].update(comment="x", seed=7)     # design args are never scored
     rec["tool_calls"][1]["result"]["elapsed_s"] = 3.25
+    rec["tool_calls"][1]["result"]["objectives"]["wall_time"] = 9.0   # not an objective scored
     for name in ("arrays.h5", "export.stl"):
         shutil.copy(sample / "trials" / src / name, sample / "trials" / dst / name)
     rec_path(sample, dst).write_text(json.dumps(rec))
@@ -289,6 +290,18 @@ def test_a_copy_varying_unscored_fields_under_another_key_is_still_a_duplicate(s
     assert trials[dst].content_sha256 == trials[src].content_sha256
     # its own key's expectation is used: the random export's parameters are wrong for it
     assert trials[dst].terms["task_completion"] == 0.0
+
+
+def test_a_rag_copy_varying_a_passage_source_is_still_a_duplicate(sample):
+    src, dst = "rag_beams2d-rag-eval-0", "rag_beams2d-rag-eval-1"
+    rec = json.loads(rec_path(sample, src).read_text())
+    rec.update(trial_id=dst, example_id=1, seed=53)
+    rec["tool_calls"][0]["result"]["results"][0]["source"] = "other.md"
+    rec["tool_calls"][0]["args"]["query"] = "what is the default volume fraction"
+    rec_path(sample, dst).write_text(json.dumps(rec))
+    checks, trials, _ = grade(sample)
+    (d,) = by_id(checks, f"trial.{dst}.duplicate")
+    assert d.measured == src and trials[dst].score == trials[src].score == 1.0
 
 
 def test_honest_trials_with_different_scored_content_are_not_duplicates(sample):

@@ -13,7 +13,7 @@ from graders.engiai.hpc import score_hpc
 from graders.engiai.model_quality import (baseline_threshold, mmd, reference_near_rate,
     reference_spacing, rigid_affordable, score_training_code)
 from graders.engiai.prompts import score_design
-from graders.engiai.rag import _RAG_ALIASES, score_rag
+from graders.engiai.rag import _RAG_ALIASES, passage_text, score_rag
 from graders.engiai.spec import ALGORITHMS, PROBLEMS, SPEC, list_problems
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
@@ -314,18 +314,38 @@ def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
 # the fields of a tool call the grader reads (args: RAG answers, HPC config, CLI command, job
 # ids; results: outcomes, objectives, export parameters, passages, metrics): a trial's content
 # fingerprint is made of these, so a copy that varies anything else is still a copy
-_SCORED_ARGS = frozenset(a for v in _RAG_ALIASES.values() for a in v) | {
-    "problem_config", "cfg", "seed", "epochs", "algorithm", "problem_id", "command", "job_id"}
-_SCORED_RESULTS = frozenset({"success", "error", "results", "objectives", "stl_path", "scale_xy",
-                             "scale_z", "threshold", "mirrored", "job_id", "state", "metrics"})
+_RAG_ARGS = frozenset(a for v in _RAG_ALIASES.values() for a in v) | {"problem_config"}
+_HPC_ARGS = frozenset({"cfg", "seed", "epochs", "algorithm", "problem_id", "command", "job_id"})
+_SCORED_FIELDS = {   # family -> (args read, result fields read); other fields never change a score
+    "design_optimization": (frozenset(), frozenset({
+        "success", "objectives", "stl_path", "scale_xy", "scale_z", "threshold", "mirrored"})),
+    "rag_retrieval": (_RAG_ARGS, frozenset({"success", "error", "results"})),
+    "hpc_orchestration": (_HPC_ARGS, frozenset({"success", "job_id", "state", "metrics"})),
+    "training_code": (frozenset({"job_id"}), frozenset({"success", "job_id", "state"})),
+}
+
+
+def _scored_result(problem: str, key: str, value):
+    """A result field as the grader reads it: passages as their text, objectives and metrics
+    restricted to the names scored."""
+    if key == "results" and isinstance(value, list):
+        return [passage_text(p) for p in value]
+    if key == "objectives" and isinstance(value, dict):
+        return {n: value.get(n) for n, _, _ in PROBLEMS[problem]["objectives"]}
+    if key == "metrics" and isinstance(value, dict):
+        return {n: value.get(n) for n in SPEC["hpc_eval_metrics"]}
+    return value
 
 
 def content_fingerprint(problem: str, calls: list, content) -> str | None:
     """sha256 of what a trial is scored on (issue 24): its problem, the trace reduced to the
-    fields the grader reads, and the content digests of its arrays, STL files and script
-    (`content`, noted while scoring); None when the trace cannot be serialised."""
-    trace = [[c["name"], {k: v for k, v in c["args"].items() if k in _SCORED_ARGS},
-              {k: v for k, v in c["result"].items() if k in _SCORED_RESULTS}] for c in calls]
+    fields its family's scoring reads (_SCORED_FIELDS; every call's name, since the count is
+    scored), and the content digests of its arrays, STL files and script (`content`, noted
+    while scoring); None when the trace cannot be serialised."""
+    args_read, results_read = _SCORED_FIELDS[PROBLEMS[problem]["family"]]
+    trace = [[c["name"], {k: v for k, v in c["args"].items() if k in args_read},
+              {k: _scored_result(problem, k, v) for k, v in c["result"].items()
+               if k in results_read}] for c in calls]
     try:
         text = json.dumps([problem, trace, sorted(content)], sort_keys=True, default=str)
     except (ValueError, TypeError, RecursionError):
