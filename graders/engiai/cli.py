@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+from graders._embed import embed_json
 from graders.common.printing import print_report
 from graders.common.records import Report
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
@@ -149,54 +150,4 @@ def leaderboard_keys_of(checks: list, args) -> dict:
 
 # --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
 OUT_HELP = "also trials.json (recomputed terms per trial) and cells.tsv (DIR must not be inside RUN_DIR)"
-REPORT_SCHEMA = json.loads(    # schemas/grade_engiai.report.schema.json, the same document
-    r'{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"grade_engiai.report.schema.'
-    r'json","title":"grade_engiai report (--json)","description":"One submission graded by grade_e'
-    r'ngiai.py: every record, typed keys, the run block. With several submissions --json holds one'
-    r' such document per line.","type":"object","required":["grader","version","grader_sha256","su'
-    r'bmission","submission_sha256","submission_files","submission_bytes","checks","review","phase'
-    r's","keys","result","score","run","trials","cells","sandbox"],"properties":{"grader":{"const"'
-    r':"grade_engiai"},"version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+"},"grader_sha256"'
-    r':{"type":"string","pattern":"^[0-9a-f]{64}$"},"submission":{"type":"string"},"label":{"type"'
-    r':"string","minLength":1,"pattern":"^[^\\u0000-\\u001f\\u007f]+$","description":"the row name'
-    r' given with --label (else the leaderboard names the row by the shortest path suffix that tel'
-    r'ls it apart)"},"submission_sha256":{"type":["string","null"],"pattern":"^[0-9a-f]{64}$"},"su'
-    r'bmission_files":{"type":"integer","minimum":0},"submission_bytes":{"type":"integer","minimum'
-    r'":0},"checks":{"type":"array","items":{"type":"object","required":["id","status","message","'
-    r'measured","limit"],"additionalProperties":false,"properties":{"id":{"type":"string","minLeng'
-    r'th":1},"status":{"enum":["PASS","FAIL","REVIEW","SKIP","INFO"]},"message":{"type":"string"},'
-    r'"measured":{},"limit":{}}}},"review":{"type":"array","items":{"type":"object","required":["i'
-    r'd","status","message","measured","limit"],"additionalProperties":false,"properties":{"id":{"'
-    r'type":"string","minLength":1},"status":{"const":"REVIEW"},"message":{"type":"string"},"measu'
-    r'red":{},"limit":{}}}},"phases":{"type":"object","additionalProperties":{"type":"number","min'
-    r'imum":0}},"keys":{"type":"object","properties":{"trials":{"type":"integer","minimum":0},"tri'
-    r'als_scored":{"type":"integer","minimum":0},"trials_unscorable":{"type":"integer","minimum":0'
-    r'},"trials_unsupported":{"type":"integer","minimum":0},"trials_invalid":{"type":"integer","mi'
-    r'nimum":0},"trials_missing":{"type":"integer","minimum":0,"description":"trials the harness m'
-    r'anifest lists that no trial folder claims (each counted 0 in its cell)"},"trials_duplicate":'
-    r'{"type":"integer","minimum":0,"description":"trial folders claiming a harness key another fo'
-    r'lder also claims (not counted)"},"cells":{"type":"integer","minimum":0},"cells_scored":{"typ'
-    r'e":"integer","minimum":0},"claims_disagreeing":{"type":"integer","minimum":0},"trial_mean":{'
-    r'"type":["number","null"]}},"additionalProperties":{"type":["number","integer","boolean","str'
-    r'ing","array","object","null"]}},"result":{"enum":["PASS","PARTIAL","FAIL","UNGRADED"]},"scor'
-    r'e":{"type":["number","null"],"minimum":0,"maximum":1},"run":{"type":"object","properties":{"'
-    r'options":{"type":"object"},"exit_code":{"enum":[0,1,2,3,130]},"started":{"type":"string","pa'
-    r'ttern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s":{"type":"number","minimum":0'
-    r'},"python":{"type":"string"},"numpy":{"type":["string","null"]},"scipy":{"type":["string","n'
-    r'ull"]},"h5py":{"type":["string","null"]},"platform":{"type":"string"},"sandbox":{"type":"obj'
-    r'ect"}},"required":["options","exit_code","started","wall_s","python","numpy","scipy","h5py",'
-    r'"platform","sandbox"],"additionalProperties":false},"trials":{"type":"array","items":{"type"'
-    r':"object","required":["trial_id"]}},"cells":{"type":"array","items":{"type":"object","requir'
-    r'ed":["problem","style","n","n_none","status","mean","reasons"],"properties":{"problem":{"typ'
-    r'e":"string"},"style":{"type":"string"},"n":{"type":"integer"},"n_none":{"type":"integer"},"s'
-    r'tatus":{"enum":["scored","invalid","unscorable","unsupported"]},"mean":{"type":["number","nu'
-    r'll"]},"reasons":{"type":"array","items":{"type":"string"}},"n_expected":{"type":"integer","m'
-    r'inimum":0,"description":"trials the harness manifest lists for this cell"}}}},"sandbox":{"ty'
-    r'pe":"object","description":"sandbox_level() of the runner (the same as run.sandbox); {\"avai'
-    r'lable\": false} where no code runs or the runner does not report it"},"signature":{"type":"s'
-    r'tring","pattern":"^hmac-sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA25'
-    r'6 keyed by the bytes of KEYFILE over this document without its signature, as JSON with sorte'
-    r'd keys, no spaces, ASCII only; --merge --sign refuses a report without a matching one"}},"ad'
-    r'ditionalProperties":false,"allOf":[{"if":{"properties":{"result":{"const":"UNGRADED"}}},"the'
-    r'n":{"properties":{"score":{"type":"null"}}},"else":{"properties":{"score":{"type":"number"}}'
-    r'}}]}')
+REPORT_SCHEMA = embed_json("schemas/grade_engiai.report.schema.json")
