@@ -172,3 +172,25 @@ def test_generation_code_never_raises(monkeypatch):
     assert code is None and err["type"] == "ExtractionError" and "RuntimeError: boom" in err["message"]
     monkeypatch.setattr(gs, "_audit_generation", boom)
     assert gs.audit_generation("def f(x):\n    return x\n") == ["could not be audited (RuntimeError)"]
+
+
+def test_forged_dependency_phase_reports_cannot_void_the_run():
+    """Found attacking the census with the source in hand: a generation that reaches the
+    step's channel (audit-flagged names) could report a *deps* failure after its own code ran;
+    deps failures are the harness's, so ten alike would indict.  Phases report in order, each
+    once, before any case: one out of order is the generation's."""
+    from test_scicode_support import gs
+    import types
+    prog = types.SimpleNamespace(step="1.1", cases=["assert True"], deps="import numpy as np",
+                                 reference=False)
+    forged = {"phase": "deps", "ok": False, "error": {"type": "ImportError", "message": "no module x",
+                                                       "origin": "library"}}
+    reply = {"status": "ok", "shim": True, "messages": [
+        {"phase": "deps", "ok": True}, {"phase": "code", "ok": True}, forged,
+        {"case": 0, "ok": True}, {"done": True, "tamper": []}]}
+    plans = gs.plan_step(prog.cases)
+    res = gs.judge(prog, reply, dry=False, plans=plans)
+    assert res.failure["type"] == "RecordMismatch" and gs.generation_raised(dict(res.failure, evidence={}))
+    honest = dict(reply, messages=[forged, {"done": True, "tamper": []}])     # the first report: genuine
+    res = gs.judge(prog, honest, dry=False, plans=plans)
+    assert res.failure["phase"] == "deps" and gs.classify(res.failure) == "harness:dependency_missing"

@@ -53,13 +53,24 @@ def judge(prog: StepProgram, reply: dict, dry: bool, plans: list | None = None,
     n = len(prog.cases)
     reported, twice, records = [None] * n, set(), [[] for _ in range(n)]
     phase_failure, marker, done, tamper = None, False, False, []
+    order, reached = {"deps": 0, "context": 1, "code": 2}, -1
     for msg in reply.get("messages", []):
         if not isinstance(msg, dict):
             continue
+        # the phases report in order (deps, context, code), each once, before any case: a
+        # phase report out of that order was written by generated code (a forged "harness"
+        # phase, e.g. a deps failure, must not void the run) and counts as the generation's
+        rank = order.get(str(msg.get("phase")), 3) if "phase" in msg else 3
+        late = "phase" in msg and rank <= min(reached, 1)     # (code-phase reports are the generation's anyway)
+        reached = max(reached, rank)
         if "phase" in msg and not msg.get("ok"):
             if phase_failure is None:
                 phase_failure = dict(_child_error(msg.get("error")), phase=str(msg["phase"])[:20],
                                      reference_context=prog.reference)
+                if late:
+                    phase_failure = {"type": "RecordMismatch", "message": "a phase report out of "
+                                     "order (written by generated code)", "origin": "submission",
+                                     "phase": "run"}
         elif "rec" in msg and type(msg["rec"]) is int and 0 <= msg["rec"] < n:
             records[msg["rec"]].append(msg.get("data"))
         elif "case" in msg and type(msg["case"]) is int and 0 <= msg["case"] < n:
