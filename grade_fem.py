@@ -100,6 +100,16 @@ SPEC = {
     "dofs_per_node": ["value", "slope"],  # seed: 'dofs_per_node == ["value", "slope"]'
     # -- provenance -------------------------------------------------------------
     "regen_rel": 1e-6,          # seed: "regenerating both error measures to within 1e-6 relative"
+    # ... with an absolute floor: the errors are differences from u(x) evaluated in floating
+    # point, and an exact solution written in another (exact) order of operations moves an
+    # error by its own round-off, which is no tiny fraction of an error that is itself
+    # round-off (e_n from n = 64).  Floor = regen_abs_floor_eps * eps * max|u| (1.5e-15): over
+    # seven spellings of u on every mesh's nodes and dense points (reference/fem/
+    # exact_order_spread.py) the largest change was 1.2-2.9 eps max|u| for factored forms and
+    # 23 for the expanded polynomial e^x (x^2 - 2x^3 + x^4) (cancellation; Horner 19): 2.8x
+    # headroom above the worst, 22x above the factored forms; 2.5 % of e_n(64) = 6e-14.  Tiers are re-evaluated on the regenerated errors, so a
+    # difference this small buys a fabricated table nothing.
+    "regen_abs_floor_eps": 64.0,
     # Decision (problem_spec.md, "Reproduction"): a submitted error off by more than 1e-6 relative
     # but by at most 4e-9 * (n/256)^4 absolute (linear-solve round-off, growing like n^4; the same
     # code under 1/2/4 BLAS threads and 4 CPU kernels moved its errors 6.4x less than this at worst)
@@ -536,6 +546,13 @@ def fidelity_tol(n: int) -> float:
     if n <= SPEC["fidelity_clean_max_n"]:
         return SPEC["fidelity_atol"]
     return SPEC["fidelity_atol"] * (n / SPEC["fidelity_clean_max_n"]) ** SPEC["fidelity_growth"]
+
+
+def regen_floor() -> float:
+    """The absolute floor of the reproduction rule: regen_abs_floor_eps * eps * max|u|."""
+    import numpy as np
+    xi = np.arange(SPEC["dense_factor"] * 256 + 1) / (SPEC["dense_factor"] * 256)
+    return SPEC["regen_abs_floor_eps"] * float(np.finfo(float).eps) * float(np.max(np.abs(exact_u(xi))))
 
 
 def env_band(n: int) -> float:
@@ -3431,11 +3448,14 @@ def check_reproduction(fields: dict, arrs: dict) -> list:
         return [Check("provenance.reproduces_errors", Status.SKIP,
                       "nothing to compare (no regenerated fields or no valid arrays)")]
     regen = study_errors(fields)
+    floor = regen_floor()
     bad, env, worst_rel = [], [], 0.0
     for k, n in enumerate(SPEC["meshes"]):
         for j, (name, arr) in enumerate((("e_n", "nodal_errors"), ("e*_n", "dense_errors"))):
             e_re, e_sub = regen[n][j], float(arrs[arr][k])
             rel = abs(e_re - e_sub) / e_sub
+            if abs(e_re - e_sub) <= floor:      # the exact solution's own round-off
+                continue
             worst_rel = max(worst_rel, rel)
             if rel <= SPEC["regen_rel"]:
                 continue
@@ -3452,7 +3472,8 @@ def check_reproduction(fields: dict, arrs: dict) -> list:
                       "run differ from the grader's?): " + "; ".join(env[:4]) + " - verify the "
                       "study environment by hand", worst_rel, SPEC["regen_rel"])]
     return [Check("provenance.reproduces_errors", Status.PASS,
-                  f"regenerated nodal and dense errors match the submitted ones (rel {SPEC['regen_rel']:g})",
+                  f"regenerated nodal and dense errors match the submitted ones (rel {SPEC['regen_rel']:g}, "
+                  f"or within {floor:.2g} absolute: the exact solution's own round-off)",
                   worst_rel, SPEC["regen_rel"])]
 
 
