@@ -6,6 +6,8 @@ problem_spec.md "Reproduction of your numbers").  ~1 s.
 
     python reference/fem/exact_order_spread.py
 """
+import math
+
 import numpy as np
 forms = {
  "statement": lambda x: np.exp(x) * x**2 * (1 - x)**2,
@@ -15,6 +17,9 @@ forms = {
  "expanded": lambda x: np.exp(x) * (x**2 - 2 * x**3 + x**4),
  "horner": lambda x: np.exp(x) * (x * x * (1 + x * (-2 + x))),
  "exp_last_pow": lambda x: np.power(x, 2) * np.power(1 - x, 2) * np.exp(x),
+ "e_to_the_x": lambda x: np.e**x * x**2 * (1 - x)**2,
+ "exp_half_squared": lambda x: np.exp(x / 2)**2 * x**2 * (1 - x)**2,
+ "math_exp": lambda x: np.vectorize(math.exp)(x) * x**2 * (1 - x)**2,
 }
 umax = 0
 worst = {}
