@@ -1056,7 +1056,7 @@ _NAMES = {
 # S: an array or an exact scipy.sparse matrix, F: a plain flag, P: a (factor, flag) pair, L: a
 # (factor, pivots) pair), the kind, the index of the solution in the output, and how the
 # matrix the routine reads is found (see _effective).
-_A, _S, _F, _P, _L = "A", "S", "F", "P", "L"
+_A, _S, _F, _P, _L, _CB = "A", "S", "F", "P", "L", "CB"
 _OVW = {"overwrite_a": _F, "overwrite_b": _F, "overwrite_ab": _F}
 _SPEC = {
     "numpy.linalg.solve": ({"a": _A, "b": _A}, "solve", None, "dense"),
@@ -1118,7 +1118,11 @@ _SPEC = {
     "SuperLU.solve": ({"rhs": _A, "trans": _F}, "fsolve", None, "proxy"),
     "factorized.solve": ({"rhs": _A, "trans": _F}, "fsolve", None, "proxy"),
 }
-_SPEC.update({"scipy.sparse.linalg." + k: ({"A": _S, "b": _A}, "solve", 0, "sparse") for k in _ITER})
+# An iterative solver: its start x0 must be an observed solve's output (a start from a hidden
+# solve converges at once), its preconditioner a matrix (an operator can steer the iteration
+# to any vector), its callback sees copies of the iterates (it could overwrite them).
+_SPEC.update({"scipy.sparse.linalg." + k: ({"A": _S, "b": _A, "x0": _A, "M": _S, "callback": _CB}, "solve", 0,
+                                           "sparse") for k in _ITER})
 _DIRECT_PARAMS = {        # C-level entry points (no introspectable signature)
     "numpy.linalg._umath_linalg.solve": ("a", "b"), "numpy.linalg._umath_linalg.solve1": ("a", "b"),
     "numpy.linalg._umath_linalg.inv": ("a",), "numpy.linalg._umath_linalg.cholesky_lo": ("a",),
@@ -1135,6 +1139,7 @@ _FACT_ID = {}                        # id(array of a factor) -> (fid, array): "c
 _PROXY = {}                          # id(SuperLU proxy / factorized solve) -> (fid, object)
 _CHOL = {}                           # fingerprint of a Cholesky factor's L / L^T -> (fid, "L" | "U")
 _HALF = {}                           # fingerprint of a first substitution's output -> (fid, rhs)
+_OUTS = set()                        # fingerprints of the solve outputs handed back (x0 of CG)
 
 
 def _spec_key(name):
@@ -1304,9 +1309,18 @@ def _sparse_entries(fmt, shape, arrs):
 
 def _own(role, x):
     """(the value handed to the library, what the recorder reads of it)."""
+    if x is None:
+        return None, None
     if role == _F:
         v = _plain(x)
         return v, v
+    if role == _CB:
+        if x is None:
+            return None, None
+
+        def callback(*args):
+            return x(*(_np_array(a, copy=True) if _type(a) is _nd else a for a in args))
+        return callback, None
     if role in (_P, _L):
         if not _one_of(_type(x), (tuple, list)) or _len(x) != 2:
             raise _Unobservable("a factor that is not a pair")
@@ -1667,7 +1681,14 @@ def _observe(name, fn, params, args, kwargs, fid):
             changed = _changed_factor(items)
     if kind == "tri":
         tri = _triangular_half(g)
+        changed = _changed_factor([orig.get("a")]) if tri is None else None
+    if _spec_key(name).rsplit(".", 1)[-1] in _ITER:
+        x0 = owned.get("x0")
+        if _type(x0) is _nd and x0.size and bool((x0 != 0).any()) and _fp(x0) not in _OUTS:
+            return _unobservable(name, kind, idx, _nested(fn, args2, kwargs2),
+                                 "x0: a start that is no observed solve's output")
     out = _nested(fn, args2, kwargs2)
+    _tampered()
     _ST["depth"] += 1                   # what the grader's exchange does is not observed
     try:
         try:
@@ -1675,7 +1696,11 @@ def _observe(name, fn, params, args, kwargs, fid):
         except Exception as exc:
             send({"kind": "call", "fn": name, "cls": kind,
                   "note": (_type(exc).__name__ + ": " + str(exc))[:200]})
-        return _write_back(out, owned, orig, g)
+        out = _write_back(out, owned, orig, g)
+        if kind in ("solve", "fsolve", "inverse") and _type(out) is _nd and \
+                any(_type(v) is _np_matrix for v in orig.values()):
+            out = out.view(_np_matrix)      # as numpy wraps a result for np.matrix operands
+        return out
     finally:
         _ST["depth"] -= 1
 
@@ -1730,7 +1755,10 @@ def _unobservable(name, kind, idx, out, why):
     rec["dim"] = m
     _ST["calls"].append({"fn": name, "kind": kind, "dim": m})
     if len(_ST["calls"]) <= _REQ["max_calls"]:
-        send(dict(rec, unusable=True) if kind != "factor" else dict(rec, kind="call", cls=kind))
+        if kind == "factor":
+            send(dict(rec, kind="call", cls=kind))
+        else:                           # the grader records it: "its matrix could not be read"
+            _ask(dict(rec, kind="solve" if kind == "fsolve" else kind))
     return out
 
 
@@ -1772,8 +1800,8 @@ def _answer(name, kind, idx, how, out, systems, fid, changed, tri, g):
         first = _HALF[_fp(systems[0][1])]                  # the second: L^T x = y
         _solve_record(dict(rec, kind="fsolve", fn=name + " (Cholesky substitutions)"), x,
                       [(None, first[1], None)], tri[0], None)
-    elif kind in ("solve", "fsolve"):
-        _solve_record(rec, x, systems, fid, changed)
+    elif kind in ("solve", "fsolve") or (kind == "tri" and changed is not None):
+        _solve_record(dict(rec, kind="fsolve") if kind == "tri" else rec, x, systems, fid, changed)
     elif kind == "inverse":
         ent = systems[0][0] if systems else None
         rec["mat"], rec["dim"] = _mat_msg(ent), int(ent[0][-1]) if ent is not None else None
@@ -1801,6 +1829,7 @@ def _solve_record(rec, x, systems, fid, changed):
         _ST["calls"].append({"fn": rec["fn"], "kind": rec["kind"], "dim": m})
         if _type(xs) is _nd and xs.dtype == _np_f64 and (r["out"] or {}).get("b64"):
             _substitute_into(xs, _ask(dict(r, kind="solve")))
+            _OUTS.add(_fp(xs))
         else:
             send(dict(r, kind="solve", unusable=True))
 
@@ -3138,8 +3167,8 @@ def check_solve_system(plan: dict, results: dict, session, fields: dict) -> list
                     review.setdefault(n, f"n={n}: an explicit inverse ({inverse[0]['fn']}): the vector it "
                                   "is applied to is not observable, nor is the field's dependence on it")
                 elif unread:
-                    review.setdefault(n, f"n={n}: {unread[0]['fn']}: the matrix of the {mdim} solve could "
-                                  "not be read (operator object?)")
+                    review.setdefault(n, f"n={n}: {unread[0]['fn']} ({mdim} unknowns): "
+                                  f"{unread[0]['why']}")
                 elif others or sized:
                     review.setdefault(n, f"n={n}: {_call_summary(others or sized)}: a library path the "
                                   "audit cannot follow to the field")
