@@ -33,6 +33,7 @@ VARIANTS = {
     "cholesky-trans": ("U = scipy.linalg.cholesky(A.toarray(), lower=False)\n"
                        "    y = scipy.linalg.solve_triangular(U, b, trans='T')\n"
                        "    x = scipy.linalg.solve_triangular(U, y)"),
+    "np-matrix": "x = np.linalg.solve(np.matrix(A.toarray()), np.matrix(b).T).A1",
     "in-place": ("lu, piv = scipy.linalg.lu_factor(A.toarray())\n"
                  "    x = b.copy()\n"
                  "    scipy.linalg.lu_solve((lu, piv), x, overwrite_b=True)      # result read from x\n"
@@ -71,6 +72,10 @@ def test_cholesky_and_two_substitutions_score_one():
 
 def test_in_place_results_score_one():
     _proven("in-place")
+
+
+def test_np_matrix_operands_keep_their_result_type():
+    _proven("np-matrix")          # .A1 of the result: numpy returns np.matrix for them
 
 
 # The study written with the exact solution as np.e**x x^2 (1 - x)^2: the same solver, errors
