@@ -108,3 +108,12 @@ def test_exact_solution_in_another_float_order_reproduces():
     assert "absolute" in check(doc, "provenance.reproduces_errors")["message"]
     rc, _, _, _, keys = grade(out, "--strict")
     assert rc == 0 and keys["SCORE"] == "1.0"
+
+
+def test_lil_and_dok_storage_score_one():
+    """spsolve accepts LIL/DOK (with a warning): the recorder reads their entries (dict's own
+    items(), the row lists) once and hands the library a CSR copy of them."""
+    doc = assert_scores_one_with_proof(build("rec-lil-dok", solver_source(
+        "x = scipy.sparse.linalg.spsolve(A.tolil(), b)\n"
+        "    x = x + scipy.sparse.linalg.spsolve(A.todok(), b - A @ x)")))
+    assert "scipy.sparse.linalg.spsolve" in doc["keys"]["solve_entry_points"]

@@ -39,13 +39,24 @@ _np_arange, _np_copyto, _np_frombuffer, _np_shares = _np.arange, _np.copyto, _np
 _np_contig, _np_isfinite, _np_ge, _np_le = _np.ascontiguousarray, _np.isfinite, _np.greater_equal, _np.less_equal
 _np_f64, _np_i32, _np_i64, _np_u64 = _np.dtype(_np.float64), _np.dtype("<i4"), _np.dtype(_np.int64), _np.dtype(_np.uint64)
 _np_matrix, _np_generic, _np_nan = _np.matrix, _np.generic, _np.nan
+_np_lexsort, _np_bincount, _nd_cumsum = _np.lexsort, _np.bincount, _nd.cumsum
 _nd_nonzero, _nd_repeat, _nd_astype, _nd_tobytes, _nd_item = (_nd.nonzero, _nd.repeat, _nd.astype,
                                                                _nd.tobytes, _np.generic.item)
 _obj_new = object.__new__
 _type, _len, _map, _all, _id, _tuple = type, len, map, all, id, tuple
+_tname = type.__dict__["__name__"].__get__          # a type's own name (no metaclass asked)
+# The builtins this program calls, bound as its own globals (found before the builtins
+# module, which the submission can reach): reassigning builtins.len changes nothing here.
+(abs, all, any, bool, callable, dict, enumerate, float, getattr, hasattr, id, int, isinstance,
+ issubclass, iter, len, list, map, max, memoryview, min, next, object, range, repr, set, sorted,
+ str, sum, tuple, type, zip) = (abs, all, any, bool, callable, dict, enumerate, float, getattr,
+                                hasattr, id, int, isinstance, issubclass, iter, len, list, map, max,
+                                memoryview, min, next, object, range, repr, set, sorted, str, sum,
+                                tuple, type, zip)
 _ModuleType = _types.ModuleType
 _MODULES = _sys.modules
 _SP = []                             # (exact sparse class, format, its instances' __dict__ getter)
+_SP_ENTRY = []                       # (exact lil/dok class, format, getter, CSC class, its getter)
 try:
     import scipy.sparse as _sps
     for _fmt in ("csr", "csc", "coo", "bsr", "dia"):
@@ -57,6 +68,17 @@ try:
                 _kd = type.__dict__["__dict__"].__get__(_k)
                 if "__dict__" in _kd:
                     _SP.append((_cls, _fmt, _kd["__dict__"].__get__))
+                    break
+    for _fmt in ("lil", "dok"):           # read entry by entry, handed over as CSC (the format
+        for _suffix in ("_matrix", "_array"):     # spsolve/splu convert them to: same arithmetic)
+            _cls, _to = getattr(_sps, _fmt + _suffix, None), getattr(_sps, "csc" + _suffix, None)
+            if _cls is None or _to is None:
+                continue
+            for _k in _cls.__mro__:
+                _kd = type.__dict__["__dict__"].__get__(_k)
+                if "__dict__" in _kd:
+                    _SP_ENTRY.append((_cls, _fmt, _kd["__dict__"].__get__, _to,
+                                      next(g for c, f, g in _SP if c is _to)))
                     break
 except Exception:
     pass
@@ -270,7 +292,7 @@ def _plain(x):
         return _tuple(_plain(v) for v in x)
     if _one_of(t, _NP_SCALARS):
         return _nd_item(x)                  # a numpy scalar (its C type: immutable)
-    raise _Unobservable("a flag of type %s" % t.__name__)
+    raise _Unobservable("a flag of type %s" % _tname(t))
 
 
 def _own_array(x):
@@ -282,7 +304,7 @@ def _own_array(x):
     try:
         a = _np_array(x, copy=True, order="K", subok=False)
     except Exception as exc:
-        raise _Unobservable("an operand numpy cannot convert (%s)" % _type(exc).__name__)
+        raise _Unobservable("an operand numpy cannot convert (%s)" % _tname(_type(exc)))
     if _type(a) is not _nd:
         raise _Unobservable("an operand that is not an array")
     return a
@@ -319,6 +341,49 @@ def _own_sparse(x):
     if fmt == "coo":
         od["has_canonical_format"] = False
     return obj, ent
+
+
+def _own_entrywise(x, fmt, getdict, to, to_getdict):
+    """(copy, entries) of an exact lil/dok matrix: its row lists (lil) or its entry dict (dok,
+    read with dict's own items()) converted once, handed over as a new CSC object (the format
+    spsolve and splu convert them to, so the library's arithmetic is unchanged)."""
+    d = getdict(x)
+    shape = d.get("_shape") if _type(d) is dict else None
+    if _type(shape) is not tuple or _len(shape) != 2 or not _all(_type(s) is int and s >= 0 for s in shape):
+        raise _Unobservable("a %s matrix without a plain shape" % fmt)
+    M, N = shape
+    if fmt == "lil":
+        rows, data = d.get("rows"), d.get("data")
+        if _type(rows) is not _nd or _type(data) is not _nd or rows.shape != (M,) or data.shape != (M,):
+            raise _Unobservable("a LIL matrix without plain row lists")
+        ii, jj, vv = [], [], []
+        for r in range(M):
+            cr, vr = rows[r], data[r]
+            if _type(cr) is not list or _type(vr) is not list or _len(cr) != _len(vr):
+                raise _Unobservable("a LIL matrix without plain row lists")
+            jj.append(_np_array(cr, dtype=_np_i64))
+            vv.append(_np_array(vr, dtype=_np_f64))
+            ii.append(_np_zeros(_len(cr), _np_i64) + r)
+        i, j, v = (_np_concat(a + [_np_zeros(0, t)]) for a, t in ((ii, _np_i64), (jj, _np_i64), (vv, _np_f64)))
+    else:
+        store = d.get("_dict")
+        if _type(store) is not dict:
+            raise _Unobservable("a DOK matrix without a plain dict of entries")
+        items = list(dict.items(store))
+        keys = [k for k, _ in items]
+        if not _all(_type(k) is tuple and _len(k) == 2 for k in keys):
+            raise _Unobservable("a DOK matrix with keys that are not pairs")
+        ij = _np_array(keys, dtype=_np_i64).reshape(-1, 2)
+        i, j = ij[:, 0].copy(), ij[:, 1].copy()
+        v = _np_array([val for _, val in items], dtype=_np_f64).reshape(-1)
+    i, j = _ints(i, 0, max(M, 1)), _ints(j, 0, max(N, 1))
+    order = _np_lexsort((i, j))                        # by column, then row
+    i, j, v = i[order], j[order], v[order]
+    ptr = _np_concat([_np_zeros(1, _np_i64), _nd_cumsum(_np_bincount(j, minlength=N)[:N])])
+    obj = _obj_new(to)
+    to_getdict(obj).update(_shape=shape, maxprint=50, data=v, indices=_nd_astype(i, _np_i32),
+                           indptr=_nd_astype(ptr, _np_i32))
+    return obj, (shape, i, j, v)
 
 
 def _ints(a, lo, hi):
@@ -401,8 +466,11 @@ def _own(role, x):
     if role == _S and _sparse_class(_type(x)) is not None:
         obj, ent = _own_sparse(x)
         return obj, ent
+    for cls, fmt, getdict, to, to_getdict in _SP_ENTRY:
+        if _type(x) is cls:
+            return _own_entrywise(x, fmt, getdict, to, to_getdict)
     if role == _S and not (issubclass(_type(x), _nd) or _one_of(_type(x), (list, tuple))):
-        raise _Unobservable("an operator object (%s)" % _type(x).__name__)
+        raise _Unobservable("an operator object (%s)" % _tname(_type(x)))
     a = _own_array(x)
     return a, a
 
@@ -709,7 +777,7 @@ def _observe(name, fn, params, args, kwargs, fid):
             why = "%s: %s" % (pname, exc)
             break
         except Exception as exc:
-            why = "%s: %s" % (pname, _type(exc).__name__)
+            why = "%s: %s" % (pname, _tname(_type(exc)))
             break
         owned[pname], orig[pname] = read, val
         if w[0] == "p":
@@ -731,7 +799,7 @@ def _observe(name, fn, params, args, kwargs, fid):
         except _Unobservable as exc:
             why, systems = str(exc), None
         except Exception as exc:
-            why, systems = "%s while reading the matrix" % _type(exc).__name__, None
+            why, systems = "%s while reading the matrix" % _tname(_type(exc)), None
     elif why is None and kind in ("fsolve", "tri"):
         b = g("b") if "b" in roles else g("rhs")
         systems = [(None, None if b is None else _np_array(b, copy=True), None)]
@@ -1025,7 +1093,7 @@ def _tampered():
         _tamper_compare()
     except Exception as exc:
         if _len(_ST["tamper"]) < 20:
-            _ST["tamper"].append("(the comparison failed: %s)" % _type(exc).__name__)
+            _ST["tamper"].append("(the comparison failed: %s)" % _tname(_type(exc)))
 
 
 def _tamper_compare():
