@@ -1767,7 +1767,8 @@ def _observe(name, fn, params, args, kwargs, fid):
             return _unobservable(name, kind, idx, _nested(fn, args2, kwargs2),
                                  "x0: a start that is no observed solve's output")
     out = _nested(fn, args2, kwargs2)
-    _tampered()
+    if orig.get("callback") is not None:     # submitted code ran inside the library call
+        _tampered()
     _ST["depth"] += 1                   # what the grader's exchange does is not observed
     try:
         try:
@@ -1978,17 +1979,27 @@ def _install():
 # Every attribute of every loaded numpy/scipy module, of the heap classes they define (and
 # their bases), of builtins and of the stdlib modules the recorder and the message channel
 # use, as bound once the instrumentation is installed; compared by identity (operator.is_,
-# no __eq__ of anything) at every outermost instrumented call and when solve returns.  What
-# the recorder reads does not depend on these (it uses the references above); what the
-# LIBRARY computes does, so a reassignment is reported (provenance.library_intact).
+# no __eq__ of anything) before every outermost instrumented call (after it too where a
+# callback ran submitted code inside it) and when solve returns.  What the recorder reads
+# does not depend on these (it uses the references above); what the LIBRARY computes does, so
+# a reassignment is reported (provenance.library_intact).  Subpackages on no linear-solve
+# path are left out (a quarter of the attributes: the comparison runs in every call).
 _TAMPER_STDLIB = ("builtins", "json", "json.encoder", "json.decoder", "base64", "binascii", "hashlib",
-                  "operator", "functools", "os", "posixpath", "inspect", "types")
+                  "operator", "functools", "os", "posixpath")
+_TAMPER_SKIP = ("numpy.f2py", "numpy.ma", "numpy._typing", "numpy.typing", "numpy.random",
+                "numpy.testing", "numpy.fft", "numpy.char", "numpy.strings", "numpy.rec",
+                "numpy.ctypeslib", "numpy.polynomial", "scipy.linalg.cython_lapack",
+                "scipy.linalg.cython_blas")
+
+
+def _tamper_scope(name):
+    return not any(name == p or name.startswith(p + ".") for p in _TAMPER_SKIP)
 
 
 def _tamper_snapshot():
     getd = type.__dict__["__dict__"].__get__
     snap, seen = [], set()
-    names = sorted(k for k, m in _sys.modules.items() if m is not None and
+    names = sorted(k for k, m in _sys.modules.items() if m is not None and _tamper_scope(k) and
                    (k.split(".")[0] in ("numpy", "scipy") or k in _TAMPER_STDLIB))
     classes = []
     for k in names:
@@ -2000,7 +2011,8 @@ def _tamper_snapshot():
         keys = list(d)
         snap.append((k, d, keys, [d[x] for x in keys]))
         for v in list(d.values()):
-            if isinstance(v, type) and str(getattr(v, "__module__", "")).split(".")[0] in ("numpy", "scipy"):
+            where = str(getattr(v, "__module__", "")) if isinstance(v, type) else ""
+            if where.split(".")[0] in ("numpy", "scipy") and _tamper_scope(where):
                 classes.extend(v.__mro__)
     for c in classes:
         if id(c) in seen or c is object or not (c.__flags__ & (1 << 9)) or c.__flags__ & (1 << 8):
@@ -2026,17 +2038,19 @@ def _tamper_diff(label, d, keys, vals):
     return bad
 
 
-def _tampered():
+def _tampered(channel_only=False):
     """Reassigned numpy/scipy/builtins attributes since the driver started (reported once;
-    a comparison that cannot be made is reported too: fail closed)."""
+    a comparison that cannot be made is reported too: fail closed).  channel_only: the
+    modules the result message is written through (when solve returns: a library attribute
+    reassigned after the last library call can no longer change one)."""
     try:
-        _tamper_compare()
+        _tamper_compare(channel_only)
     except Exception as exc:
         if _len(_ST["tamper"]) < 20:
             _ST["tamper"].append("(the comparison failed: %s)" % _tname(_type(exc)))
 
 
-def _tamper_compare():
+def _tamper_compare(channel_only):
     snap, names, mods = _TAMPER
     if not _all(_map(_is, _map(_MODULES.get, names), mods)):
         for k, m in zip(names, mods):
@@ -2044,6 +2058,8 @@ def _tamper_compare():
                 _ST["tamper"].append("sys.modules[%r]" % k)
     for entry in snap:
         label, d, keys, vals = entry
+        if channel_only and label not in _TAMPER_STDLIB:
+            continue
         if _len(d) == _len(keys) and _all(_map(_is, _map(d.get, keys), vals)):
             continue
         for b in _tamper_diff(label, d, keys, vals):
@@ -2207,7 +2223,7 @@ def _run_job(job):
         msg.update(wall=_time.monotonic() - t, calls=_ST["calls"][:64], ncalls=len(_ST["calls"]),
                    asks=_ST["asks"],
                    writes=_diff(before, _snapshot()))
-    _tampered()
+    _tampered(channel_only=_ST["seq"] > 0)    # every library call was preceded by a full one
     msg["tamper"] = _ST["tamper"][:20]
     msg["new_modules"] = _new_modules()
     msg["seal"] = seal
