@@ -352,6 +352,8 @@ def _own_entrywise(x, fmt, getdict, to, to_getdict):
     if _type(shape) is not tuple or _len(shape) != 2 or not _all(_type(s) is int and s >= 0 for s in shape):
         raise _Unobservable("a %s matrix without a plain shape" % fmt)
     M, N = shape
+    if M > 1 << 20 or N > 1 << 20:
+        raise _Unobservable("a %s matrix too large to read entry by entry" % fmt)
     if fmt == "lil":
         rows, data = d.get("rows"), d.get("data")
         if _type(rows) is not _nd or _type(data) is not _nd or rows.shape != (M,) or data.shape != (M,):
@@ -763,6 +765,9 @@ def _observe(name, fn, params, args, kwargs, fid):
         _count(name, "other", args, kwargs)
         return out
     roles, kind, idx, how = spec
+    if name.startswith("scipy.linalg._batched_linalg.") and (_len(args) > _len(params[0]) or kwargs):
+        return _unobservable(name, kind, idx, _nested(fn, args, kwargs),
+                             "a private batched call with structure arguments")
     where = _bind(params, args, kwargs)
     args2, kwargs2 = list(args), dict(kwargs)
     owned, orig, why = {}, {}, None
