@@ -2,20 +2,21 @@
 import argparse
 import json
 import os
+from graders._embed import embed_json
 from graders.common.printing import print_report
 from graders.common.records import Report
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
     add_report_options, text_table)
 from graders.engiai.grading import grade
 from graders.engiai.header import GRADER_NAME
-from graders.engiai.spec import PROBLEMS, list_problems, list_styles
+from graders.engiai.spec import PROBLEMS, SPEC, list_problems, list_styles
 from graders.engiai.verdict import verdict
 # -- end of source-tree preamble: the build keeps only what follows --
 KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
     "trial_mean": lambda v, keys: "n/a" if v is None else f"{v:.4f}",
 }
 LEADERBOARD = (("score", "score", "desc"),)
-POSITIVE_OPTIONS = ()
+POSITIVE_OPTIONS = ("budget",)
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -52,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="RESULT: PASS every trial scorable and every artefact valid; PARTIAL some cell "
                "INVALID/UNSCORABLE/UNSUPPORTED, some artefact invalid or some trace to review; UNGRADED "
-               "no scorable cell; FAIL only with --strict.  SCORE: mean of the scorable cells' "
-               "means.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
+               "no cell to score; FAIL only with --strict.  SCORE: mean of the scorable cells' "
+               "means, an INVALID cell counting 0.0.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
                "usage error, 3 grader failure, 130 interrupted; with several runs, the largest")
     add_report_options(p, submissions_help="run directory with reference.h5 and "
                        "trials/<id>/trial.json (reference/engiai/TRIAL_FORMAT.md)")
@@ -66,12 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true",
                    help="anything short of PASS (unscorable cell, invalid artefact, trace to "
                         "review) is RESULT: FAIL, SCORE: 0.0")
+    p.add_argument("--budget", type=float, metavar="SECONDS",
+                   help=f"seconds the whole run may take (default {SPEC['run_max_seconds']:g}); "
+                        "what is not read within it scores 0 with a FAIL record")
     p.add_argument("--no-exec", action="store_true",
                    help="accepted for uniformity; this grader never executes what it grades "
                         "(scripts are only parsed), so grading is unchanged")
-    p.add_argument("--out", metavar="DIR",
-                   help="write trials.json (recomputed terms per trial) and cells.tsv to DIR "
-                        "(must not be inside RUN_DIR; one run only)")
     return p
 
 
@@ -99,8 +100,6 @@ def usage_checks(args) -> None:
             if target and (os.path.realpath(target) == run or
                            os.path.realpath(target).startswith(run + os.sep)):
                 raise UsageError(f"{opt} must not be inside RUN_DIR (the run is never modified)")
-    if args.out and len(args.submissions) > 1:
-        raise UsageError("--out takes one run (grade several runs with --json and --table)")
 
 
 def standalone_action(args):
@@ -113,7 +112,7 @@ def child_jobs(args) -> int:
 
 def grade_submission(args, submission: str) -> Report:
     problems, styles = resolve_filters(build_parser(), args)
-    report = grade(submission, problems, styles)
+    report = grade(submission, problems, styles, getattr(args, "budget", None))
     if args.out:
         write_out_dir(args.out, report.figures_data["trials"], report.figures_data["cells"])
     return report
@@ -144,3 +143,11 @@ def report_extra(report: Report) -> dict:
             "cells": report.figures_data["cells"]}
 
 
+def leaderboard_keys_of(checks: list, args) -> dict:
+    """The ranking keys re-derived from a report's records (here: the score alone ranks)."""
+    return {}
+
+
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
+OUT_HELP = "also trials.json (recomputed terms per trial) and cells.tsv (DIR must not be inside RUN_DIR)"
+REPORT_SCHEMA = embed_json("schemas/grade_engiai.report.schema.json")

@@ -3,13 +3,14 @@ import argparse
 import dataclasses
 import json
 import os
+from graders._embed import embed_json
 from graders.common.printing import print_report, print_submission_output
 from graders.common.records import Report, Status
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_GRADER, EXIT_UNGRADED,
     UsageError, add_report_options)
 from graders.scicode.grading import grade
 from graders.scicode.header import GRADER_NAME
-from graders.scicode.sandbox_ops import strict_uncertified
+from graders.scicode.sandbox_ops import strict_uncertified, summary_keys
 from graders.scicode.spec import SPEC
 from graders.scicode.verdict import verdict
 from graders.scicode.workers import discard_prestarted
@@ -88,10 +89,6 @@ def build_parser() -> argparse.ArgumentParser:
                         "without file isolation the run is not certified (UNGRADED, exit 3)")
     p.add_argument("--no-exec", action="store_true",
                    help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
-    p.add_argument("--out", metavar="DIR",
-                   help="official-style outputs (scicode.json, scicode.txt, logs/) and resume/: "
-                        "each step's judged result as it finishes; a rerun with the same DIR, inputs and "
-                        "grader skips the steps already graded (one generation set per DIR)")
     return p
 
 
@@ -113,8 +110,6 @@ def usage_checks(args) -> None:
     for sub in args.submissions:
         if not os.path.exists(sub):
             raise UsageError(f"{sub}: no such file or folder")
-    if args.out and len(args.submissions) > 1:
-        raise UsageError("--out takes one generation set (grade several with --json and --table)")
 
 
 def standalone_action(args):
@@ -164,3 +159,14 @@ def report_extra(report: Report) -> dict:
     return {"steps": {s: dataclasses.asdict(r) for s, r in report.outcomes.items()}}
 
 
+def leaderboard_keys_of(checks: list, args) -> dict:
+    """The ranking keys re-derived from a report's records (a merged report's keys must agree)."""
+    keys = summary_keys(checks, {}, "", "", False)
+    return {k: keys[k] for k in ("step_accuracy", "problem_accuracy")}
+
+
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
+OUT_HELP = ("also official-style outputs (scicode.json, scicode.txt, logs/) and resume/: each step's "
+            "judged result as it finishes; a rerun with the same DIR, inputs and grader skips the "
+            "steps already graded (one generation set per DIR)")
+REPORT_SCHEMA = embed_json("schemas/grade_scicode.report.schema.json")
