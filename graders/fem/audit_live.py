@@ -138,7 +138,10 @@ class AuditSession:
             return self._inverse(jid, job, fn, body)
         if body.get("kind") != "solve":
             return None
-        if body.get("mat") is not None or fid is None:
+        if isinstance(body.get("unobservable"), str):     # the recorder could not own an operand
+            v = {"K": False, "why": "its matrix could not be read: " + body["unobservable"][:160],
+                 "maps": [], "digest": None, "dim": None}
+        elif body.get("mat") is not None or fid is None:
             v = self.verdict(body.get("mat"), n)
         else:
             v = self.factors.get((jid, fid), {"K": False, "why": "applies an unknown factorisation",
@@ -148,7 +151,8 @@ class AuditSession:
         rhs = decode_array(body.get("rhs"), m)
         rec = {"fn": fn, "kind": "solve", "K": v["K"], "why": v["why"], "maps": v["maps"],
                "digest": v["digest"], "dim": body.get("dim"), "z": z, "rhs": rhs, "sub": None,
-               "A": v.get("A")}
+               "A": v.get("A"), "changed": body.get("changed") if isinstance(body.get("changed"), int)
+               else None}
         calls.append(rec)
         if z is None or not v["K"] or job["mode"] == "clean":
             return {"sub": None}

@@ -10,9 +10,9 @@ from graders.fem.audit_live import AuditSession
 from graders.fem.driver_run import FEM_DRIVER
 from graders.fem.header import GRADER_NAME
 from graders.fem.judging import (check_artifact_provenance, check_causal, check_deterministic,
-    check_fidelity, check_import_phase, check_records, check_regenerated, check_regenerated_tiers,
-    check_reproduction, check_runtime_modules, check_solve_system, check_solve_writes,
-    collect_regeneration, job_results, plan_jobs)
+    check_fidelity, check_import_phase, check_library_intact, check_recorded_solves, check_records,
+    check_regenerated, check_regenerated_tiers, check_reproduction, check_runtime_modules,
+    check_solve_system, check_solve_writes, collect_regeneration, job_results, plan_jobs)
 from graders.fem.problem import reference_study, worst
 from graders.fem.spec import SPEC
 from graders.fem.system_map import free_system
@@ -93,6 +93,8 @@ def execution_checks(run: Execution, arrs: dict, report: Report) -> list:
     out += check_solve_system(plan, results, session, fields)
     out += check_causal(plan, results, session, fields)
     out += check_records(plan, results, session)
+    out += check_recorded_solves(plan, results, session)
+    out += check_library_intact(results)
     out += check_runtime_modules(results)
     out += check_artifact_provenance(fields, arrs)
     if session.faults:

@@ -110,6 +110,13 @@ def fidelity_tol(n: int) -> float:
     return SPEC["fidelity_atol"] * (n / SPEC["fidelity_clean_max_n"]) ** SPEC["fidelity_growth"]
 
 
+def regen_floor() -> float:
+    """The absolute floor of the reproduction rule: regen_abs_floor_eps * eps * max|u|."""
+    import numpy as np
+    xi = np.arange(SPEC["dense_factor"] * 256 + 1) / (SPEC["dense_factor"] * 256)
+    return SPEC["regen_abs_floor_eps"] * float(np.finfo(float).eps) * float(np.max(np.abs(exact_u(xi))))
+
+
 def env_band(n: int) -> float:
     """How far the same code's error at mesh n may move with the BLAS environment (see SPEC)."""
     return SPEC["regen_env_band_256"] * (n / SPEC["fidelity_clean_max_n"]) ** SPEC["fidelity_growth"]
