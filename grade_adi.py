@@ -100,6 +100,10 @@ SPEC = {
     "adi_op_rtol": 1e-9,          # ours: a counted solve's matrix is s (I - r D2) on grid lines to this
                                   #   relative round-off (constant diagonals, one r in every block)
     "adi_theta_rtol": 1e-8,       # ours: every counted solve of a run implies the same theta (x or y)
+    "witness_h": 0.1,             # ours: the second witness, one step (T = k = h) on this mesh
+    "witness_rtol": 1e-9,         # ours: the step equals the grader's replay to this (relative max norm);
+                                  #   measured: honest family members 1e-15, a 2-D CN step 1e-2 off the family
+    "witness_theta_max": 40.0,    # ours: theta searched in (0, this] (the accepted band ends at 8)
     "resid_rtol": 1e-10,          # ours: every recorded direct solve satisfies its own recorded system,
                                   #   |A x - b| <= this (|A| |x| + |b|) (inf-norms); a backward-stable
                                   #   solve of dimension <= 2(m+1) = 322 sits near n eps ~ 1e-14
@@ -182,6 +186,26 @@ def benchmark_problem():
         return _pm.exp(-3.0 * t) * (-3.0 * p * q - a * ddp * q - b * dp * dq - c * p * ddq)
 
     return Problem(a, b, c, lambda X, Y: benchmark_exact(X, Y, 0.0), benchmark_exact, f)
+
+
+def witness_problem(draw):
+    """The second witness's problem (ours): the benchmark's coefficients, f = g = 0, and a
+    smooth initial state drawn for every grading, u0 = sum amp[p][q] sin((p+1) pi x)
+    sin((q+1) pi y) (1 + s x y); solve() is called with T = k = h, one step."""
+    amp = [[float(v) for v in row] for row in draw["amp"]]
+    sxy = float(draw["s"])
+
+    def u0(X, Y):
+        out = 0.0 * X
+        for p, row in enumerate(amp):
+            for q, v in enumerate(row):
+                out = out + v * _pnp.sin((p + 1) * _pnp.pi * X) * _pnp.sin((q + 1) * _pnp.pi * Y)
+        return out * (1.0 + sxy * X * Y)
+
+    def zero(X, Y, t):
+        return 0.0 * X
+
+    return Problem(1.0, 0.8, 0.5, u0, zero, zero)
 
 
 HIDDEN_T = 1.0
@@ -488,6 +512,12 @@ def _import_audit_tree(tree, check_prefix: str, local) -> list:
                 node.func.id in ("__import__", "exec", "eval", "compile"):
             dynamic.append(f"{node.func.id}() (line {node.lineno})")
     out = []
+    patched = library_assignments(tree)
+    if patched:
+        out.append(Check(f"{check_prefix}.library_assignment", Status.FAIL,
+                         "assigns to (or deletes) an attribute of a NumPy/SciPy module, class or function, "
+                         "which changes what the library computes and what a recorder reading it sees: "
+                         + ", ".join(patched[:6]), patched))
     if bad:
         out.append(Check(f"{check_prefix}.imports", Status.FAIL,
                          "disallowed import(s): " + ", ".join(bad), bad, "stdlib + numpy + scipy"))
@@ -502,6 +532,56 @@ def _import_audit_tree(tree, check_prefix: str, local) -> list:
                          "introspection or native-code access that could reach around the solve "
                          "instrumentation: " + ", ".join(intro[:8]), intro))
     return out
+
+
+def _root_name(node):
+    """The name an attribute/subscript chain starts from (None through a call: `np.zeros(3)[0] = 1`
+    assigns into a new array, not into the library)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def library_assignments(tree) -> list:
+    """Statements that rebind an attribute of a name imported from numpy/scipy: `np.nonzero = f`,
+    `csr_matrix.tocoo = f`, `del la.solve`, `setattr(np, ...)`, `vars(np)[...] = f`,
+    `np.__dict__.update(...)` (ours, a tripwire: the recorder itself reads only references
+    captured before the submission loads, and the driver snapshots the library for the tamper check)."""
+    lib = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            lib |= {(a.asname or a.name.split(".")[0]) for a in node.names
+                    if a.name.split(".")[0] in ALLOWED_THIRD_PARTY}
+        elif isinstance(node, ast.ImportFrom) and not node.level and \
+                (node.module or "").split(".")[0] in ALLOWED_THIRD_PARTY:
+            lib |= {(a.asname or a.name) for a in node.names if a.name != "*"}
+    hits = []
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for t in targets:
+            for el in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                if isinstance(el, (ast.Attribute, ast.Subscript)) and _root_name(el) in lib and not (
+                        isinstance(el, ast.Subscript) and isinstance(el.value, ast.Name)):
+                    hits.append(f"line {node.lineno}")
+                elif isinstance(el, ast.Subscript) and isinstance(el.value, ast.Call) and \
+                        isinstance(el.value.func, ast.Name) and el.value.func.id == "vars" and \
+                        el.value.args and _root_name(el.value.args[0]) in lib:
+                    hits.append(f"line {node.lineno}")
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args and \
+                    _root_name(node.args[0]) in lib:
+                hits.append(f"{f.id}() (line {node.lineno})")
+            elif isinstance(f, ast.Attribute) and f.attr in ("__setattr__", "__delattr__", "update", "setdefault",
+                                                              "__setitem__") and \
+                    (f.attr.startswith("__") or (isinstance(f.value, ast.Attribute) and f.value.attr == "__dict__")) \
+                    and _root_name(f.value) in lib:
+                hits.append(f"{f.attr}() (line {node.lineno})")
+    return sorted(set(hits), key=lambda h: int(h.rsplit(" ", 1)[-1].rstrip(")")))
 
 
 def audit_submission_sources(submission: str) -> list:
@@ -935,6 +1015,19 @@ def hidden_draw() -> dict:
         return dict(_DRAW)
 
 
+_WDRAW = {}
+
+
+def witness_draw() -> dict:
+    """The witness's initial state, drawn once per grader process (OS entropy)."""
+    with _DRAW_LOCK:
+        if not _WDRAW:
+            rng = secrets.SystemRandom()
+            _WDRAW.update(amp=[[rng.uniform(-1.0, 1.0) for _ in range(3)] for _ in range(3)],
+                          s=rng.uniform(0.1, 0.5))
+        return {"amp": [list(r) for r in _WDRAW["amp"]], "s": _WDRAW["s"]}
+
+
 def hidden_instance_check() -> Check:
     """INFO: the drawn instance, so that a verdict can be reproduced (hidden_problem(draw))."""
     d = hidden_draw()
@@ -1033,6 +1126,7 @@ def plan_jobs() -> list:
                  "poison": "scale"})
     jobs.append({"tag": f"iface:{h_value(0):g}", "h": h_value(0), "problem": "benchmark_object"})
     jobs.append({"tag": f"repeat:{h_value(0):g}", "h": h_value(0), "problem": "benchmark"})
+    jobs.append({"tag": f"witness:{SPEC['witness_h']:g}", "h": SPEC["witness_h"], "problem": "witness"})
     secrets.SystemRandom().shuffle(jobs)
     jobs += [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
     return jobs
@@ -1041,6 +1135,7 @@ def plan_jobs() -> list:
 def driver_request(jobs: list, seed: int) -> dict:
     """What the driver reads: its jobs, the problems' source and the limits it applies."""
     return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed, "hidden_draw": hidden_draw(),
+            "witness_draw": witness_draw(),
             "perturb_rel": SPEC["perturb_rel"], "dim_factor": SPEC["dim_factor"],
             "max_half_bandwidth": SPEC["max_half_bandwidth"], "adi_op_rtol": SPEC["adi_op_rtol"],
             "resid_rtol": SPEC["resid_rtol"]}
@@ -1061,7 +1156,7 @@ def decode_jobs(outcome) -> tuple:
         kind = msg.get("kind")
         if kind in ("ready", "import_error") and ready is None:
             ready = msg
-        elif kind in ("violation", "tamper"):
+        elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
             violations.append(msg)
         elif kind == "job" and isinstance(msg.get("tag"), str):
             r = {"status": msg.get("status"), "error": str(msg.get("error", ""))[:400],
@@ -1164,6 +1259,132 @@ def causal_audit_check(jobs: dict, outcome) -> list:
                              outcome, theta)
             + _one_perturbed("audit.perturbed_benchmark", jobs.get("bench:0"),
                              jobs.get(f"perturbbench:{h:g}"), outcome, theta))
+
+
+# -- the second witness of ADI structure (ours), independent of the in-process recorder ----
+# One step (T = k = h) of the submitted solver on a grader-drawn problem with f = g = 0 is a
+# linear map of u0.  The grader replays that step itself (outside the child) for every
+# scheme of the family (Douglas, CS, MCS, HV; x- or y-sweep first) with theta fitted to the
+# submitted field, and for a monolithic 2-D theta-step (I - phi k A) U1 = (I + (1 - phi) k A) U0.
+_WITNESS_SCHEMES = ("Douglas", "CS", "MCS", "HV")
+
+
+def witness_operators(m: int, h: float, a: float, b: float, c: float) -> tuple:
+    """(A0, A1, A2): the mixed term and the two second differences on the interior, dense,
+    for U[i, j] (x index i) flattened row-major; zero Dirichlet data."""
+    import numpy as np
+    n = m - 1
+    D2 = (np.diag(np.full(n, -2.0)) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)) / h ** 2
+    D1 = (np.diag(np.ones(n - 1), 1) - np.diag(np.ones(n - 1), -1)) / (2.0 * h)
+    eye = np.eye(n)
+    return b * np.kron(D1, D1), a * np.kron(D2, eye), c * np.kron(eye, D2)
+
+
+def adi_step(scheme: str, theta: float, U, ops, k: float, swap: bool = False):
+    """One step of the family (in 't Hout & Foulon 2010, f = g = 0) from U (flattened)."""
+    import numpy as np
+    A0, A1, A2 = ops
+    if swap:
+        A1, A2 = A2, A1
+    eye = np.eye(U.size)
+    A = A0 + A1 + A2
+    M1, M2 = eye - theta * k * A1, eye - theta * k * A2
+
+    def stages(Z0, V):
+        return np.linalg.solve(M2, np.linalg.solve(M1, Z0 - theta * k * (A1 @ V)) - theta * k * (A2 @ V))
+
+    Y0 = U + k * (A @ U)
+    Y2 = stages(Y0, U)
+    if scheme == "Douglas":
+        return Y2
+    if scheme == "CS":
+        return stages(Y0 + 0.5 * k * (A0 @ (Y2 - U)), U)
+    if scheme == "MCS":
+        return stages(Y0 + theta * k * (A0 @ (Y2 - U)) + (0.5 - theta) * k * (A @ (Y2 - U)), U)
+    return stages(Y0 + 0.5 * k * (A @ (Y2 - U)), Y2)           # HV
+
+
+def monolithic_step(phi: float, U, ops, k: float):
+    import numpy as np
+    A = ops[0] + ops[1] + ops[2]
+    return np.linalg.solve(np.eye(U.size) - phi * k * A, U + (1.0 - phi) * k * (A @ U))
+
+
+def fit_step(step, U1, starts) -> tuple:
+    """(relative max-norm mismatch, theta) of the best theta for a one-parameter step map:
+    a scan, then Gauss-Newton on |U1 - step(theta)|^2 (converges to round-off)."""
+    import numpy as np
+    scale = float(np.max(np.abs(U1))) or 1.0
+    tmax = SPEC["witness_theta_max"]
+    grid = list(np.geomspace(0.02, tmax, 40)) + [t for t in starts if t is not None and 0 < t <= tmax]
+
+    def mis(t):
+        with np.errstate(all="ignore"):
+            r = U1 - step(t)
+        return float(np.max(np.abs(r))) / scale if np.all(np.isfinite(r)) else math.inf
+
+    best = min((mis(t), t) for t in grid)
+    t = best[1]
+    for _ in range(12):
+        d = 1e-6 * max(t, 1e-3)
+        with np.errstate(all="ignore"):
+            r = U1 - step(t)
+            J = (step(t + d) - step(t - d)) / (2.0 * d)
+        jj = float(J @ J)
+        if not (jj > 0 and np.all(np.isfinite(r))):
+            break
+        t_new = min(max(t + float(r @ J) / jj, 1e-6), tmax)
+        if abs(t_new - t) <= 1e-15 * t:
+            t = t_new
+            break
+        t = t_new
+    return min(best, (mis(t), t))
+
+
+def witness_check(jobs: dict, theta_hint) -> list:
+    """The submitted one-step field against the grader's replays: PASS when it is a member
+    of the family (to round-off), FAIL when it is a monolithic 2-D implicit step, REVIEW when
+    it is neither (or when the witness disagrees with the recorder's theta)."""
+    import numpy as np
+    h = SPEC["witness_h"]
+    r = jobs.get(f"witness:{h:g}")
+    cid = "witness.adi_step"
+    if r is None or r["status"] != "ok":
+        return [Check(cid, Status.REVIEW, f"INCONCLUSIVE: one step solve({h:g}, T={h:g}, <witness problem>) "
+                      f"{_job_failure(r)}; the second witness of ADI structure is missing; manual review")]
+    m = mesh_m(h)
+    x = np.linspace(0.0, 1.0, m + 1)
+    X, Y = np.meshgrid(x, x, indexing="ij")
+    prob = _PROBLEMS["witness_problem"](witness_draw())
+    U0 = np.asarray(prob.u0(X, Y), dtype=float)[1:-1, 1:-1].ravel()
+    U1 = r["U"][1:-1, 1:-1].ravel()
+    if not np.all(np.isfinite(U1)):
+        return [Check(cid, Status.REVIEW, "the one-step witness field is not finite; manual review")]
+    ops = witness_operators(m, h, prob.a, prob.b, prob.c)
+    lim = SPEC["witness_rtol"]
+    fam = []
+    for scheme in _WITNESS_SCHEMES:
+        for swap in (False, True):
+            mis, th = fit_step(lambda t, s=scheme, w=swap: adi_step(s, t, U0, ops, h, w), U1, [theta_hint])
+            fam.append((mis, th, scheme, "y first" if swap else "x first"))
+    mis, th, scheme, order = min(fam)
+    mono, phi = fit_step(lambda t: monolithic_step(t, U0, ops, h), U1, [0.5])
+    if mis <= lim:
+        if theta_hint is not None and abs(th - theta_hint) > 1e-6 * theta_hint:
+            return [Check(cid, Status.REVIEW, f"the one-step witness is {scheme} ({order}) with theta = {th:.8g} "
+                          f"(mismatch {mis:.1e}), but the recorded solves imply theta = {theta_hint:.8g}: the "
+                          "two witnesses disagree; manual review", mis, lim)]
+        return [Check(cid, Status.PASS, f"one step on a grader-drawn problem equals the grader's own replay of "
+                      f"{scheme} ({order}), theta = {th:.8g}, to {mis:.1e} (limit {lim:g}); a monolithic 2-D "
+                      f"step misses it by {mono:.1e}", mis, lim)]
+    if mono <= lim:
+        return [Check(cid, Status.FAIL, f"one step on a grader-drawn problem is a monolithic 2-D implicit step "
+                      f"(I - phi k A) U1 = (I + (1 - phi) k A) U0 with phi = {phi:.6g} (mismatch {mono:.1e} <= "
+                      f"{lim:g}), not ADI: the closest scheme of the family ({scheme}, theta = {th:.4g}) misses "
+                      f"it by {mis:.1e}", mono, lim)]
+    return [Check(cid, Status.REVIEW, f"one step on a grader-drawn problem matches no scheme of the family (closest: "
+                  f"{scheme} ({order}), theta = {th:.4g}, off by {mis:.1e} > {lim:g}) and no monolithic 2-D step "
+                  f"(off by {mono:.1e}): not a member of the Craig-Sneyd family; manual review", mis, lim)]
 
 
 def _not_evidence(cid: str, count: int, what: str, log, theta):
@@ -1300,7 +1521,8 @@ def _matches(items, theta, both: bool = False) -> int:
 
 def _clean_runs(jobs: dict) -> list:
     """The benchmark and hidden runs (not the audits, the interface check or the repeat), in plan order."""
-    return [t for t in sorted(jobs, key=tag_order) if not t.startswith(("audit", "perturb", "iface", "repeat"))]
+    return [t for t in sorted(jobs, key=tag_order)
+            if not t.startswith(("audit", "perturb", "iface", "repeat", "witness"))]
 
 
 def submission_theta(jobs: dict):
@@ -1325,7 +1547,8 @@ def adi_counted(log, theta, both: bool = True) -> int:
     return _matches(_theta_items(log), theta, both) if theta is not None else 0
 
 
-_TAG_ORDER = ("import", "bench", "hidden", "audit", "auditbench", "perturb", "perturbbench", "iface", "repeat")
+_TAG_ORDER = ("import", "bench", "hidden", "audit", "auditbench", "perturb", "perturbbench", "iface", "repeat",
+              "witness")
 
 
 def tag_order(tag: str) -> tuple:
@@ -1351,6 +1574,8 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
                          f"the submission altered the grader's instrumentation ({_job_label(str(tamper[0].get('job')))}"
                          f": {', '.join(what[:5])})", what))
     lim_of = lambda v: SPEC["dim_factor"] * (v["m"] + 1)   # noqa: E731
+    violations_ = violations
+    violations = [v for v in violations_ if v.get("kind", "violation") == "violation"]
     sized = [v for v in violations if isinstance(v.get("dim"), int) and isinstance(v.get("m"), int)
              and v["dim"] > lim_of(v)]
     dims = [v for v in sized if v.get("route", "solve") != "spectral"]
@@ -1387,6 +1612,7 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
                          f"{v['fn']} solved a system of half-bandwidth {v['hb']} (dimension {v['dim']}, "
                          f"{_job_label(str(v['job']))}); limit {SPEC['max_half_bandwidth']}: not "
                          f"tridiagonal ({runs} run(s) offend)", v["hb"], SPEC["max_half_bandwidth"]))
+    out += recorder_checks(jobs, violations_)
     done = {t: jobs[t] for t in _clean_runs(jobs)}
     total = sum(_log_int(r["log"], "count") for r in done.values())
     nested = sum(_log_int(r["log"], "nested") for r in done.values())
@@ -1438,6 +1664,49 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
                          f"{ncount} of {total} observed solves are ADI operators I - theta k kappa D2 of "
                          f"the problem solved, theta = {theta:.6g} on every mesh and both problems; the "
                          "causal audits poison only ADI-operator solves", theta, ncount))
+    return out
+
+
+def _first_event(violations: list, kind: str):
+    evs = [v for v in violations if v.get("kind") == kind]
+    return (min(evs, key=lambda v: (tag_order(str(v.get("job"))), str(v.get("fn")))), len(evs)) if evs else (None, 0)
+
+
+def recorder_checks(jobs: dict, violations: list) -> list:
+    """What the in-process recorder proved about each recorded call: the operands were the
+    recorder's own (an operand it cannot own is a FAIL), every factor was used with the content
+    it was produced with, and every recorded solve satisfies its own recorded system to
+    round-off (a library that computed anything else is a FAIL naming the call)."""
+    out = []
+    v, n = _first_event(violations, "unreadable")
+    if v is not None:
+        out.append(Check("structure.operand", Status.FAIL,
+                         f"{v.get('fn')} was handed an operand the recorder cannot own ({str(v.get('why'))[:120]}; "
+                         f"{_job_label(str(v.get('job')))}): the call was refused ({n} call site(s))"))
+    v, n = _first_event(violations, "factor")
+    if v is not None:
+        out.append(Check("structure.factor_changed", Status.FAIL,
+                         f"{v.get('fn')} was handed a factor whose content changed after the observed "
+                         f"factorisation produced it ({_job_label(str(v.get('job')))}; {n} call site(s)): "
+                         "what is solved is no longer what was recorded"))
+    v, n = _first_event(violations, "residual")
+    lim = SPEC["resid_rtol"]
+    if v is not None:
+        ratio = v.get("ratio")
+        out.append(Check("structure.solve_residual", Status.FAIL,
+                         f"{v.get('fn')} returned a result that does not solve the system the recorder recorded "
+                         f"(|A x - b| / (|A| |x| + |b|) = {ratio if isinstance(ratio, (int, float)) else float('nan'):.1e}"
+                         f" > {v.get('limit')}; {_job_label(str(v.get('job')))}; {n} call site(s)): the "
+                         "library computed something other than what it was shown", ratio, v.get("limit")))
+    else:
+        runs = [jobs[t]["log"] for t in sorted(jobs, key=tag_order)]
+        checked = sum(_log_int(lg, "checked") for lg in runs)
+        worst = max([float(lg["max_resid"]) for lg in runs if isinstance(lg.get("max_resid"), (int, float))
+                     and math.isfinite(lg["max_resid"])] or [0.0])
+        if checked:
+            out.append(Check("structure.solve_residual", Status.PASS,
+                             f"{checked} recorded solves checked against their own recorded operands: worst "
+                             f"|A x - b| / (|A| |x| + |b|) = {worst:.1e} (limit {lim:g})", worst, lim))
     return out
 
 
@@ -3134,6 +3403,9 @@ def _run_job(job):
     if job["problem"] == "hidden":
         prob = _PNS["hidden_problem"](_REQ["hidden_draw"])
         call_args = (h, float(_PNS["HIDDEN_T"]), prob)
+    elif job["problem"] == "witness":
+        prob = _PNS["witness_problem"](_REQ["witness_draw"])
+        call_args = (h, h, prob)
     elif job["problem"] == "benchmark_object":
         prob = _PNS["benchmark_problem"]()
         call_args = (h, 1.0, prob)
@@ -4535,6 +4807,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     checks += regen_checks
     checks += hidden_checks(jobs, ref_box["ref"])
     checks += causal_audit_check(jobs, outcome)
+    checks += witness_check(jobs, submission_theta(jobs))
     checks += interface_check(jobs)
     checks += determinism_check(jobs)
     checks += structure_checks(jobs, violations, ready)
