@@ -1264,7 +1264,7 @@ def causal_audit_check(jobs: dict, outcome) -> list:
 # -- the second witness of ADI structure (ours), independent of the in-process recorder ----
 # One step (T = k = h) of the submitted solver on a grader-drawn problem with f = g = 0 is a
 # linear map of u0.  The grader replays that step itself (outside the child) for every
-# scheme of the family (Douglas, CS, MCS, HV; x- or y-sweep first) with theta fitted to the
+# scheme of the family (Douglas, CS, MCS, HV) with theta fitted to the
 # submitted field, and for a monolithic 2-D theta-step (I - phi k A) U1 = (I + (1 - phi) k A) U0.
 _WITNESS_SCHEMES = ("Douglas", "CS", "MCS", "HV")
 
@@ -1280,12 +1280,10 @@ def witness_operators(m: int, h: float, a: float, b: float, c: float) -> tuple:
     return b * np.kron(D1, D1), a * np.kron(D2, eye), c * np.kron(eye, D2)
 
 
-def adi_step(scheme: str, theta: float, U, ops, k: float, swap: bool = False):
+def adi_step(scheme: str, theta: float, U, ops, k: float):
     """One step of the family (in 't Hout & Foulon 2010, f = g = 0) from U (flattened)."""
     import numpy as np
     A0, A1, A2 = ops
-    if swap:
-        A1, A2 = A2, A1
     eye = np.eye(U.size)
     A = A0 + A1 + A2
     M1, M2 = eye - theta * k * A1, eye - theta * k * A2
@@ -1362,20 +1360,19 @@ def witness_check(jobs: dict, theta_hint) -> list:
         return [Check(cid, Status.REVIEW, "the one-step witness field is not finite; manual review")]
     ops = witness_operators(m, h, prob.a, prob.b, prob.c)
     lim = SPEC["witness_rtol"]
-    fam = []
+    fam = []    # (with f = g = 0 the two 1-D operators commute: x- or y-sweep first is the same step)
     for scheme in _WITNESS_SCHEMES:
-        for swap in (False, True):
-            mis, th = fit_step(lambda t, s=scheme, w=swap: adi_step(s, t, U0, ops, h, w), U1, [theta_hint])
-            fam.append((mis, th, scheme, "y first" if swap else "x first"))
-    mis, th, scheme, order = min(fam)
+        mis, th = fit_step(lambda t, s=scheme: adi_step(s, t, U0, ops, h), U1, [theta_hint])
+        fam.append((mis, th, scheme))
+    mis, th, scheme = min(fam)
     mono, phi = fit_step(lambda t: monolithic_step(t, U0, ops, h), U1, [0.5])
     if mis <= lim:
         if theta_hint is not None and abs(th - theta_hint) > 1e-6 * theta_hint:
-            return [Check(cid, Status.REVIEW, f"the one-step witness is {scheme} ({order}) with theta = {th:.8g} "
+            return [Check(cid, Status.REVIEW, f"the one-step witness is {scheme} with theta = {th:.8g} "
                           f"(mismatch {mis:.1e}), but the recorded solves imply theta = {theta_hint:.8g}: the "
                           "two witnesses disagree; manual review", mis, lim)]
         return [Check(cid, Status.PASS, f"one step on a grader-drawn problem equals the grader's own replay of "
-                      f"{scheme} ({order}), theta = {th:.8g}, to {mis:.1e} (limit {lim:g}); a monolithic 2-D "
+                      f"{scheme}, theta = {th:.8g}, to {mis:.1e} (limit {lim:g}); a monolithic 2-D "
                       f"step misses it by {mono:.1e}", mis, lim)]
     if mono <= lim:
         return [Check(cid, Status.FAIL, f"one step on a grader-drawn problem is a monolithic 2-D implicit step "
@@ -1383,7 +1380,7 @@ def witness_check(jobs: dict, theta_hint) -> list:
                       f"{lim:g}), not ADI: the closest scheme of the family ({scheme}, theta = {th:.4g}) misses "
                       f"it by {mis:.1e}", mono, lim)]
     return [Check(cid, Status.REVIEW, f"one step on a grader-drawn problem matches no scheme of the family (closest: "
-                  f"{scheme} ({order}), theta = {th:.4g}, off by {mis:.1e} > {lim:g}) and no monolithic 2-D step "
+                  f"{scheme}, theta = {th:.4g}, off by {mis:.1e} > {lim:g}) and no monolithic 2-D step "
                   f"(off by {mono:.1e}): not a member of the Craig-Sneyd family; manual review", mis, lim)]
 
 
@@ -2591,11 +2588,11 @@ def _op_of(base, name, a, k):
     if base in ("gbsv", "gbtrf"):
         kl, ku = int(k.get("kl")), int(k.get("ku"))
         return _band_op(k.get("ab"), kl + ku, -kl, ku)
-    if base in ("gtsv", "gttrf", "gtsvx"):
-        dl, d, du = (_arr(k.get(nm)).ravel() for nm in ("dl", "d", "du"))
+    if base in ("gtsv", "gttrf", "gtsvx"):      # copies: the routine may overwrite its operands
+        dl, d, du = (_arr(k.get(nm)).reshape(-1).copy() for nm in ("dl", "d", "du"))
         return ("tri", dl, d, du)
     if base in ("ptsv", "pttrf", "ptsvx"):
-        d, e = _arr(k.get("d")).ravel(), _arr(k.get("e")).ravel()
+        d, e = _arr(k.get("d")).reshape(-1).copy(), _arr(k.get("e")).reshape(-1).copy()
         return ("tri", e, d, e)
     if base in ("spsolve", "splu", "factorized", "cg", "bicg", "bicgstab", "cgs", "gmres", "lgmres",
                 "minres", "qmr", "gcrotmk", "tfqmr"):
@@ -3107,9 +3104,9 @@ def _write_back(ob, bound, x_raw, x_final):
 def _call(fn, name, args, kwargs, extract, proxy=False, theta=_NOTHETA, op=_NOTHETA, params=None):
     nested = _nested()
     base = _base(name)
-    if nested:
+    if nested:      # a library's own sub-call: read (never replaced), dimension recorded
         try:
-            n, hb, factor = extract(args, kwargs)
+            n, hb, factor = extract(tuple([_own_soft(v) for v in args]), {kk: _own_soft(v) for kk, v in kwargs.items()})
         except Exception:
             n, hb, factor = None, None, False
         _record(name, n, hb, factor, True, None)
@@ -3163,14 +3160,24 @@ def _call(fn, name, args, kwargs, extract, proxy=False, theta=_NOTHETA, op=_NOTH
             except Exception:
                 theta = None
     _precheck(name, n, hb)
+    checkable = not proxy and base not in _FACTORISE and base not in _RESID_SKIP
+    rhs = None
+    if checkable and base != "inv":
+        try:
+            rhs = _rhs(base, a, k)
+            if rhs is not None and any(_type(kk) is str and kk.startswith("overwrite_") and _flag(v) is True
+                                       for kk, v in k.items()):
+                rhs = rhs.copy()        # the routine may write its result into it
+        except Exception:
+            rhs = None
     out = _run(fn, oargs, okw)
     x = None
-    if not proxy and base not in _FACTORISE and base not in _RESID_SKIP:
+    if checkable:
         x = _solution(base, out, _OUTS.get(name))
         if base in _ITERATIVE and not (_type(out) is tuple and _len(out) > 1 and out[1] == 0):
             x = None                    # not converged: not a solve to check, not evidence
         try:
-            chk = _check_solve(name, base, op, x, None if base == "inv" else _rhs(base, a, k), k)
+            chk = _check_solve(name, base, op, x, rhs, k)
         except Exception:
             chk = None
         if chk is None:
