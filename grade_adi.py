@@ -1921,7 +1921,7 @@ def _own_sparse(x):
     cls = _MAKE_SP[("csc" if fmt == "csc" else "csr", is_array)]
     obj = cls((data.copy(), (row.copy(), col.copy())), shape=(nr, nc))
     with _LOCK:
-        if _len(_SPVIEW) > 4096:
+        if _len(_SPVIEW) > 64:          # a view is read within the call that made it
             _SPVIEW.clear()
         _SPVIEW[id(obj)] = (obj, row, col, data, nr, nc)
     return obj
@@ -3189,8 +3189,9 @@ def _call(fn, name, args, kwargs, extract, proxy=False, theta=_NOTHETA, op=_NOTH
         _record(name, n, hb, factor, False, theta, chk, status)
     else:
         _record(name, n, hb, factor, False, theta, None, status)
-    if proxy:
-        return _SolverProxy(out, name, n, theta, op)
+    if proxy:       # spilu is incomplete by design: its solves are neither checked nor evidence
+        spilu = base == "spilu"
+        return _SolverProxy(out, name, n, None if spilu else theta, None if spilu else op)
     if base in _FACTORISE:
         try:
             _register(base, a, k, out, theta, op)
