@@ -2719,8 +2719,8 @@ def _op_apply(op, x):
     M = _op_dense(op)
     if M is None:
         return None
-    if x.ndim == 1 and M.ndim > 2 and x.shape[0] == M.shape[-1]:
-        return _MM(M, x)
+    if M.ndim > 2 and x.ndim == M.ndim - 1:     # a stack of systems with one vector each
+        return _MM(M, x.reshape(x.shape + (1,))).reshape(x.shape)
     return _MM(M, x)
 
 
@@ -2946,6 +2946,8 @@ def _solution(base, out, outs):
 def _rhs(base, a, k):
     """The right-hand side a solve was handed (owned), or None."""
     v = k.get("b", k.get("rhs"))
+    if v is None and base in ("trsv", "tbsv", "tpsv"):
+        v = k.get("x")
     if v is None and a:
         v = a[0] if base in ("solve()", "factorized()", "solve") and _len(a) == 1 else (a[1] if _len(a) > 1 else None)
     return None if v is None else _arr(v)
