@@ -1314,7 +1314,7 @@ def fit_step(step, U1, starts) -> tuple:
     import numpy as np
     scale = float(np.max(np.abs(U1))) or 1.0
     tmax = SPEC["witness_theta_max"]
-    grid = list(np.geomspace(0.02, tmax, 40)) + [t for t in starts if t is not None and 0 < t <= tmax]
+    grid = list(np.geomspace(0.02, tmax, 24)) + [t for t in starts if t is not None and 0 < t <= tmax]
 
     def mis(t):
         with np.errstate(all="ignore"):
@@ -2448,6 +2448,7 @@ def _record_route(name, n, vectors, nested):
 
 
 _RNG = _np.random.default_rng(int(_REQ["perturb_seed"]))
+_SAMPLE = _np.random.default_rng(int(_REQ["perturb_seed"]) ^ 0x5A5A5A5A).random   # which large solves are checked
 
 
 def _prod(vals):
@@ -2733,14 +2734,31 @@ def _op_norm(op):
     return float(_MAXR(_ADDR(_ABS(M), axis=-1), axis=None)) if M.size else 0.0
 
 
+_THETA_CACHE = {}
+
+
 def _theta(tri):
     """(theta_x, theta_y) when the tridiagonal matrix is, up to a scalar factor, a direct sum of
     I - r D2 (D2 = tridiag(1, -2, 1)) on grid lines of m - 1 nodes with one r > 0 (decoupled
-    single rows allowed); theta = r h^2 / (k kappa) for kappa = a and c.  Otherwise None."""
+    single rows allowed); theta = r h^2 / (k kappa) for kappa = a and c.  Otherwise None.
+    Remembered by the diagonals' bytes (a solver reuses its few operators every step)."""
     m, kap, h2k = _S["m"], _S["kappa"], _S["h2k"]
     if tri is None or m is None or kap is None:
         return None
     dl, d, du = (_A(v, dtype=_F8).reshape(-1) for v in tri)
+    key = (m, kap, h2k, dl.tobytes(), d.tobytes(), du.tobytes())
+    hit = _THETA_CACHE.get(key, _MISSING)
+    if hit is not _MISSING:
+        return None if hit is None else list(hit)
+    out = _theta_of(dl, d, du, m, kap, h2k)
+    with _LOCK:
+        if _len(_THETA_CACHE) > 256:
+            _THETA_CACHE.clear()
+        _THETA_CACHE[key] = None if out is None else tuple(out)
+    return out
+
+
+def _theta_of(dl, d, du, m, kap, h2k):
     n = d.size
     if n < 2 or dl.size != n - 1 or du.size != n - 1 or not (
             bool(_ANDR(_ISF(dl))) and bool(_ANDR(_ISF(d))) and bool(_ANDR(_ISF(du)))):
@@ -2951,6 +2969,26 @@ def _rhs(base, a, k):
     if v is None and a:
         v = a[0] if base in ("solve()", "factorized()", "solve") and _len(a) == 1 else (a[1] if _len(a) > 1 else None)
     return None if v is None else _arr(v)
+
+
+def _sampled(name, x):
+    """Whether this solve's residual is checked: every small one (up to _CHECK_ALL entries in
+    its solution), the first _CHECK_FIRST of each routine in each run, and each further one
+    with probability _CHECK_P drawn from the grader's per-run seed (the solver cannot tell
+    which); a library that lies on every step is caught with certainty in practice."""
+    if _type(x) is not _nd or x.size <= _CHECK_ALL:
+        return True
+    log = _S["log"]
+    seen = log["fns"].get(name, 0) if log is not None else 0
+    if seen < _CHECK_FIRST:
+        return True
+    with _LOCK:
+        return _SAMPLE() < _CHECK_P
+
+
+_CHECK_ALL = 4096
+_CHECK_FIRST = 8
+_CHECK_P = 0.25
 
 
 def _check_solve(name, base, op, x, b, k):
@@ -3179,12 +3217,13 @@ def _call(fn, name, args, kwargs, extract, proxy=False, theta=_NOTHETA, op=_NOTH
         if base in _ITERATIVE and not (_type(out) is tuple and _len(out) > 1 and out[1] == 0):
             x = None                    # not converged: not a solve to check, not evidence
         try:
-            chk = _check_solve(name, base, op, x, rhs, k)
+            sampled = _sampled(name, x)
+            chk = _check_solve(name, base, op, x, rhs, k) if sampled else None
         except Exception:
-            chk = None
+            sampled, chk = True, None
         if chk is None:
-            if theta is not None:
-                theta = None            # an unchecked solve is not evidence
+            if theta is not None and sampled:
+                theta = None            # a solve that cannot be checked is not evidence
         elif not chk[0] <= chk[1]:
             _event("residual", fn=name, ratio=chk[0], limit=chk[1], dim=n)
             theta = None
