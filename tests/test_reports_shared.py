@@ -1,4 +1,4 @@
-"""The report machinery every grader shares: one text in five files, one version, the GRADING
+"""The report machinery every grader shares (graders/common/reports.py): one version, the GRADING
 section, the canonical submission digest, the leaderboard and table writers (pure functions)."""
 import csv
 import hashlib
@@ -12,32 +12,11 @@ import pytest
 from conftest import REFERENCE, REPO
 from test_reports_support import NAMES, call_main, grader
 
-SHARED_HEADER = "# =============================================================================\n# REPORTS:"
 BANNER = re.compile(r"^# =+\n# (.+)\n# =+\n", re.M)
 
 
 def source(name: str) -> str:
     return (REPO / f"grade_{name}.py").read_text()
-
-
-def shared_section(text: str) -> str:
-    start = text.index(SHARED_HEADER)
-    return text[start:text.index('\nif __name__ == "__main__":', start)]
-
-
-def test_the_shared_section_reads_the_same_in_every_grader():
-    texts = {n: shared_section(source(n)) for n in NAMES}
-    first = texts["fem"]
-    assert "def leaderboard(" in first and "def run_block(" in first and "def progress(" in first
-    for name, text in texts.items():
-        assert text == first, f"grade_{name}.py's REPORTS section differs from grade_fem.py's"
-
-
-def test_the_report_record_reads_the_same_in_every_grader():
-    def record(text):
-        start = text.index("@dataclasses.dataclass\nclass Report:")
-        return text[start:text.index("\n\n\n", start)]
-    assert len({record(source(n)) for n in NAMES}) == 1
 
 
 def test_every_grader_version_is_the_package_version():

@@ -21,15 +21,3 @@ def test_non_positive_limits_are_usage_errors(flag, value):
     assert rc == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and flag in lines[0] and "positive" in lines[0], err
-
-
-def test_grader_and_embedded_programs_are_pyflakes_clean(tmp_path):
-    """pyflakes over the grader and the programs it embeds as strings (worker, sandbox probe)."""
-    api = pytest.importorskip("pyflakes.api")
-    from pyflakes.reporter import Reporter
-    import io
-    from test_scicode_support import gs
-    for name, text in (("grade_scicode.py", GRADER.read_text()),
-                       ("worker", gs.WORKER_PROLOGUE + gs.WORKER_BODY), ("probe", gs._PROBE)):
-        out = io.StringIO()
-        assert api.check(text, name, Reporter(out, out)) == 0, out.getvalue()

@@ -1,0 +1,488 @@
+"""CAUSAL SWEEP AUDIT (a part of grade_adi.py; see CONTRIBUTING.md)."""
+import math
+from graders.adi.hidden import witness_draw
+from graders.adi.problems import _PROBLEMS, h_value, mesh_m, mesh_tag
+from graders.adi.reproducibility import _job_failure
+from graders.adi.schema import compare_arrays
+from graders.adi.spec import SPEC
+from graders.common.records import Check, Status
+# -- end of source-tree preamble: the build keeps only what follows --
+# =============================================================================
+# CAUSAL SWEEP AUDIT (seed: "What the evaluator checks" 7)
+# =============================================================================
+def causal_audit_check(jobs: dict, outcome) -> list:
+    """Poisoned rerun vs the clean run on the same mesh: on one hidden mesh (the
+    seed's audit) and, as our addition, on the coarsest benchmark mesh, so that a
+    solver honest on the hidden problem but faking the benchmark is caught too.
+    Our second addition, the finite audit, scales every solve result by a tiny
+    random factor instead: a NaN test cannot see it, so a solver that discards
+    its sweeps and reacts only to NaN (raising, falling back, or 0*sweep, which
+    NaN turns non-finite) returns an unchanged field and fails."""
+    h = SPEC["audit_h"]
+    theta = submission_theta(jobs)
+    return (_one_audit("audit.causal", jobs.get(f"hidden:{h:g}"), jobs.get(f"audit:{h:g}"), outcome, theta)
+            + _one_audit("audit.causal_benchmark", jobs.get("bench:0"), jobs.get(f"auditbench:{h:g}"),
+                         outcome, theta)
+            + _one_perturbed("audit.perturbed", jobs.get(f"hidden:{h:g}"), jobs.get(f"perturb:{h:g}"),
+                             outcome, theta)
+            + _one_perturbed("audit.perturbed_benchmark", jobs.get("bench:0"),
+                             jobs.get(f"perturbbench:{h:g}"), outcome, theta))
+
+
+# -- the second witness of ADI structure (ours), independent of the in-process recorder ----
+# One step (T = k = h) of the submitted solver on a grader-drawn problem with f = g = 0 is a
+# linear map of u0.  The grader replays that step itself (outside the child) for every
+# scheme of the family (Douglas, CS, MCS, HV) with theta fitted to the
+# submitted field, and for a monolithic 2-D theta-step (I - phi k A) U1 = (I + (1 - phi) k A) U0.
+_WITNESS_SCHEMES = ("Douglas", "CS", "MCS", "HV")
+
+
+def witness_operators(m: int, h: float, a: float, b: float, c: float) -> tuple:
+    """(A0, A1, A2): the mixed term and the two second differences on the interior, dense,
+    for U[i, j] (x index i) flattened row-major; zero Dirichlet data."""
+    import numpy as np
+    n = m - 1
+    D2 = (np.diag(np.full(n, -2.0)) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)) / h ** 2
+    D1 = (np.diag(np.ones(n - 1), 1) - np.diag(np.ones(n - 1), -1)) / (2.0 * h)
+    eye = np.eye(n)
+    return b * np.kron(D1, D1), a * np.kron(D2, eye), c * np.kron(eye, D2)
+
+
+def adi_step(scheme: str, theta: float, U, ops, k: float):
+    """One step of the family (in 't Hout & Foulon 2010, f = g = 0) from U (flattened)."""
+    import numpy as np
+    A0, A1, A2 = ops
+    eye = np.eye(U.size)
+    A = A0 + A1 + A2
+    M1, M2 = eye - theta * k * A1, eye - theta * k * A2
+
+    def stages(Z0, V):
+        return np.linalg.solve(M2, np.linalg.solve(M1, Z0 - theta * k * (A1 @ V)) - theta * k * (A2 @ V))
+
+    Y0 = U + k * (A @ U)
+    Y2 = stages(Y0, U)
+    if scheme == "Douglas":
+        return Y2
+    if scheme == "CS":
+        return stages(Y0 + 0.5 * k * (A0 @ (Y2 - U)), U)
+    if scheme == "MCS":
+        return stages(Y0 + theta * k * (A0 @ (Y2 - U)) + (0.5 - theta) * k * (A @ (Y2 - U)), U)
+    return stages(Y0 + 0.5 * k * (A @ (Y2 - U)), Y2)           # HV
+
+
+def monolithic_step(phi: float, U, ops, k: float):
+    import numpy as np
+    A = ops[0] + ops[1] + ops[2]
+    return np.linalg.solve(np.eye(U.size) - phi * k * A, U + (1.0 - phi) * k * (A @ U))
+
+
+def fit_step(step, U1, starts) -> tuple:
+    """(relative max-norm mismatch, theta) of the best theta for a one-parameter step map:
+    a scan, then Gauss-Newton on |U1 - step(theta)|^2 (converges to round-off)."""
+    import numpy as np
+    scale = float(np.max(np.abs(U1))) or 1.0
+    tmax = SPEC["witness_theta_max"]
+    grid = list(np.geomspace(0.02, tmax, 24)) + [t for t in starts if t is not None and 0 < t <= tmax]
+
+    def mis(t):
+        with np.errstate(all="ignore"):
+            r = U1 - step(t)
+        return float(np.max(np.abs(r))) / scale if np.all(np.isfinite(r)) else math.inf
+
+    best = min((mis(t), t) for t in grid)
+    t = best[1]
+    for _ in range(12):
+        d = 1e-6 * max(t, 1e-3)
+        with np.errstate(all="ignore"):
+            r = U1 - step(t)
+            J = (step(t + d) - step(t - d)) / (2.0 * d)
+        jj = float(J @ J)
+        if not (jj > 0 and np.all(np.isfinite(r))):
+            break
+        t_new = min(max(t + float(r @ J) / jj, 1e-6), tmax)
+        if abs(t_new - t) <= 1e-15 * t:
+            t = t_new
+            break
+        t = t_new
+    return min(best, (mis(t), t))
+
+
+def witness_check(jobs: dict, theta_hint) -> list:
+    """The submitted one-step field against the grader's replays: PASS when it is a member
+    of the family (to round-off), FAIL when it is a monolithic 2-D implicit step, REVIEW when
+    it is neither (or when the witness disagrees with the recorder's theta)."""
+    import numpy as np
+    h = SPEC["witness_h"]
+    r = jobs.get(f"witness:{h:g}")
+    cid = "witness.adi_step"
+    if r is None or r["status"] != "ok":
+        return [Check(cid, Status.REVIEW, f"INCONCLUSIVE: one step solve({h:g}, T={h:g}, <witness problem>) "
+                      f"{_job_failure(r)}; the second witness of ADI structure is missing; manual review")]
+    m = mesh_m(h)
+    x = np.linspace(0.0, 1.0, m + 1)
+    X, Y = np.meshgrid(x, x, indexing="ij")
+    prob = _PROBLEMS["witness_problem"](witness_draw())
+    U0 = np.asarray(prob.u0(X, Y), dtype=float)[1:-1, 1:-1].ravel()
+    U1 = r["U"][1:-1, 1:-1].ravel()
+    if not np.all(np.isfinite(U1)):
+        return [Check(cid, Status.REVIEW, "the one-step witness field is not finite; manual review")]
+    ops = witness_operators(m, h, prob.a, prob.b, prob.c)
+    lim = SPEC["witness_rtol"]
+    fam = []    # (with f = g = 0 the two 1-D operators commute: x- or y-sweep first is the same step)
+    for scheme in _WITNESS_SCHEMES:
+        mis, th = fit_step(lambda t, s=scheme: adi_step(s, t, U0, ops, h), U1, [theta_hint])
+        fam.append((mis, th, scheme))
+    mis, th, scheme = min(fam)
+    mono, phi = fit_step(lambda t: monolithic_step(t, U0, ops, h), U1, [0.5])
+    if mis <= lim:
+        if theta_hint is not None and abs(th - theta_hint) > 1e-6 * theta_hint:
+            return [Check(cid, Status.REVIEW, f"the one-step witness is {scheme} with theta = {th:.8g} "
+                          f"(mismatch {mis:.1e}), but the recorded solves imply theta = {theta_hint:.8g}: the "
+                          "two witnesses disagree; manual review", mis, lim)]
+        return [Check(cid, Status.PASS, f"one step on a grader-drawn problem equals the grader's own replay of "
+                      f"{scheme}, theta = {th:.8g}, to {mis:.1e} (limit {lim:g}); a monolithic 2-D "
+                      f"step misses it by {mono:.1e}", mis, lim)]
+    if mono <= lim:
+        return [Check(cid, Status.FAIL, f"one step on a grader-drawn problem is a monolithic 2-D implicit step "
+                      f"(I - phi k A) U1 = (I + (1 - phi) k A) U0 with phi = {phi:.6g} (mismatch {mono:.1e} <= "
+                      f"{lim:g}), not ADI: the closest scheme of the family ({scheme}, theta = {th:.4g}) misses "
+                      f"it by {mis:.1e}", mono, lim)]
+    return [Check(cid, Status.REVIEW, f"one step on a grader-drawn problem matches no scheme of the family (closest: "
+                  f"{scheme}, theta = {th:.4g}, off by {mis:.1e} > {lim:g}) and no monolithic 2-D step "
+                  f"(off by {mono:.1e}): not a member of the Craig-Sneyd family; manual review", mis, lim)]
+
+
+def _not_evidence(cid: str, count: int, what: str, log, theta):
+    """A changed field proves the data path only when the spoiled solves include the
+    submission's ADI operators (the driver spoils every ADI-shaped solve; the submission's
+    theta is known only afterwards): otherwise REVIEW, not PASS."""
+    if theta is not None and adi_counted(log, theta, both=False) > 0:
+        return None
+    return Check(cid, Status.REVIEW, f"INCONCLUSIVE: {count} solve result(s) spoiled and {what}, but none "
+                 "of them is an ADI operator I - theta k kappa D2 with the theta of the clean runs (not "
+                 "evidence); manual review")
+
+
+def _one_perturbed(cid: str, clean, perturbed, outcome, theta=None) -> list:
+    import numpy as np
+    if clean is None or clean["status"] != "ok":
+        return [Check(cid, Status.SKIP, "no clean run to compare with")]
+    if perturbed is None:
+        return [Check(cid, Status.REVIEW, "INCONCLUSIVE: the solver did not return under perturbed "
+                      f"solves ({outcome.status}: {outcome.reason})")]
+    count = _log_int(perturbed["log"], "poisoned")
+    if count == 0:
+        return [Check(cid, Status.SKIP, "no ADI-operator solve to perturb (see audit.causal)")]
+    eps = SPEC["perturb_rel"]
+    if perturbed["status"] != "ok":
+        return [Check(cid, Status.REVIEW, f"{count} solve result(s) scaled by 1 + O({eps:g}): solve() "
+                      f"raised ({perturbed['error'][:80]}), which a genuine ADI data path does not do "
+                      "(a solver that inspects its solve results?); manual review")]
+    U = perturbed["U"]
+    if not np.all(np.isfinite(U)):
+        return [Check(cid, Status.REVIEW, f"{count} solve result(s) scaled by 1 + O({eps:g}): the field "
+                      "became non-finite, which a genuine ADI data path does not do; manual review")]
+    diff = float(np.max(np.abs(U - clean["U"])))
+    if diff <= SPEC["audit_atol"]:
+        return [Check(cid, Status.FAIL, f"{count} solve result(s) scaled by 1 + O({eps:g}), yet the "
+                      f"returned field is unchanged (max |diff| {diff:.1e} <= {SPEC['audit_atol']:g}, rtol "
+                      "0): the observed solves do not produce the result (discarded sweeps?)", diff,
+                      SPEC["audit_atol"])]
+    weak = _not_evidence(cid, count, "the field changed", perturbed["log"], theta)
+    if weak is not None:
+        return [weak]
+    return [Check(cid, Status.PASS, f"{count} solve result(s) scaled by 1 + O({eps:g}): the field "
+                  f"changed (max |diff| {diff:.2e})", diff, SPEC["audit_atol"])]
+
+
+def _against_clean_run(jobs: dict, cid: str, tag: str, call: str, rtol: float) -> list:
+    """The job `tag` must reproduce the clean benchmark h = 0.1 run pointwise."""
+    h = h_value(0)
+    clean, other = jobs.get("bench:0"), jobs.get(f"{tag}:{h:g}")
+    if clean is None or clean["status"] != "ok":
+        return [Check(cid, Status.SKIP, "no clean benchmark run to compare with")]
+    if other is None or other["status"] != "ok":
+        return [Check(cid, Status.FAIL, f"{call.format(h=h)}: {_job_failure(other)}")]
+    return [compare_arrays(cid, f"solve({h:g}) vs {call.format(h=h)}", other["U"], clean["U"],
+                           rtol=rtol, atol=SPEC["field_atol"])]
+
+
+def determinism_check(jobs: dict) -> list:
+    """A repeat of the clean benchmark h = 0.1 run must reproduce it pointwise
+    (the field tolerances): otherwise "changed under poisoning" proves nothing,
+    as a solver could add run-to-run jitter to every answer (ours)."""
+    return _against_clean_run(jobs, "provenance.deterministic", "repeat", "the repeated solve({h:g})",
+                              SPEC["field_rtol"])
+
+
+def interface_check(jobs: dict) -> list:
+    """problem=None must mean the benchmark problem: solve(0.1) equals
+    solve(0.1, 1.0, <the benchmark as a problem object>) pointwise (ours)."""
+    return _against_clean_run(jobs, "provenance.problem_interface", "iface",
+                              "solve({h:g}, 1.0, <benchmark problem object>)", SPEC["iface_rtol"])
+
+
+def _one_audit(cid: str, clean, poisoned, outcome, theta=None) -> list:
+    import numpy as np
+    if clean is None or clean["status"] != "ok":
+        return [Check(cid, Status.SKIP, "no clean run to compare with")]
+    if poisoned is None:
+        return [Check(cid, Status.REVIEW, "INCONCLUSIVE: the solver did not return under poisoned "
+                      f"solves ({outcome.status}: {outcome.reason})")]
+    count = _log_int(poisoned["log"], "poisoned")
+    if count == 0:
+        return [Check(cid, Status.REVIEW, "INCONCLUSIVE: no ADI-operator solve to poison "
+                      "(hand-written solver, or only other systems solved?); manual review")]
+    if poisoned["status"] != "ok":
+        return [_not_evidence(cid, count, "solve() raised", poisoned["log"], theta) or
+                Check(cid, Status.PASS, f"{count} solve(s) poisoned: solve() raised "
+                      f"({poisoned['error'][:80]}): the observed solves feed the result")]
+    U = poisoned["U"]
+    if not np.all(np.isfinite(U)):
+        return [_not_evidence(cid, count, "the field became non-finite", poisoned["log"], theta) or
+                Check(cid, Status.PASS, f"{count} solve(s) poisoned: the field became non-finite")]
+    diff = float(np.max(np.abs(U - clean["U"])))
+    if diff <= SPEC["audit_atol"]:
+        return [Check(cid, Status.FAIL, f"{count} solve(s) poisoned with NaN, yet the returned field is "
+                      f"finite and unchanged (max |diff| {diff:.1e} <= {SPEC['audit_atol']:g}, rtol 0): "
+                      "the observed solves do not produce the result", diff, SPEC["audit_atol"])]
+    return [_not_evidence(cid, count, "the field changed", poisoned["log"], theta) or
+            Check(cid, Status.PASS, f"{count} solve(s) poisoned: the field changed (max |diff| "
+                  f"{diff:.2e})", diff, SPEC["audit_atol"])]
+
+
+def _log_int(log, key: str) -> int:
+    v = log.get(key, 0) if isinstance(log, dict) else 0
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else 0
+
+
+def _theta_items(log) -> list:
+    """[(theta_x, theta_y, count)] of a run's ADI-operator solves (decoded defensively)."""
+    items = []
+    thetas = log.get("thetas") if isinstance(log, dict) else None
+    for key, cnt in (thetas.items() if isinstance(thetas, dict) else ()):
+        try:
+            tx, ty = (float(v) for v in str(key).split("|"))
+            cnt = int(cnt)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(tx) and math.isfinite(ty) and cnt > 0:
+            items.append((tx, ty, cnt))
+    return items
+
+
+def _matches(items, theta, both: bool = False) -> int:
+    """Solves whose implied theta (for kappa = a or c) is `theta`; with `both`, zero unless
+    some of them are x-line and some y-line operators (an ADI step solves in both directions;
+    one system whose theta happens to match at two meshes, e.g. r h / a = r (h/2) / c on the
+    benchmark where a = 2c, does not)."""
+    rtol = SPEC["adi_theta_rtol"]
+    close = lambda v: abs(v - theta) <= rtol * theta     # noqa: E731
+    n = sum(c for tx, ty, c in items if close(tx) or close(ty))
+    if both and not (any(close(tx) for tx, _, _ in items) and any(close(ty) for _, ty, _ in items)):
+        return 0
+    return n
+
+
+def _clean_runs(jobs: dict) -> list:
+    """The benchmark and hidden runs (not the audits, the interface check or the repeat), in plan order."""
+    return [t for t in sorted(jobs, key=tag_order)
+            if not t.startswith(("audit", "perturb", "iface", "repeat", "witness"))]
+
+
+def submission_theta(jobs: dict):
+    """The submission's own theta: the value > 0 (for kappa = a or c) shared by the ADI-shaped
+    solves of the most clean runs (then of the most solves).  A theta that changes with the mesh
+    or the problem (an unrelated tridiagonal system, e.g. tridiag(-1, 4, -1)) is not the scheme's."""
+    per_run = [_theta_items(jobs[t].get("log")) for t in _clean_runs(jobs)]
+    best = ((0, 0), None)
+    for cand in sorted({v for items in per_run for tx, ty, _ in items for v in (tx, ty) if v > 0}):
+        hits = [_matches(items, cand, both=True) for items in per_run]
+        score = (sum(1 for n in hits if n), sum(hits))
+        if score > best[0]:
+            best = (score, cand)
+    return best[1]
+
+
+def adi_counted(log, theta, both: bool = True) -> int:
+    """Counted solves of one run: those whose matrix is the ADI operator I - theta k kappa D2
+    (kappa = a or c of the problem solved) for the submission's theta, x- and y-line operators
+    both present (`both`; an audited run, cut short by its poison, needs one); the rest are
+    not evidence."""
+    return _matches(_theta_items(log), theta, both) if theta is not None else 0
+
+
+_TAG_ORDER = ("import", "bench", "hidden", "audit", "auditbench", "perturb", "perturbbench", "iface", "repeat",
+              "witness")
+
+
+def tag_order(tag: str) -> tuple:
+    """A fixed order of job tags (plan order, not the random run order): stable reports."""
+    kind, _, v = str(tag).partition(":")
+    rank = _TAG_ORDER.index(kind) if kind in _TAG_ORDER else len(_TAG_ORDER)
+    try:
+        num = int(v) if kind == "bench" else -float(v)
+    except ValueError:
+        num = 0
+    return rank, num, str(tag)
+
+
+def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
+    """Dimension <= 2(m+1) and half-bandwidth <= 1 for every observed solve (nested ones:
+    the dimension), no problem-sized transform / eigen-decomposition / matrix function;
+    per-mesh REVIEW when a mesh shows no solve that is an ADI operator of its problem."""
+    out = []
+    tamper = sorted((v for v in violations if v.get("kind") == "tamper"), key=lambda v: tag_order(v.get("job")))
+    if tamper:
+        what = sorted({str(w) for v in tamper for w in (v.get("what") or [])})
+        out.append(Check("structure.instrumentation", Status.FAIL,
+                         f"the submission altered the grader's instrumentation ({_job_label(str(tamper[0].get('job')))}"
+                         f": {', '.join(what[:5])})", what))
+    lim_of = lambda v: SPEC["dim_factor"] * (v["m"] + 1)   # noqa: E731
+    violations_ = violations
+    violations = [v for v in violations_ if v.get("kind", "violation") == "violation"]
+    sized = [v for v in violations if isinstance(v.get("dim"), int) and isinstance(v.get("m"), int)
+             and v["dim"] > lim_of(v)]
+    dims = [v for v in sized if v.get("route", "solve") != "spectral"]
+    routes = [v for v in sized if v.get("route") == "spectral"]
+    wide = [v for v in violations if isinstance(v.get("hb"), int) and v["hb"] > SPEC["max_half_bandwidth"]
+            and v.get("route", "solve") != "spectral" and not v.get("nested")]
+
+    def first(offences):    # the coarsest mesh's: the report must not depend on the random run order
+        return min(offences, key=lambda v: (v["m"] if isinstance(v.get("m"), int) else 0,
+                                            tag_order(str(v.get("job"))), str(v.get("fn"))))
+
+    if dims:    # the first offence is reported, with how many runs offended
+        v = first(dims)
+        runs = len({str(w["job"]) for w in dims})
+        lim = lim_of(v)
+        where = " (nested inside another call)" if v.get("nested") else ""
+        out.append(Check("structure.dimension", Status.FAIL,
+                         f"{v['fn']} solved a system of dimension {v['dim']} on the m = {v['m']} grid "
+                         f"({_job_label(str(v['job']))}){where}; limit {SPEC['dim_factor']}(m+1) = {lim}: "
+                         f"not a 1-D sweep ({runs} run(s) offend)", v["dim"], lim))
+    if routes:
+        v = first(routes)
+        runs = len({str(w["job"]) for w in routes})
+        lim = lim_of(v)
+        out.append(Check("structure.monolithic_route", Status.FAIL,
+                         f"{v['fn']} worked on {v['dim']} unknowns at once on the m = {v['m']} grid "
+                         f"({_job_label(str(v['job']))}); limit {SPEC['dim_factor']}(m+1) = {lim}: a "
+                         "problem-sized transform, eigen-decomposition or matrix function is a "
+                         f"monolithic 2-D solve ({runs} run(s) offend)", v["dim"], lim))
+    if wide:
+        v = first(wide)
+        runs = len({str(w["job"]) for w in wide})
+        out.append(Check("structure.bandwidth", Status.FAIL,
+                         f"{v['fn']} solved a system of half-bandwidth {v['hb']} (dimension {v['dim']}, "
+                         f"{_job_label(str(v['job']))}); limit {SPEC['max_half_bandwidth']}: not "
+                         f"tridiagonal ({runs} run(s) offend)", v["hb"], SPEC["max_half_bandwidth"]))
+    out += recorder_checks(jobs, violations_)
+    done = {t: jobs[t] for t in _clean_runs(jobs)}
+    total = sum(_log_int(r["log"], "count") for r in done.values())
+    nested = sum(_log_int(r["log"], "nested") for r in done.values())
+    if not dims:
+        mx = max([_log_int(r["log"], "max_dim") for r in done.values()] or [0])
+        out.append(Check("structure.dimension", Status.PASS,
+                         f"{total} observed solves (+{nested} nested inside them), largest dimension {mx} "
+                         f"(<= {SPEC['dim_factor']}(m+1) on every mesh)"))
+    if not wide:
+        mx = max([_log_int(r["log"], "max_hb") for r in done.values()] or [0])
+        out.append(Check("structure.bandwidth", Status.PASS, f"largest observed half-bandwidth {mx}"))
+    unknown = sum(_log_int(r["log"], "unknown_hb") for r in done.values())
+    if unknown:
+        out.append(Check("structure.unknown_bandwidth", Status.REVIEW,
+                         f"{unknown} solve(s) whose half-bandwidth could not be measured"))
+    used = {}
+    for t in sorted(jobs, key=tag_order):
+        rt = jobs[t]["log"].get("routes") if isinstance(jobs[t]["log"], dict) else None
+        for fn, slot in (rt.items() if isinstance(rt, dict) else ()):
+            if isinstance(slot, list) and len(slot) >= 3 and slot[2] and fn not in used:
+                used[fn] = _job_label(t)
+    if used and not routes:
+        out.append(Check("structure.spectral_route", Status.REVIEW,
+                         "transform / eigen-decomposition / matrix-function route(s) used, which an ADI "
+                         "solver does not need and which can carry an implicit solve the solve audit "
+                         "does not see: " + ", ".join(f"{fn} ({w})" for fn, w in sorted(used.items())[:6])
+                         + "; manual review", sorted(used)))
+    theta = submission_theta(jobs)
+    counted = {t: adi_counted(r["log"], theta) for t, r in done.items()}
+    seen = [t for t in done if counted[t] > 0]
+    blind = [t for t in done if counted[t] == 0]
+    for t in blind:
+        name = _job_label(t)
+        n = _log_int(done[t]["log"], "count")
+        what = (f"{n} observed solve(s), none an ADI operator I - theta k kappa D2 of this problem along "
+                "grid lines with the theta of the other runs (an identity or unrelated system is not "
+                "evidence)" if n else
+                "zero observable solves")
+        if seen:
+            msg = (f"{name}: {what} while {', '.join(_job_label(s) for s in seen)} made "
+                   "some: the hybrid-evasion pattern (instrumented path on some meshes, an "
+                   "uninstrumented one on others); manual review")
+        else:
+            msg = f"{name}: {what} (hand-written Thomas solver?); manual review"
+        out.append(Check(f"structure.unobserved[{name}]", Status.REVIEW, msg))
+    if seen:
+        ncount = sum(counted.values())
+        out.append(Check("structure.adi_operator", Status.PASS if not blind else Status.INFO,
+                         f"{ncount} of {total} observed solves are ADI operators I - theta k kappa D2 of "
+                         f"the problem solved, theta = {theta:.6g} on every mesh and both problems; the "
+                         "causal audits poison only ADI-operator solves", theta, ncount))
+    return out
+
+
+def _first_event(violations: list, kind: str):
+    evs = [v for v in violations if v.get("kind") == kind]
+    return (min(evs, key=lambda v: (tag_order(str(v.get("job"))), str(v.get("fn")))), len(evs)) if evs else (None, 0)
+
+
+def recorder_checks(jobs: dict, violations: list) -> list:
+    """What the in-process recorder proved about each recorded call: the operands were the
+    recorder's own (an operand it cannot own is a FAIL), every factor was used with the content
+    it was produced with, and every recorded solve satisfies its own recorded system to
+    round-off (a library that computed anything else is a FAIL naming the call)."""
+    out = []
+    v, n = _first_event(violations, "unreadable")
+    if v is not None:
+        out.append(Check("structure.operand", Status.FAIL,
+                         f"{v.get('fn')} was handed an operand the recorder cannot own ({str(v.get('why'))[:120]}; "
+                         f"{_job_label(str(v.get('job')))}): the call was refused ({n} call site(s))"))
+    v, n = _first_event(violations, "factor")
+    if v is not None:
+        out.append(Check("structure.factor_changed", Status.FAIL,
+                         f"{v.get('fn')} was handed a factor whose content changed after the observed "
+                         f"factorisation produced it ({_job_label(str(v.get('job')))}; {n} call site(s)): "
+                         "what is solved is no longer what was recorded"))
+    v, n = _first_event(violations, "residual")
+    lim = SPEC["resid_rtol"]
+    if v is not None:
+        ratio = v.get("ratio")
+        out.append(Check("structure.solve_residual", Status.FAIL,
+                         f"{v.get('fn')} returned a result that does not solve the system the recorder recorded "
+                         f"(|A x - b| / (|A| |x| + |b|) = {ratio if isinstance(ratio, (int, float)) else float('nan'):.1e}"
+                         f" > {v.get('limit')}; {_job_label(str(v.get('job')))}; {n} call site(s)): the "
+                         "library computed something other than what it was shown", ratio, v.get("limit")))
+    else:
+        runs = [jobs[t]["log"] for t in sorted(jobs, key=tag_order)]
+        checked = sum(_log_int(lg, "checked") for lg in runs)
+        worst = max([float(lg["max_resid"]) for lg in runs if isinstance(lg.get("max_resid"), (int, float))
+                     and math.isfinite(lg["max_resid"])] or [0.0])
+        if checked:
+            out.append(Check("structure.solve_residual", Status.PASS,
+                             f"{checked} recorded solves checked against their own recorded operands: worst "
+                             f"|A x - b| / (|A| |x| + |b|) = {worst:.1e} (limit {lim:g})", worst, lim))
+    return out
+
+
+def _job_label(tag: str) -> str:
+    kind, _, v = tag.partition(":")
+    if kind == "import":
+        return "at import"
+    if kind == "bench" and v.isdigit():
+        return f"benchmark {mesh_tag(h_value(int(v)))}"
+    if kind == "auditbench":
+        return f"audit benchmark h={v}"
+    return f"{kind} h={v}"
+
+

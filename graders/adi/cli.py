@@ -1,0 +1,21 @@
+"""PRINTING AND CLI (a part of grade_adi.py; see CONTRIBUTING.md)."""
+from graders.adi.grading import grade
+from graders.common.records import Report, Status
+# -- end of source-tree preamble: the build keeps only what follows --
+KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
+    "errors_submitted": lambda v, keys: ", ".join(f"{e:.4e}" for e in v),
+    "errors_regenerated": lambda v, keys: ", ".join("—" if e is None else f"{e:.4e}" for e in v),
+    "hidden_errors": lambda v, keys: ", ".join("—" if e is None else f"{e:.3e}" for e in v),
+}
+LEADERBOARD = (("score", "score", "desc"), ("review_required", "keys.review_required", "asc"))
+POSITIVE_OPTIONS = ("budget",)
+OUTPUT_OPTIONS = (("json", False), ("table", False))
+SUBMISSIONS_HELP = "directory with adi_solver.py, results.json, reference_arrays.npz"
+
+
+def grade_submission(args, submission: str) -> Report:
+    report = grade(submission, budget=args.budget, strict=args.strict, no_exec=args.no_exec)
+    report.keys["review_required"] = sum(c.status is Status.REVIEW for c in report.checks)
+    return report
+
+

@@ -1,0 +1,144 @@
+"""REPRODUCIBILITY (a part of grade_adi.py; see CONTRIBUTING.md)."""
+import base64
+import math
+import secrets
+from graders.adi.hidden import hidden_draw, witness_draw
+from graders.adi.problems import PROBLEM_SOURCE, _PROBLEMS, h_value, mesh_m, mesh_tag
+from graders.adi.schema import Submitted, compare_arrays
+from graders.adi.spec import SPEC
+from graders.common.records import Check, Status
+# -- end of source-tree preamble: the build keeps only what follows --
+# =============================================================================
+# REPRODUCIBILITY (seed: "What the evaluator checks" 5)
+# =============================================================================
+def plan_jobs() -> list:
+    """Coarse meshes, the hidden instance, the causal audits, the interface
+    check and a repeat of the clean benchmark run first, in an order drawn
+    afresh for every grading run (a solver that counts its calls cannot tell
+    which one is audited); the fine meshes last, so a hang there leaves
+    everything else graded (-> 0.5)."""
+    jobs = [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["coarse"]]
+    jobs += [{"tag": f"hidden:{h:g}", "h": h, "problem": "hidden"} for h in SPEC["hidden_h"]]
+    jobs.append({"tag": f"audit:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "hidden",
+                 "poison": "nan"})
+    jobs.append({"tag": f"auditbench:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "benchmark",
+                 "poison": "nan"})
+    jobs.append({"tag": f"perturb:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "hidden",
+                 "poison": "scale"})
+    jobs.append({"tag": f"perturbbench:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "benchmark",
+                 "poison": "scale"})
+    jobs.append({"tag": f"iface:{h_value(0):g}", "h": h_value(0), "problem": "benchmark_object"})
+    jobs.append({"tag": f"repeat:{h_value(0):g}", "h": h_value(0), "problem": "benchmark"})
+    jobs.append({"tag": f"witness:{SPEC['witness_h']:g}", "h": SPEC["witness_h"], "problem": "witness"})
+    secrets.SystemRandom().shuffle(jobs)
+    jobs += [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
+    return jobs
+
+
+def driver_request(jobs: list, seed: int) -> dict:
+    """What the driver reads: its jobs, the problems' source and the limits it applies."""
+    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed, "hidden_draw": hidden_draw(),
+            "witness_draw": witness_draw(),
+            "perturb_rel": SPEC["perturb_rel"], "dim_factor": SPEC["dim_factor"],
+            "max_half_bandwidth": SPEC["max_half_bandwidth"], "adi_op_rtol": SPEC["adi_op_rtol"],
+            "resid_rtol": SPEC["resid_rtol"]}
+
+
+def perturb_seed() -> int:
+    """Per-run seed of the finite audit's factors (a submission cannot predict them)."""
+    return secrets.randbits(63)
+
+
+def decode_jobs(outcome) -> tuple:
+    """(ready message or None, {tag: job result}, [violations]) from the runner's messages."""
+    import numpy as np
+    ready, jobs, violations = None, {}, []
+    for msg in outcome.messages:
+        if not isinstance(msg, dict):
+            continue
+        kind = msg.get("kind")
+        if kind in ("ready", "import_error") and ready is None:
+            ready = msg
+        elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
+            violations.append(msg)
+        elif kind == "job" and isinstance(msg.get("tag"), str):
+            r = {"status": msg.get("status"), "error": str(msg.get("error", ""))[:400],
+                 "log": msg.get("log") if isinstance(msg.get("log"), dict) else {},
+                 "wall": msg.get("wall")}
+            if r["status"] == "ok":
+                try:
+                    m = int(msg["m"])
+                    r["X"], r["Y"], r["U"] = (np.frombuffer(base64.b64decode(msg[k]), dtype="<f8")
+                                              .reshape(m + 1, m + 1) for k in "XYU")
+                except (KeyError, ValueError, TypeError) as exc:
+                    r = dict(r, status="error", error=f"garbled reply: {exc}")
+            jobs[msg["tag"]] = r
+    return ready, jobs, violations
+
+
+def _job_failure(r) -> str:
+    if r is None:
+        return "not reached (the run stopped before it)"
+    return f"raised {r['error']}" if r["status"] != "ok" else "ok"
+
+
+def grid_check(r: dict, h: float) -> bool:
+    import numpy as np
+    x = np.linspace(0.0, 1.0, mesh_m(h) + 1)
+    X, Y = np.meshgrid(x, x, indexing="ij")
+    return bool(np.all(np.abs(r["X"] - X) <= SPEC["grid_atol"]) and
+                np.all(np.abs(r["Y"] - Y) <= SPEC["grid_atol"]))
+
+
+def regeneration_checks(sub: Submitted, jobs: dict, outcome) -> tuple:
+    """Per benchmark mesh: the run returned the true grid and reproduced the
+    submitted error (coarse: before Tier 1/2 credit; fine: before Tier 3 credit).
+    Returns (checks, regenerated errors)."""
+    import numpy as np
+    out, regen = [], [None] * SPEC["n_meshes"]
+    T = SPEC["final_time"]
+    for p in SPEC["coarse"] + SPEC["fine"]:
+        h = h_value(p)
+        r = jobs.get(f"bench:{p}")
+        fine = p in SPEC["fine"]
+        if r is None or r["status"] != "ok":
+            why = _job_failure(r)
+            if r is None and outcome.status != "ok":
+                why = f"{outcome.status}: {outcome.reason}"
+            if fine:
+                out.append(Check(f"tier3.regen[{mesh_tag(h)}]", Status.FAIL,
+                                 f"finest meshes not regenerated ({why}): Tier 3 unverified"))
+            else:
+                out.append(Check(f"provenance.regen[{mesh_tag(h)}]", Status.FAIL,
+                                 f"solve({h:g}) could not be regenerated: {why}"))
+            continue
+        if not grid_check(r, h):
+            out.append(Check(f"provenance.grid[{mesh_tag(h)}]", Status.FAIL,
+                             f"returned (X, Y) is not the uniform {mesh_m(h) + 1}x{mesh_m(h) + 1} grid "
+                             "(indexing='ij')"))
+            continue
+        with np.errstate(all="ignore"):
+            e = float(np.max(np.abs(r["U"] - _PROBLEMS["benchmark_exact"](r["X"], r["Y"], T))))
+        regen[p] = e
+        claimed = float(sub.e[p])
+        ok = math.isfinite(e) and abs(e - claimed) <= SPEC["regen_rtol"] * claimed
+        out.append(Check(f"provenance.regen[{mesh_tag(h)}]", Status.PASS if ok else Status.FAIL,
+                         f"regenerated e = {e:.6e}, submitted {claimed:.6e}"
+                         + ("" if ok else f" (differs by more than {SPEC['regen_rtol']:g} relative)"),
+                         e, claimed))
+        if fine:
+            out.append(Check(f"tier3.regen[{mesh_tag(h)}]", Status.PASS, f"regenerated in {r['wall']:.2f} s"
+                             if isinstance(r.get("wall"), (int, float)) else "regenerated"))
+    return out, regen
+
+
+def field_check(sub: Submitted, jobs: dict) -> list:
+    """seed: the regenerated finest U must match U_finest pointwise (Tier 3)."""
+    r = jobs.get(f"bench:{SPEC['n_meshes'] - 1}")
+    if sub.tier3 is None or r is None or r["status"] != "ok":
+        return [Check("tier3.U_pointwise", Status.FAIL, "not compared: "
+                      + ("Tier 3 arrays unusable" if sub.tier3 is None else "finest mesh not regenerated"))]
+    return [compare_arrays("tier3.U_pointwise", "U_finest vs the regenerated finest field",
+                           sub.tier3["U_finest"], r["U"], rtol=SPEC["field_rtol"], atol=SPEC["field_atol"])]
+
+

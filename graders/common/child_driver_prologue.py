@@ -1,0 +1,376 @@
+import json as _json, os as _os, sys as _sys
+_IN = _os.dup(0)
+_os.set_inheritable(_IN, False)
+_sys.stdin.close()
+_NULL = _os.open(_os.devnull, _os.O_RDONLY)
+_os.dup2(_NULL, 0)                                  # the submission's stdin is empty
+_os.close(_NULL)
+_INBUF = [b""]
+
+
+def _readline(_read=_os.read):
+    """One line from the grader (or the warm parent), without the newline; b"" at its end."""
+    while b"\n" not in _INBUF[0]:
+        chunk = _read(_CH["in"], 1 << 20)
+        if not chunk:
+            line, _INBUF[0] = _INBUF[0], b""
+            return line
+        _INBUF[0] += chunk
+    line, _, _INBUF[0] = _INBUF[0].partition(b"\n")
+    return line
+
+
+def receive(_loads=_json.loads):
+    """The runner's next JSON line, or None at end of input."""
+    line = _readline()
+    try:
+        return _loads(line) if line else None
+    except ValueError:
+        return None
+
+
+_CH = {"in": _IN}
+_REQ = receive()
+_CH["tok"] = _REQ.pop("token")
+_LIM = _REQ.pop("runner")
+_sys.path.extend(p for p in _LIM.get("path", ()) if p not in _sys.path)   # started without site
+_CH["out"] = _os.dup(int(_sys.argv[1]))
+_os.close(int(_sys.argv[1]))
+_os.set_inheritable(_CH["out"], False)
+_FD = _CH["out"]
+
+
+def _put(obj, _dumps=_json.dumps, _write=_os.write):
+    data = (_dumps(obj, allow_nan=True) + "\n").encode()
+    while data:
+        data = data[_write(_CH["out"], data):]
+
+
+def send(obj):
+    """One message to the grader."""
+    _put({"token": _CH["tok"], "body": obj} if _CH["tok"] else {"body": obj})
+
+
+def ask(obj):
+    """Send obj and return the grader's answer (None when the grader gives none)."""
+    _put({"token": _CH["tok"], "body": obj, "ask": True} if _CH["tok"] else {"body": obj, "ask": True})
+    reply = receive()
+    return reply.get("reply") if isinstance(reply, dict) else None
+
+
+def _libc():
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True)
+    except Exception:
+        return None
+
+
+def _own_user_namespace(libc):
+    """This job child in a user namespace of its own (same ids): it holds no capability over
+    the warm parent or another job.  False where the kernel refuses."""
+    uid, gid = _os.geteuid(), _os.getegid()
+    try:
+        if libc is None or libc.unshare(0x10000000) != 0:         # CLONE_NEWUSER
+            return False
+        for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                           ("gid_map", "%d %d 1" % (gid, gid))):
+            with open("/proc/self/" + name, "w") as fh:
+                fh.write(text)
+        return True
+    except Exception:
+        return False
+
+
+def _job_child(job, run_job, wfd, rfd, libc):
+    code = 1
+    try:
+        _os.setpgid(0, 0)
+        _os.close(_FD)                      # the reply pipe and the grader's input: gone
+        _os.close(_IN)
+        _CH.update(out=wfd, tok="")
+        _CH["in"] = rfd
+        _INBUF[0] = b""
+        _REQ.pop("jobs", None)
+        if libc is not None:
+            libc.prctl(1, 9, 0, 0, 0)       # PR_SET_PDEATHSIG, SIGKILL: dies with the parent
+            libc.prctl(4, 1, 0, 0, 0)       # dumpable while it writes its own id maps ...
+        _own_user_namespace(libc)
+        if libc is not None:
+            libc.prctl(4, 0, 0, 0, 0)       # ... then not: no later job may trace this one
+        run_job(job)
+        code = 0
+    except SystemExit as exc:
+        code = 0 if exc.code in (None, 0) else 1
+    except BaseException:
+        try:
+            import traceback
+            traceback.print_exc()
+        except BaseException:
+            pass
+    for stream in (_sys.stdout, _sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    _os._exit(code)
+
+
+def _decode_job_line(line, _loads=_json.loads):
+    """(body, ask) of one line a job child wrote, or (None, why): never raises."""
+    try:
+        msg = _loads(line.decode("utf-8"))
+    except RecursionError:
+        return None, "nested too deeply"
+    except MemoryError:
+        return None, "too large to decode"
+    except Exception as exc:
+        return None, "not JSON (%s)" % type(exc).__name__
+    if not isinstance(msg, dict) or "body" not in msg or set(msg) - {"body", "ask"}:
+        return None, "not a message"
+    body = msg["body"]
+    if isinstance(body, dict) and body.get("kind") == "job_end":
+        return None, "a job_end written by the job itself"
+    stack = [(body, 0)]
+    while stack:                            # a body the grader's decoder would refuse
+        o, d = stack.pop()
+        if d > 64:
+            return None, "nested deeper than 64 levels"
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o)
+    return body, msg.get("ask") is True
+
+
+def _live_children():
+    """This process's live child processes (pids), from /proc."""
+    kids = set()
+    try:
+        for tid in _os.listdir("/proc/self/task"):
+            with open("/proc/self/task/%s/children" % tid) as fh:
+                kids.update(int(p) for p in fh.read().split())
+    except (OSError, ValueError):
+        pass
+    return kids
+
+
+def _sweep_children(pgid, keep=()):
+    """Kill the job's process group and every process left to this (subreaper) parent but
+    the job children in `keep` (the jobs still running beside it)."""
+    import signal
+    try:
+        _os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+    for _ in range(100):
+        left = _live_children() - set(keep)
+        for pid in left:
+            try:
+                _os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in left:                    # reaped: not even a zombie is left for the next job
+            try:
+                _os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        if not left:
+            return
+
+
+def _relay_open(job, pid, rfd, wfd, limit):
+    """The relay state of one running job child."""
+    import time
+    try:
+        pidfd = _os.pidfd_open(pid)         # readable once the child has exited (Linux >= 5.3)
+    except (AttributeError, OSError):
+        pidfd = None
+    t0 = time.monotonic()
+    return {"job": job, "id": job["id"], "pid": pid, "rfd": rfd, "wfd": wfd, "pidfd": pidfd,
+            "t0": t0, "limit": limit, "deadline": t0 + limit if limit else None,
+            "buf": b"", "total": 0, "garbage": 0, "reasons": [], "waiting": False,
+            "pending": b"", "eof": False, "st": None, "status": None, "reason": ""}
+
+
+def _relay_take(s, chunk):
+    """Pass on the complete lines of a job child's output, tagged with its id; False (the job
+    is stopped) once it has written more than the reply cap."""
+    s["total"] += len(chunk)
+    if s["total"] > _LIM["reply_cap"]:
+        s["garbage"] += 1
+        s["reasons"].append("more than %d bytes of messages" % _LIM["reply_cap"])
+        return False
+    s["buf"] += chunk
+    *lines, s["buf"] = s["buf"].split(b"\n")
+    for line in lines:
+        body, how = _decode_job_line(line)
+        if body is None and how not in (True, False):
+            s["garbage"] += 1
+            if len(s["reasons"]) < 5:
+                s["reasons"].append(how)
+            continue
+        tagged = dict(body, job=s["id"]) if isinstance(body, dict) else {"job": s["id"], "value": body}
+        if how:
+            _put({"token": _CH["tok"], "body": tagged, "ask": True})
+            s["waiting"] = True
+        else:
+            send(tagged)
+    return True
+
+
+def _relay_read(s):
+    chunk = _os.read(s["rfd"], 1 << 20)
+    if not chunk:
+        s["eof"] = True
+    elif not _relay_take(s, chunk):
+        s["status"], s["reason"] = "crashed", "flooded its message channel"
+
+
+def _relay_close(s, keep):
+    """End one job: what it wrote before it exited, its exit status, its processes swept (but
+    the running jobs in `keep`); sends and returns its job_end."""
+    import signal, time
+    pid, st, status, reason = s["pid"], s["st"], s["status"], s["reason"]
+    if st is not None and status is None and not s["eof"]:     # what it wrote before it exited
+        _os.set_blocking(s["rfd"], False)
+        try:
+            while True:
+                chunk = _os.read(s["rfd"], 1 << 20)
+                if not chunk or not _relay_take(s, chunk):
+                    break
+        except BlockingIOError:
+            pass
+    for fd in (s["rfd"], s["wfd"]) + ((s["pidfd"],) if s["pidfd"] is not None else ()):
+        _os.close(fd)
+    if st is None:
+        try:
+            _os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            st = _os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            pass
+    if status is None:
+        if st is not None and _os.WIFEXITED(st) and _os.WEXITSTATUS(st) == 0:
+            status = "ok"
+        elif st is not None and _os.WIFEXITED(st):
+            status, reason = "crashed", "exit code %d" % _os.WEXITSTATUS(st)
+        elif st is not None:
+            status, reason = "crashed", "killed by signal %d" % _os.WTERMSIG(st)
+        else:
+            status, reason = "crashed", "lost"
+    _sweep_children(pid, keep)
+    end = {"kind": "job_end", "job": s["id"], "status": status, "reason": reason,
+           "wall": time.monotonic() - s["t0"]}
+    if s["garbage"]:
+        end.update(garbage=s["garbage"], garbage_reasons=s["reasons"])
+    send(end)
+    return end
+
+
+def _relay_round(running):
+    """One select() over the running jobs: their output, their exits, their pending answers
+    and the grader's answers to their asks (routed by job id).  A job whose child exited,
+    ran past its limit or flooded its channel gets its status here."""
+    import select, time
+    now = time.monotonic()
+    for s in running:
+        if s["deadline"] is not None and s["deadline"] <= now and s["status"] is None:
+            s["status"], s["reason"] = "timeout", "exceeded the %g s job limit" % s["limit"]
+    live = [s for s in running if s["status"] is None and s["st"] is None]
+    if len(live) < len(running):
+        return
+    waiting = [s for s in live if s["waiting"]]
+    buffered = bool(waiting) and b"\n" in _INBUF[0]
+    rd = [fd for s in live for fd in ([] if s["eof"] else [s["rfd"]])
+          + ([s["pidfd"]] if s["pidfd"] is not None else [])]
+    rd += [_CH["in"]] if waiting and not buffered else []
+    wr = [s["wfd"] for s in live if s["pending"]]
+    waits = [s["deadline"] - now for s in live if s["deadline"] is not None]
+    waits += [0.02] if any(s["pidfd"] is None for s in live) else []
+    pause = 0 if buffered else min(waits) if waits else None
+    ready_r, ready_w, _ = select.select(rd, wr, [], pause)
+    for s in live:
+        if s["wfd"] in ready_w:
+            try:
+                s["pending"] = s["pending"][_os.write(s["wfd"], s["pending"][:65536]):]
+            except OSError:
+                s["pending"] = b""
+    if waiting and (buffered or _CH["in"] in ready_r):
+        reply = receive()                   # the grader's answer (None once its input ended)
+        to = [s for s in waiting if reply is None or not isinstance(reply, dict)
+              or reply.get("job") == s["id"]]
+        for s in to[:len(waiting) if reply is None else 1]:
+            s["waiting"] = False
+            answer = reply.get("reply") if isinstance(reply, dict) else None
+            s["pending"] += (_json.dumps({"reply": answer}) + "\n").encode()
+            _os.set_blocking(s["wfd"], False)
+    for s in live:
+        if s["rfd"] in ready_r:
+            _relay_read(s)
+        if s["status"] is None and (s["pidfd"] is None or s["pidfd"] in ready_r):
+            done, code = _os.waitpid(s["pid"], _os.WNOHANG)
+            if done:
+                s["st"] = code
+
+
+def fork_jobs(jobs, run_job, concurrency=1):
+    """The warm fork server: for each job (in the order given) fork a child that runs
+    run_job(job) and exits; relay its messages tagged with job["id"]; enforce
+    _REQ["job_timeout"]; send one job_end per job.  Returns the job_end messages, in the
+    jobs' order.  Up to `concurrency` jobs run at once (each its own child, process group and
+    user namespace; their asks are answered by job id).
+    jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
+    then holds no plan of the jobs after it, as it would in a list it inherited (with
+    concurrency 1 only: the next job is drawn when no job is running)."""
+    libc = _libc()
+    if libc is not None:
+        libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent
+        libc.prctl(36, 1, 0, 0, 0)          # PR_SET_CHILD_SUBREAPER: a job's orphans come back here
+    import gc
+    gc.freeze()                             # the warm heap stays shared: a job's collections
+    limit = _REQ.get("job_timeout")         # do not touch (copy) every page of it
+    width = max(1, int(concurrency))
+    source, end_of_jobs = iter(jobs if width == 1 else list(jobs)), object()
+    running, ends, started = [], {}, 0
+    while True:
+        while len(running) < width:
+            job = next(source, end_of_jobs)
+            if job is end_of_jobs:
+                break
+            job = dict(job) if isinstance(job, dict) else {"value": job}
+            job.setdefault("id", started)
+            for stream in (_sys.stdout, _sys.stderr):
+                stream.flush()
+            c2p_r, c2p_w = _os.pipe()
+            p2c_r, p2c_w = _os.pipe()
+            pid = _os.fork()
+            if pid == 0:
+                _os.close(c2p_r)
+                _os.close(p2c_w)
+                for other in running:       # nothing of the jobs beside it
+                    for fd in (other["rfd"], other["wfd"], other["pidfd"]):
+                        if fd is not None:
+                            _os.close(fd)
+                _job_child(job, run_job, c2p_w, p2c_r, libc)
+            try:
+                _os.setpgid(pid, pid)       # (also done by the child: no race either way)
+            except OSError:
+                pass
+            _os.close(c2p_w)
+            _os.close(p2c_r)
+            running.append(dict(_relay_open(job, pid, c2p_r, p2c_w, limit), order=started))
+            started += 1
+        if not running:
+            break
+        _relay_round(running)
+        for s in [s for s in running if s["status"] is not None or s["st"] is not None]:
+            running.remove(s)
+            ends[s["order"]] = _relay_close(s, [r["pid"] for r in running])
+    return [ends[i] for i in sorted(ends)]
+
+
+_sys.path.insert(0, _REQ["submission_dir"])
+_os.chdir(_REQ["submission_dir"])

@@ -1,0 +1,52 @@
+"""PRINTING AND CLI: the lines every grader prints (a part of every grader; see CONTRIBUTING.md)."""
+import sys
+from graders.common.records import Check, Status
+from graders.common.reports import format_value
+# -- end of source-tree preamble: the build keeps only what follows --
+# =============================================================================
+# PRINTING AND CLI
+# =============================================================================
+def format_check(c: Check, width: int = 30) -> str:
+    if c.status is Status.REVIEW:
+        return f"REVIEW_REQUIRED: {c.id} {c.message}"
+    return f"{c.status.value:<5} {c.id:<{width}} {c.message}"
+
+
+def print_report(checks: list, result: str, score, keys: dict, table=(), stream=None,
+                 quiet: bool = False, also: tuple = ()) -> None:
+    """Every check line (only FAIL/REVIEW, and ids starting with one of `also`, when quiet), the
+    summary over ALL checks, the grader's table lines, keys, verdict."""
+    stream = stream or sys.stdout
+    shown = [c for c in checks if not quiet or c.status in (Status.FAIL, Status.REVIEW)
+             or c.id.startswith(tuple(also))]
+    width = max([30] + [len(c.id) for c in shown])
+    for c in shown:
+        print(format_check(c, width), file=stream)
+    counts = {s: sum(c.status is s for c in checks) for s in Status}
+    print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
+    for line in table:
+        print(line, file=stream)
+    for key, value in keys.items():
+        print(f"{key}: {format_value(key, value, keys)}", file=stream)
+    print(f"RESULT: {result}", file=stream)
+    if score is not None:
+        print(f"SCORE: {score}", file=stream)
+
+
+def print_submission_output(outcomes: dict, stream=None, max_lines: int = 200, max_chars=None) -> None:
+    """Captured child output, indented under a header, on stderr only: the first max_lines
+    lines of each phase, each cut to max_chars characters (None: whole)."""
+    stream = stream or sys.stderr
+    shown = False
+    for phase, oc in outcomes.items():
+        text = (oc.stdout + oc.stderr).strip()
+        if not text:
+            continue
+        if not shown:
+            print("submission output:", file=stream)
+            shown = True
+        print(f"  [{phase}]", file=stream)
+        for line in text.splitlines()[:max_lines]:
+            print("    " + line[:max_chars], file=stream)
+
+

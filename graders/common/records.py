@@ -1,0 +1,78 @@
+"""RECORDS (a part of grade_fem.py, grade_adi.py, grade_engiai.py, grade_modchallenge.py, grade_scicode.py; see CONTRIBUTING.md)."""
+import dataclasses
+import enum
+import math
+# -- end of source-tree preamble: the build keeps only what follows --
+# =============================================================================
+# RECORDS
+# =============================================================================
+class Status(str, enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    REVIEW = "REVIEW"
+    SKIP = "SKIP"
+    INFO = "INFO"
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    id: str
+    status: Status
+    message: str
+    measured: object = None
+    limit: object = None
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "status": self.status.value, "message": self.message,
+                "measured": _jsonable(self.measured), "limit": _jsonable(self.limit)}
+
+
+def _jsonable(value):
+    """Numbers and containers in a form json.dumps accepts (NaN/inf as strings)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)) or hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        v = value.item() if hasattr(value, "item") else value
+        if isinstance(v, float) and not math.isfinite(v):
+            return repr(v)
+        return v
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        seq = value.tolist() if hasattr(value, "tolist") else value
+        return [_jsonable(v) for v in seq]
+    return str(value)
+
+
+class Reject(Exception):
+    """Raised by guarded accessors; caught at a check boundary and turned into FAIL."""
+
+    def __init__(self, check_id: str, message: str, measured=None, limit=None):
+        super().__init__(message)
+        self.check = Check(check_id, Status.FAIL, message, measured, limit)
+
+
+def guarded(fn):
+    """Run a check function; a Reject becomes its FAIL record, never an escape."""
+    def wrapper(*args, **kwargs) -> list:
+        try:
+            out = fn(*args, **kwargs)
+        except Reject as exc:
+            return [exc.check]
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+@dataclasses.dataclass
+class Report:
+    """One submission's grading: the records, and what the printer, JSON and plots need besides."""
+    submission: str
+    checks: list = dataclasses.field(default_factory=list)
+    phases: dict = dataclasses.field(default_factory=dict)        # phase -> wall seconds
+    outcomes: dict = dataclasses.field(default_factory=dict)      # phase -> RunOutcome (captured output)
+    keys: dict = dataclasses.field(default_factory=dict)          # typed values, printed `key: value`
+    figures_data: dict = dataclasses.field(default_factory=dict)  # arrays for --plot; not printed
+
+

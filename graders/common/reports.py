@@ -1,0 +1,582 @@
+"""REPORTS (a part of grade_fem.py, grade_adi.py, grade_engiai.py, grade_modchallenge.py, grade_scicode.py; see CONTRIBUTING.md)."""
+import argparse
+import hashlib
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from graders.common.bench import (GRADER_NAME, GRADER_VERSION, KEY_FORMATS, LEADERBOARD,
+    OUTPUT_OPTIONS, POSITIVE_OPTIONS, grade_submission, plot_report)
+from graders.common.cli_defaults import (exit_code_of, finish_report, print_submission_report,
+    report_extra, report_verdict)
+from graders.common.cli_solver import build_parser, child_jobs, standalone_action, usage_checks
+from graders.common.plots import plot_subdir, plot_usage_error, write_leaderboard_figure
+from graders.common.printing import format_check
+from graders.common.records import Status, _jsonable
+# -- end of source-tree preamble: the build keeps only what follows --
+# =============================================================================
+# REPORTS: usage errors, the run block, progress, many submissions, the
+# leaderboard (the same text in every grader; only the tables LEADERBOARD,
+# KEY_FORMATS, POSITIVE_OPTIONS and OUTPUT_OPTIONS above differ)
+# =============================================================================
+class UsageError(Exception):
+    """Something wrong with the grader's own inputs: one line on stderr, exit 2, before any work."""
+
+
+class CliParser(argparse.ArgumentParser):
+    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_UNGRADED)
+
+
+EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
+_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False}
+
+
+def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
+    """The options every grader shares: submissions, --json, --table, --merge, --jobs, --quiet,
+    --version (the hidden --report-child runs one submission of a many-submission call)."""
+    p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
+                   " (several: each graded in its own grader process, then a leaderboard)")
+    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
+                   "writable before grading); with several submissions, one document per line")
+    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
+                   "Markdown (.md)")
+    p.add_argument("--merge", nargs="+", metavar="REPORT.json",
+                   help="no grading: build the leaderboard from reports written by --json elsewhere")
+    if jobs:
+        p.add_argument("--jobs", type=int, default=1,
+                       help="with several submissions, how many are graded at a time (default 1)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
+                        "progress (the summary still counts every record)")
+    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
+                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
+                   "one subfolder each and DIR/leaderboard.png")
+    p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
+    p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
+
+
+def check_output_path(path: str, option: str, *, directory: bool = False) -> None:
+    """An output path the grader will write, proven writable now (UsageError if not).  A file
+    that did not exist before is removed again; a directory is created."""
+    try:
+        if directory:
+            os.makedirs(path, exist_ok=True)
+            with tempfile.TemporaryFile(dir=path):
+                pass
+            return
+        if os.path.isdir(path):
+            raise UsageError(f"{option} {path}: is a directory")
+        existed = os.path.exists(path)
+        with open(path, "a"):
+            pass
+        if not existed:
+            os.unlink(path)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot be written ({exc.strerror or exc})")
+
+
+def common_usage_checks(args) -> None:
+    """The usage rules every grader shares (its own come from usage_checks)."""
+    for name in POSITIVE_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)
+                                      and value > 0):
+            raise UsageError(f"--{name.replace('_', '-')} must be a positive finite number, "
+                             f"not {value}")
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.merge:
+        if args.submissions:
+            raise UsageError("--merge takes report files, not submissions")
+        for path in args.merge:
+            if not os.path.isfile(path):
+                raise UsageError(f"--merge {path}: no such report file")
+    if args.table and os.path.splitext(args.table)[1].lower() not in TABLE_FORMATS:
+        raise UsageError(f"--table {args.table}: the name must end in .csv or .md")
+    for name, is_dir in OUTPUT_OPTIONS:
+        if getattr(args, name, None):
+            check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
+    if getattr(args, "plot", None) and (why := plot_usage_error(args.plot)):
+        raise UsageError(why)
+
+
+def progress(message: str) -> None:
+    """One progress event on stderr (never stdout): a line each when stderr is not a terminal,
+    one rewritten line when it is; nothing under --quiet."""
+    if not _PROGRESS["on"]:
+        return
+    text = f"[{GRADER_NAME}{_PROGRESS['label']} {time.monotonic() - _PROGRESS['t0']:6.1f}s] {message}"
+    try:
+        if _PROGRESS["tty"]:
+            sys.stderr.write("\r\x1b[K" + text[:200])
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def progress_count(what: str, done: int, total: int, t_start: float, extra: str = "") -> None:
+    """`what done/total (extra), ETA` from the mean time per finished item."""
+    spent = time.monotonic() - t_start
+    eta = f", ETA {spent / done * (total - done):.0f} s" if 0 < done < total else ""
+    progress(f"{what} {done}/{total}{' (' + extra + ')' if extra else ''}{eta}")
+
+
+def progress_start(args, submission: str) -> None:
+    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=time.monotonic(),
+                     label=f" {os.path.basename(os.path.normpath(submission))}",
+                     tty=hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+
+
+def progress_end() -> None:
+    if _PROGRESS["on"] and _PROGRESS["tty"]:
+        sys.stderr.write("\n")
+    _PROGRESS["on"] = False
+
+
+def tree_sha256(path: str) -> dict:
+    """The canonical digest of a submission as graded: every regular file under `path` (symlinks
+    and special files are not followed or hashed), sorted by relative POSIX path (bytewise, UTF-8),
+    each as the line `<sha256 of its bytes>  <relative path>\\n`, and the sha256 of those lines;
+    the same as `find . -type f -printf '%P\\0' | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum`
+    run inside the directory.  A single-file submission is its one line, named by its basename."""
+    if os.path.isfile(path):
+        files = [(os.path.basename(path), path)]
+    else:
+        files = []
+        for root, dirs, names in os.walk(path, followlinks=False):
+            for name in names:
+                full = os.path.join(root, name)
+                if os.path.isfile(full) and not os.path.islink(full):
+                    files.append((os.path.relpath(full, path).replace(os.sep, "/"), full))
+    files.sort(key=lambda f: f[0].encode("utf-8", "surrogateescape"))
+    outer, n_bytes = hashlib.sha256(), 0
+    for rel, full in files:
+        inner = hashlib.sha256()
+        try:
+            with open(full, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    inner.update(chunk)
+                    n_bytes += len(chunk)
+        except OSError:
+            continue
+        outer.update(f"{inner.hexdigest()}  {rel}\n".encode("utf-8", "surrogateescape"))
+    return {"sha256": outer.hexdigest(), "files": len(files), "bytes": n_bytes}
+
+
+def grader_sha256() -> str:
+    with open(os.path.abspath(__file__), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def run_block(args, exit_code: int, started: float, wall: float) -> dict:
+    """Options, exit code, start time, wall, versions, platform and the sandbox level of a run."""
+    import importlib.metadata
+    import platform
+
+    def version(dist):
+        loaded = getattr(sys.modules.get(dist), "__version__", None)      # (no metadata scan)
+        if isinstance(loaded, str):
+            return loaded
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child")}
+    level = globals().get("sandbox_level")
+    return {"options": _jsonable(options), "exit_code": exit_code,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "wall_s": round(wall, 3), "python": platform.python_version(),
+            "numpy": version("numpy"), "scipy": version("scipy"), "h5py": version("h5py"),
+            "platform": platform.platform(),
+            "sandbox": level() if callable(level) else {"available": False}}
+
+
+def format_value(key: str, value, keys: dict) -> str:
+    """A typed key as printed: KEY_FORMATS first, then bool -> true/false, float -> 4 decimals,
+    lists joined by ', ', None -> n/a."""
+    fmt = KEY_FORMATS.get(key)
+    if fmt is not None:
+        return fmt(value, keys)
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+        columns = list(dict.fromkeys(k for row in value for k in row))
+        return "\n".join([f"{len(value)} rows"] + text_table(value, columns))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(format_value("", v, keys) for v in value)
+    return str(value)
+
+
+def text_table(rows: list, columns: list, indent: str = "  ") -> list:
+    """Rows (dicts) as aligned text lines, every column as wide as its widest cell."""
+    cells = [[str(c) for c in columns]] + [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return [indent + "  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in cells]
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def report_doc(report, result: str, score, args, exit_code: int, started: float, wall: float) -> dict:
+    """The JSON report: typed values only (the schema is schemas/<grader>.report.schema.json)."""
+    sub = report.submission
+    digest = tree_sha256(sub) if os.path.exists(sub) else {"sha256": None, "files": 0, "bytes": 0}
+    doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
+           "submission": os.path.abspath(sub), "submission_sha256": digest["sha256"],
+           "submission_files": digest["files"], "submission_bytes": digest["bytes"],
+           "checks": [c.as_dict() for c in report.checks],
+           "review": [c.as_dict() for c in report.checks if c.status is Status.REVIEW],
+           "phases": {k: round(v, 4) for k, v in report.phases.items()},
+           "keys": _jsonable(report.keys), "result": result, "score": score,
+           "run": run_block(args, exit_code, started, wall)}
+    doc["sandbox"] = doc["run"]["sandbox"]      # also at the top, where CONVENTIONS names it
+    doc.update(_jsonable(report_extra(report)))
+    return doc
+
+
+def write_json(path: str, docs: list) -> None:
+    """One document (indented), or one per line when there are several."""
+    with open(path, "w") as fh:
+        if len(docs) == 1:
+            json.dump(docs[0], fh, indent=2, allow_nan=False)
+            fh.write("\n")
+        else:
+            for doc in docs:
+                fh.write(json.dumps(doc, allow_nan=False) + "\n")
+
+
+def read_reports(path: str) -> list:
+    """The documents of a --json file (one indented document, or one per line)."""
+    try:
+        with open(path) as fh:
+            text = fh.read()
+        try:
+            docs = [json.loads(text)]
+        except ValueError:
+            docs = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--merge {path}: not a report ({type(exc).__name__})")
+    for doc in docs:
+        if not isinstance(doc, dict) or doc.get("grader") != GRADER_NAME:
+            raise UsageError(f"--merge {path}: not a {GRADER_NAME} report")
+    return docs
+
+
+def _doc_value(doc: dict, path: str):
+    value = doc
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def leaderboard(docs: list) -> list:
+    """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
+    then by submission name)."""
+    rows = []
+    for doc in docs:
+        row = {"submission": os.path.basename(os.path.normpath(str(doc.get("submission")))),
+               "result": doc.get("result")}
+        for column, path, _ in LEADERBOARD:
+            row[column] = _doc_value(doc, path)
+        row["sha256"] = (doc.get("submission_sha256") or "")[:12] or None
+        rows.append(row)
+
+    def order(row):
+        out = []
+        for column, _, direction in LEADERBOARD:
+            v = row[column]
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
+        return out
+    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    for i, row in enumerate(rows):
+        same = i and order(row) == order(rows[i - 1])
+        row["rank"] = rows[i - 1]["rank"] if same else i + 1
+    return [{"rank": r.pop("rank"), **r} for r in rows]
+
+
+def leaderboard_columns() -> list:
+    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + ["sha256"]
+
+
+def write_table(path: str, rows: list) -> None:
+    """The leaderboard as CSV or Markdown, chosen by the file name's extension."""
+    import csv
+    columns = leaderboard_columns()
+    with open(path, "w", newline="") as fh:
+        if TABLE_FORMATS[os.path.splitext(path)[1].lower()] == "csv":
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(columns)
+            for r in rows:
+                writer.writerow(["" if r.get(c) is None else str(r[c]).lower() if isinstance(r[c], bool)
+                                 else r[c] for c in columns])
+        else:
+            fh.write("| " + " | ".join(columns) + " |\n")
+            fh.write("|" + "|".join("---" for _ in columns) + "|\n")
+            for r in rows:
+                fh.write("| " + " | ".join(_cell(r.get(c)).replace("|", "\\|") for c in columns) + " |\n")
+
+
+def print_leaderboard(rows: list, stream=None) -> None:
+    stream = stream or sys.stdout
+    print(f"leaderboard ({len(rows)} submission{'s' if len(rows) != 1 else ''}; ranked by "
+          + ", then ".join(c for c, _, _ in LEADERBOARD) + "):", file=stream)
+    for line in text_table(rows, leaderboard_columns()):
+        print(line, file=stream)
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process this grader started that is still alive (found by parent pid under
+    /proc; each in its own process group, which goes with it)."""
+    me, parent = os.getpid(), {}
+    try:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as fh:
+                        stat = fh.read().decode("ascii", "replace")
+                    parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    pass
+    except OSError:
+        return
+    found, frontier = set(), {me}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in found}
+        found |= frontier
+    for pid in found:
+        for kill in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
+            try:
+                kill(pid)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+
+
+def grade_single(args, submission: str) -> tuple:
+    """Grade one submission in this process: (exit code, the JSON document or None)."""
+    started, t0 = time.time(), time.monotonic()
+    progress_start(args, submission)
+    try:
+        report = grade_submission(args, submission)
+        result, score = report_verdict(report, args)
+        if getattr(args, "plot", None):
+            report.checks += plot_report(args.plot, submission, result, score, report.checks,
+                                         report.figures_data)
+        finish_report(report, result, score, args)
+    except UsageError as exc:
+        progress_end()
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED, None
+    except Exception as exc:
+        if _INTERRUPT["at"] is None:
+            return _grader_error(exc)
+        return _interrupted_exit(submission)    # an import or a wait broken by the interrupt
+    except KeyboardInterrupt:
+        return _interrupted_exit(submission)
+    progress_end()
+    code = exit_code_of(report, result, score)
+    print_submission_report(report, result, score, args)
+    return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
+
+
+def _interrupted_exit(submission: str) -> tuple:
+    progress_end()
+    kill_descendants()
+    print(f"{GRADER_NAME}: interrupted: {submission} not graded (results kept by --out are "
+          "reused when rerun)", file=sys.stderr)
+    return EXIT_INTERRUPTED, None
+
+
+def _grader_error(exc) -> tuple:
+    """A grader bug (called while it is handled): never reported as a score."""
+    import traceback
+    progress_end()
+    traceback.print_exc(file=sys.stderr)
+    print(f"GRADER_ERROR: {type(exc).__name__}: {exc}")
+    print("RESULT: UNGRADED")
+    return EXIT_GRADER, None
+
+
+def grade_many(args) -> tuple:
+    """Every submission in its own grader process (`--jobs` at a time), so no state, crash or
+    limit of one reaches another; reports printed in the order given.  (codes, documents)"""
+    import concurrent.futures
+    base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-many-")
+    children = {}
+
+    def one(i, sub):
+        req = os.path.join(base, f"{i}.request.json")
+        out = os.path.join(base, f"{i}.report.json")
+        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
+                     report_child=None, jobs=child_jobs(args),
+                     plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
+        with open(req, "w") as fh:
+            json.dump(child, fh)
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
+                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        children[i] = proc
+        stdout = proc.communicate()[0].decode("utf-8", "replace")
+        doc = None
+        if os.path.isfile(out):
+            try:
+                with open(out) as fh:
+                    doc = json.load(fh)
+            except (OSError, ValueError):
+                doc = None
+        return proc.returncode, stdout, doc
+
+    codes, docs = [], []
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs or 1))
+    futures = [pool.submit(one, i, sub) for i, sub in enumerate(args.submissions)]
+    try:
+        for sub, fut in zip(args.submissions, futures):
+            code, stdout, doc = fut.result()
+            print(f"=== {sub}", flush=True)
+            sys.stdout.write(stdout)
+            sys.stdout.flush()
+            if code == -signal.SIGINT or code == EXIT_INTERRUPTED:
+                raise KeyboardInterrupt
+            codes.append(code)
+            docs.append(doc or {"grader": GRADER_NAME, "submission": os.path.abspath(sub),
+                                "result": "GRADER_ERROR", "score": None, "keys": {}})
+    except KeyboardInterrupt:
+        for fut in futures:
+            fut.cancel()
+        for proc in list(children.values()):
+            if proc.poll() is None:
+                try:
+                    proc.send_signal(signal.SIGINT)
+                    proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+        kill_descendants()
+        codes.append(EXIT_INTERRUPTED)
+        print(f"{GRADER_NAME}: interrupted after {len(docs)} of {len(args.submissions)} "
+              "submissions (the leaderboard below holds the finished ones)", file=sys.stderr)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        shutil.rmtree(base, ignore_errors=True)
+    return codes, docs
+
+
+def _interrupted(signum, frame):
+    """Ctrl-C (SIGINT) or SIGTERM: every child goes at once (a thread waiting on one is released),
+    then KeyboardInterrupt unwinds to grade_single / grade_many: exit 130, no traceback."""
+    if _INTERRUPT["at"] is None:
+        _INTERRUPT["at"] = time.monotonic()
+        threading.Thread(target=_reap_after_interrupt, daemon=True).start()
+    kill_descendants()
+    raise KeyboardInterrupt
+
+
+def _reap_after_interrupt() -> None:
+    """Children a worker thread starts after the interrupt (a phase that was about to begin, a
+    worker restarted) go too, until this grader exits."""
+    while time.monotonic() - _INTERRUPT["at"] < 60:
+        time.sleep(0.2)
+        kill_descendants()
+
+
+_INTERRUPT = {"at": None}     # set when interrupted: results arriving after it are not kept
+
+
+def run_cli(argv=None) -> int:
+    """Parse, check usage, then grade one submission here or several in child graders, or merge."""
+    previous = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):     # an inherited SIG_IGN (nohup, &) is kept
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, _interrupted)
+    except ValueError:          # not the main thread: the default handlers stay
+        pass
+    try:
+        return _run_cli(argv)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run_cli(argv) -> int:
+    for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
+        try:                                     # surrogates or text the locale cannot encode
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+    try:
+        args = build_parser().parse_args(argv)
+        if args.report_child:
+            with open(args.report_child) as fh:
+                args = argparse.Namespace(**json.load(fh))
+        else:
+            usage_checks(args)
+            common_usage_checks(args)
+            done = standalone_action(args)
+            if done is not None:
+                return done
+            if not args.submissions and not args.merge:
+                raise UsageError("no submission given (see --help)")
+    except UsageError as exc:
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED
+    try:
+        if args.merge:
+            docs = [doc for path in args.merge for doc in read_reports(path)]
+            codes = [EXIT_FULL]
+        elif len(args.submissions) == 1:
+            code, doc = grade_single(args, args.submissions[0])
+            codes, docs = [code], [doc] if doc else []
+        else:
+            codes, docs = grade_many(args)
+        if args.json and docs and not args.merge:
+            write_json(args.json, docs)
+        if len(docs) > 1 or args.merge:
+            rows = leaderboard(docs)
+            print_leaderboard(rows)
+            if getattr(args, "plot", None):
+                for c in write_leaderboard_figure(args.plot, [
+                        {"submission": d.get("submission"), "score": d.get("score"),
+                         "result": d.get("result")} for d in docs]):
+                    print(format_check(c))
+        if args.table:
+            write_table(args.table, leaderboard(docs))
+    except UsageError as exc:
+        print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
+        return EXIT_UNGRADED
+    except KeyboardInterrupt:
+        kill_descendants()
+        print(f"{GRADER_NAME}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_INTERRUPTED if EXIT_INTERRUPTED in codes else max(codes)
+
+
+def main(argv=None) -> int:
+    return run_cli(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""GRADING (a part of grade_engiai.py; see CONTRIBUTING.md)."""
+import os
+import time
+from graders.common.records import Check, Report, Status
+from graders.common.reports import progress_count
+from graders.engiai.aggregation import (aggregate, cell_checks, filter_checks, key_lines,
+    reference_file_check)
+from graders.engiai.prompts import design_copy_checks
+from graders.engiai.run import RunRefs, duplicate_checks, grade_trial, unplaced_checks
+from graders.engiai.spec import SPEC
+# -- end of source-tree preamble: the build keeps only what follows --
+# =============================================================================
+# GRADING: the checks above, in the seed's order, over one run
+# =============================================================================
+def grade(run_dir: str, problems: set, styles: set) -> Report:
+    """Every trial rescored (filtered by problem and style), duplicates, then the cells;
+    the trials and cells travel in figures_data (for --out, the JSON report and plots)."""
+    t0 = time.monotonic()
+    report = Report(run_dir)
+    checks, trials = report.checks, []
+    tdir = os.path.join(run_dir, SPEC["trials_dir"])
+    report.figures_data.update(trials=trials, cells=[])
+    if not os.path.isdir(tdir) or os.path.islink(tdir):
+        checks.append(Check("run.trials", Status.FAIL, f"{SPEC['trials_dir']}/ missing in {run_dir}"))
+    else:
+        checks += reference_file_check(run_dir)
+        run = RunRefs(run_dir)
+        names = [n for n in sorted(os.listdir(tdir)) if os.path.isdir(os.path.join(tdir, n))]
+        t_trials = time.monotonic()
+        for i, name in enumerate(names):
+            trial, more = grade_trial(os.path.join(tdir, name), run, problems, styles)
+            report.figures_data.setdefault("trial_dirs", {})[trial.trial_id] = os.path.join(tdir, name)  # PLOTS
+            trials.append(trial)
+            checks += more
+            if (i + 1) % 25 == 0 or i + 1 == len(names):
+                progress_count("trials", i + 1, len(names), t_trials)
+        checks += duplicate_checks(trials) + unplaced_checks(trials) + design_copy_checks(trials, run, checks)
+        checks += filter_checks(trials)
+        cells = aggregate(trials)
+        checks += cell_checks(cells)
+        report.figures_data["cells"] = cells
+        report.figures_data["run_refs"] = run                                # PLOTS
+    report.keys.update(key_lines(trials, report.figures_data["cells"], checks))
+    report.phases["grade"] = time.monotonic() - t0
+    return report
+
+

@@ -1,0 +1,161 @@
+"""SPEC (a part of grade_engiai.py; see CONTRIBUTING.md)."""
+# -- end of source-tree preamble: the build keeps only what follows --
+# =============================================================================
+# SPEC: every threshold, tolerance, file name and weight (seed line in comments)
+# =============================================================================
+SPEC = {
+    "trial_format": "engiai-trial/1",  # this project's format (spec: "the format of a trial record is this project's to define")
+    "trials_dir": "trials",            # RUN_DIR/trials/<trial_id>/
+    "trial_file": "trial.json",
+    "arrays_file": "arrays.h5",
+    "reference_file": "reference.h5",  # RUN_DIR/reference.h5: ground truth + MMD baselines
+    "binarize_at": 0.5,                # spec: "Designs binarised at > 0.5"
+    "stl_param_tol": 0.05,             # public task-completion scorer: float params within 0.05 (strict <)
+    "stl_weld_rel_tol": 1e-5,          # not in seed: STL vertices closer than this fraction of the
+                                       # mesh scale are one vertex (float noise; TRIAL_FORMAT.md)
+    "stl_geometry_rel_tol": 1e-5,      # not in seed: exported volume/centroid vs the design's cells
+    "stl_footprint_max_tests": 1 << 24,  # not in seed: (face, row) pairs the footprint witness scans
+    "multi_export_count": 2,           # seed: "two exports from one optimization"
+    "rag_default_tol": 0.05,           # public RAG scorer default tolerance, within <=
+    "rag_modes": {                     # public RAG scorer: sub-weights by tested parameters
+        (): {"volfrac": 0.60, "rag_tool_called": 0.40},
+        ("forcedist",): {"volfrac": 0.40, "forcedist": 0.40, "rag_tool_called": 0.20},
+        ("rmin",): {"volfrac": 0.40, "rmin": 0.40, "rag_tool_called": 0.20},
+        ("forcedist", "rmin"): {"volfrac": 0.30, "forcedist": 0.30, "rmin": 0.30,
+                                "rag_tool_called": 0.10},
+    },
+    "hpc_steps": ("generate_training_command", "submit_slurm_job",   # public HPC scorer
+                  "monitor_job_until_complete", "evaluate_model"),
+    "hpc_secondary_weight": 0.15,      # public HPC scorer: config 0.15 and eval 0.15 when called
+    "hpc_eval_metrics": ("IOG", "COG", "FOG", "MMD", "DPP", "viol"),
+    "claim_tol": 1e-6,                 # a claimed score within this of the recomputed one agrees
+    "full_score_tol": 1e-9,            # SCORE 1.0 / exit 0 only within round-off of a full score
+    "max_json_bytes": 4 << 20,         # guarded input caps (not in seed)
+    "max_h5_bytes": 256 << 20,
+    "max_array_elems": 1 << 24,
+    "max_stl_bytes": 64 << 20,
+    "max_script_bytes": 1 << 20,
+    "max_tool_calls": 10000,
+    # not in seed: copies by distance (TRIAL_FORMAT.md decision 19).  The reference spacing is
+    # the copy_scale_percentile-th percentile of the reference designs' nearest-neighbour
+    # distances (each to its nearest distinct other; raw values and binarised separately); a
+    # sample (or design) nearer than copy_distance_frac of that spacing to a known design is a
+    # near-copy; a sample set is held for review when its near-copies exceed copy_max_share of
+    # its samples (an exact copy always counts)
+    "copy_scale_percentile": 5.0,
+    "copy_distance_frac": 0.25,
+    "copy_max_share": 0.05,
+    "copy_rigid_shift": 2,             # rigid moves that count as copies: flips x shifts by <= 2 cells
+    "copy_rigid_max_ops": 1 << 33,     # distance work (moves x pairs x cells x 2) the check may take
+    "copy_share_z": 3.0,               # standard errors of (sample near share - reference near
+                                       # rate) tolerated beyond copy_max_share
+    "copy_max_ground_truths": 4096,    # design copy check: more ground truths of a problem than
+                                       # this -> only the run's own examples are compared
+}
+
+# ---- REGISTRY: the one table every CLI choice list and every weight comes from ----
+# seed "Prompt styles": beams2d and photonics2d both accept seven styles
+DESIGN_STYLES = ("full", "natural", "workflow-random", "workflow-derived-params",
+                 "workflow-distractor", "workflow-conditional", "workflow-multi-export")
+# seed "Difficulty tiers": --prompt-style {tier}-{terse|verbose}, sixteen combinations
+TIER_STYLES = tuple(f"{t}-{v}" for t in ("t2", "t3", "t4", "t4-func", "t5", "t5-func", "t6", "t6v2")
+                    for v in ("terse", "verbose"))
+# seed: "the hpc_train_* problems use hpc-train-cgan, hpc-train-diff, hpc-train-natural-cgan
+# and hpc-train-natural-diff"
+HPC_STYLES = ("hpc-train-cgan", "hpc-train-diff", "hpc-train-natural-cgan", "hpc-train-natural-diff")
+ALGORITHMS = ("cgan_cnn_2d", "diffusion_2d_cond")  # seed: --algorithm cgan_cnn_2d (default) or diffusion_2d_cond
+
+# seed "Scoring": design_quality 0.65, tool_efficiency 0.20, task_completion 0.15
+_W_DESIGN = {"design_quality": 0.65, "tool_efficiency": 0.20, "task_completion": 0.15}
+# seed: IoU 0.31, pixel accuracy 0.19, objective match 0.15, constraint match 0.12,
+# connectivity 0.12, watertightness 0.11
+_W_DQ = {"iou": 0.31, "pixel_accuracy": 0.19, "objective_match": 0.15, "constraint_match": 0.12,
+         "connectivity": 0.12, "watertightness": 0.11}
+# seed: "thermoelastic2d shifts constraint match to 0 and objective match to 0.27"
+_W_DQ_THERMO = dict(_W_DQ, constraint_match=0.0, objective_match=0.27)
+_W_RAG = {"rag_accuracy": 1.0}                                         # seed: a single rag_accuracy term
+_W_HPC = {"workflow_completion": 0.80, "tool_efficiency": 0.20}        # seed: HPC orchestration
+_W_CODE = {"model_quality": 0.55, "code_quality": 0.15, "job_completion": 0.10,   # seed: six terms
+           "dryrun": 0.10, "syntax": 0.05, "slurm_accepted": 0.05}
+
+# tools each family's agent can call (seed "Training-code generation": all nine tools bind to
+# HPCAgent; the others from the public scorers); a name outside this set is an unknown tool
+_TOOLS_DESIGN = ("create_problem", "get_problem_details", "optimize_design", "simulate_design",
+                 "render_design", "convert_design_to_stl", "ask_human_for_clarification")
+_TOOLS_RAG = _TOOLS_DESIGN + ("search_documents",)
+_TOOLS_HPC = ("generate_training_command", "submit_slurm_job", "monitor_job_until_complete",
+              "evaluate_model", "execute_cli_command", "diagnose_job_failure")
+_TOOLS_CODE = ("write_training_script", "validate_training_script", "generate_training_slurm",
+               "validate_slurm_script", "dryrun_training_script", "submit_slurm_job",
+               "monitor_job_until_complete", "evaluate_model", "diagnose_job_failure")
+
+# optimal tool sequences per style (tool efficiency = min(1, optimal / actual)); the registry's,
+# not the trial's: a trial's own optimal_call_count is compared and reported, never used
+_OPT_RENDER = ("optimize_design", "simulate_design", "render_design")
+_OPT_EXPORT = ("optimize_design", "simulate_design", "convert_design_to_stl")
+_OPTIMAL_DESIGN = {s: (_OPT_RENDER if s in ("full", "natural") else _OPT_EXPORT) for s in DESIGN_STYLES}
+_OPTIMAL_DESIGN["workflow-multi-export"] = _OPT_EXPORT + ("convert_design_to_stl",)
+_OPTIMAL_HPC = {s: SPEC["hpc_steps"] for s in HPC_STYLES}
+_OBJ_BEAMS = (("compliance", 0.2, 1.0),)           # (name, relative error threshold, weight)
+_OBJ_PHOTONICS = (("total_overlap", 0.2, 1.0),)
+_OBJ_THERMO = (("structural_compliance", 0.2, 0.4), ("thermal_compliance", 0.2, 0.4),
+               ("volume_fraction", 0.1, 0.2))   # spec: 0.1 for thermoelastic volume fraction
+
+# the eight registered problems of the seed's family table (the issue's "nine" is not in the
+# seed or the spec: reference/engiai/TRIAL_FORMAT.md, decision 17)
+PROBLEMS = {
+    "beams2d": dict(
+        family="design_optimization", styles=DESIGN_STYLES, weights=_W_DESIGN, design_weights=_W_DQ,
+        dataset="IDEALLab/beams_2d_50_100_v0", design_shape=(50, 100), objectives=_OBJ_BEAMS,
+        constraints=(("volfrac", 0.01),), tools=_TOOLS_DESIGN, optimal=_OPTIMAL_DESIGN,
+        agent_tools_support=True),
+    "photonics2d": dict(
+        family="design_optimization", styles=DESIGN_STYLES, weights=_W_DESIGN, design_weights=_W_DQ,
+        dataset="IDEALLab/photonics_2d_120_120_v0", design_shape=(120, 120),
+        objectives=_OBJ_PHOTONICS, constraints=(), tools=_TOOLS_DESIGN, optimal=_OPTIMAL_DESIGN,
+        agent_tools_support=True),
+    # seed warning: registered, but the agent's tools support only beams2d and photonics2d
+    "thermoelastic2d": dict(
+        family="design_optimization", styles=DESIGN_STYLES, weights=_W_DESIGN,
+        design_weights=_W_DQ_THERMO, dataset="IDEALLab/thermoelastic_2d_v0", design_shape=(64, 64),
+        objectives=_OBJ_THERMO, constraints=(), tools=_TOOLS_DESIGN, optimal=_OPTIMAL_DESIGN,
+        agent_tools_support=False),
+    # seed: "The last three families carry no dataset and no objectives"
+    "rag_beams2d": dict(
+        family="rag_retrieval", styles=("rag-eval",), weights=_W_RAG, dataset=None,
+        design_shape=None, objectives=(), constraints=(), tools=_TOOLS_RAG, optimal=None,
+        agent_tools_support=True),
+    "hpc_train_beams2d": dict(
+        family="hpc_orchestration", styles=HPC_STYLES, weights=_W_HPC, dataset=None,
+        design_shape=None, objectives=(), constraints=(), tools=_TOOLS_HPC, optimal=_OPTIMAL_HPC,
+        agent_tools_support=True, base_problem="beams2d"),
+    "hpc_train_photonics2d": dict(
+        family="hpc_orchestration", styles=HPC_STYLES, weights=_W_HPC, dataset=None,
+        design_shape=None, objectives=(), constraints=(), tools=_TOOLS_HPC, optimal=_OPTIMAL_HPC,
+        agent_tools_support=True, base_problem="photonics2d"),
+    "training_code_beams2d": dict(
+        family="training_code", styles=TIER_STYLES, weights=_W_CODE, dataset=None,
+        design_shape=(50, 100), objectives=(), constraints=(), tools=_TOOLS_CODE, optimal=None,
+        agent_tools_support=True, base_problem="beams2d"),
+    "training_code_photonics2d": dict(
+        family="training_code", styles=TIER_STYLES, weights=_W_CODE, dataset=None,
+        design_shape=(120, 120), objectives=(), constraints=(), tools=_TOOLS_CODE, optimal=None,
+        agent_tools_support=True, base_problem="photonics2d"),
+}
+
+
+def list_problems() -> list:
+    """Every registered problem (the --problem choices)."""
+    return sorted(PROBLEMS)
+
+
+def list_styles() -> list:
+    """Every prompt style some registered problem accepts (the --style choices)."""
+    return sorted({s for p in PROBLEMS.values() for s in p["styles"]})
+
+
+def hpc_algorithm(style: str) -> str:
+    """The training algorithm an hpc-train-* style asks for."""
+    return "diffusion_2d_cond" if style.endswith("-diff") else "cgan_cnn_2d"
+
+

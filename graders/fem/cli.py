@@ -1,0 +1,21 @@
+"""PRINTING AND CLI (a part of grade_fem.py; see CONTRIBUTING.md)."""
+from graders.common.records import Report
+from graders.fem.grading import grade
+# -- end of source-tree preamble: the build keeps only what follows --
+KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
+    "e_star_n(32)": lambda v, keys: f"{v:.6e}",
+    "dense_orders_clean": lambda v, keys: " ".join(f"{b:.3f}" for b in v),
+    "nodal_error(32)": lambda v, keys: f"{v:.3e}",
+    "solve_entry_points": lambda v, keys: ", ".join(v) or "none observed",
+    "artifact_deviation": lambda v, keys: f"{v:.3e}",
+}
+LEADERBOARD = (("score", "score", "desc"), ("review_required", "keys.review_required", "asc"))
+POSITIVE_OPTIONS = ("budget",)
+OUTPUT_OPTIONS = (("json", False), ("table", False))
+SUBMISSIONS_HELP = "directory with fem_solver.py, results.json, reference_arrays.npz"
+
+
+def grade_submission(args, submission: str) -> Report:
+    return grade(submission, budget=args.budget, strict=args.strict, no_exec=args.no_exec)
+
+
