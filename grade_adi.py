@@ -1811,13 +1811,16 @@ _getframe = _sys._getframe
 _issub = issubclass
 _type = type
 _len = len
-_callable = callable
 _b64encode = _b64.b64encode
 _dumps = _json.dumps
 _loads = _json.loads
 import hashlib as _hashlib, weakref as _weakref
 _blake = _hashlib.blake2b
 _wref = _weakref.ref
+import functools as _functools, types as _types
+_MATRIX = _np.matrix
+_CALLBACKS = frozenset({_types.FunctionType, _types.MethodType, _types.BuiltinFunctionType,
+                        _functools.partial, type(_np.add)})   # code handed in as a callback
 _SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None), _np.float64, _np.float32,
                       _np.float16, _np.complex128, _np.complex64, _np.int64, _np.int32, _np.int16,
                       _np.int8, _np.uint64, _np.uint32, _np.uint16, _np.uint8, _np.bool_,
@@ -1851,9 +1854,14 @@ class _Unreadable(Exception):
 
 
 def _arr(x):
-    """An owned operand as an ndarray (plain data only: an exact ndarray, a scalar, or a
-    list/tuple the recorder built from owned values)."""
-    return x if _type(x) is _nd else _A(x)
+    """An owned operand as an ndarray (plain data only: an exact ndarray, an owned np.matrix, a
+    scalar, or a list/tuple the recorder built from owned values)."""
+    t = _type(x)
+    if t is _nd:
+        return x
+    if t is _MATRIX or t in _SCALARS or t is list or t is tuple:
+        return _A(x, subok=False)
+    raise _Unreadable(f"operand of type {t.__name__}")
 
 
 def _anyv(a):
@@ -1989,6 +1997,8 @@ def _own(x, depth=0):
         return t([_own(v, depth + 1) for v in x])
     if t is dict:
         return {k: _own(v, depth + 1) for k, v in x.items() if _type(k) is str}
+    if t is _MATRIX:            # numpy's own matrix class: the raw buffer, handed on as a matrix
+        return _own_plain_array(x).view(_MATRIX)
     if _issub(t, _nd):
         return _own_plain_array(x)
     if _issub(t, _SPBASE):
@@ -1997,8 +2007,8 @@ def _own(x, depth=0):
         return _own_linop(x)
     if t is _SolverProxy:
         return x
-    if _callable(x):            # a callback (a preconditioner function, ...): code, not an operand
-        return x
+    if t in _CALLBACKS:         # a callback (a function, a bound method, a partial): code, not an
+        return x                # operand; any other callable object may carry its own __array__
     raise _Unreadable(f"operand of type {t.__name__}")
 
 
@@ -2944,6 +2954,8 @@ def _spoil(a):
 def _poison(out):
     if _type(out) is _nd and out.dtype.kind in "fc":
         return _spoil(out)
+    if _type(out) is _MATRIX and out.dtype.kind in "fc":
+        return _spoil(_A(out, subok=False)).view(_MATRIX)
     if _type(out) is tuple:
         return tuple(_poison(o) for o in out)
     if _type(out) is list:
@@ -2960,6 +2972,8 @@ def _solution(base, out, outs):
     """The solution array in a solve's output (None: not a solve, or not found)."""
     if _type(out) is _nd:
         return out
+    if _type(out) is _MATRIX:
+        return _A(out, subok=False)
     if _type(out) is tuple and out:
         if outs is not None:
             for nm in ("x", "b"):
@@ -3157,7 +3171,8 @@ def _call(fn, name, args, kwargs, extract, proxy=False, theta=_NOTHETA, op=_NOTH
     base = _base(name)
     if nested:      # a library's own sub-call: read (never replaced), dimension recorded
         try:
-            n, hb, factor = extract(tuple([_own_soft(v) for v in args]), {kk: _own_soft(v) for kk, v in kwargs.items()})
+            n, hb, factor = extract(tuple([_own_soft(v, True) for v in args]),
+                                    {kk: _own_soft(v, True) for kk, v in kwargs.items()})
         except Exception:
             n, hb, factor = None, None, False
         _record(name, n, hb, factor, True, None)
@@ -3261,16 +3276,24 @@ def _call(fn, name, args, kwargs, extract, proxy=False, theta=_NOTHETA, op=_NOTH
     return final
 
 
-def _own_soft(x):
-    """A route's operand: owned when it is an array-like the recorder can own, else untouched
-    (a route records only a size)."""
+class _Opaque:
+    """Stands, for the recorder's reading only, for an operand it could not own (reading it
+    raises: the size is then unknown, which is flagged, never guessed by asking the object)."""
+
+
+_OPAQUE = _Opaque()
+
+
+def _own_soft(x, read=False):
+    """A route's or a nested call's operand: owned when the recorder can own it; otherwise the
+    object itself is handed on (a route records only a size) and, for reading, _OPAQUE."""
     t = _type(x)
-    if t is _nd or t in _SCALARS or _callable(x) and not _issub(t, _LINOP):
+    if t is _nd or t in _SCALARS or t in _CALLBACKS:
         return x
     try:
         return _own(x)
     except Exception:
-        return x
+        return _OPAQUE if read else x
 
 
 def _call_route(fn, name, args, kwargs, extract):
@@ -3279,7 +3302,8 @@ def _call_route(fn, name, args, kwargs, extract):
         args = tuple([_own_soft(v) for v in args])
         kwargs = {kk: _own_soft(v) for kk, v in kwargs.items()}
     try:
-        n, vectors = extract(args, kwargs)
+        n, vectors = extract(tuple([_own_soft(v, True) for v in args]),
+                             {kk: _own_soft(v, True) for kk, v in kwargs.items()})
     except Exception:
         n, vectors = None, True
     _record_route(name, n, vectors, nested)
