@@ -3132,7 +3132,7 @@ def _consume(base, name, a, k, args, kwargs, params):
     if base == "lu_solve" or base == "cho_solve" or base == "cho_solve_banded":
         f = _arg(args, kwargs, 0, {"lu_solve": "lu_and_piv", "cho_solve": "c_and_lower",
                                    "cho_solve_banded": "cb_and_lower"}[base])
-        if _type(f) is tuple:
+        if _type(f) is tuple or _type(f) is list:
             cand = list(f)
     elif ob is not None:
         cand = [ob.get(nm) for nm in ("lu", "piv", "c", "ab", "dl", "d", "du", "du2", "ipiv", "e")]
