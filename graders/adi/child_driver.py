@@ -139,15 +139,61 @@ def _own_sparse(x):
             fmt = _SPFMT[c]
             break
     d = _SPDICT_GET(_SPDICT, x, _type(x))
-    if _type(d) is not dict or fmt not in ("csr", "csc", "coo", "dia"):
-        raise _Unreadable(f"sparse format {fmt} (convert to csr/csc/coo/dia)")
+    if _type(d) is not dict or fmt not in ("csr", "csc", "coo", "dia", "bsr", "lil", "dok"):
+        raise _Unreadable(f"sparse format {fmt} (convert to csr/csc)")
     shape = _own(d.get("_shape"))
     if (_type(shape) is not tuple or _len(shape) != 2 or any(_type(v) not in _INTS
                                                              for v in shape)):
         raise _Unreadable("sparse shape")
     nr, nc = int(shape[0]), int(shape[1])
-    data = _own(d.get("data"))
-    if fmt in ("csr", "csc"):
+    if fmt in ("lil", "dok"):       # Python containers of plain numbers, read element by element
+        rows, cols, vals = [], [], []
+        if fmt == "lil":
+            R, D = d.get("rows"), d.get("data")
+            if not (_type(R) is _nd and _type(D) is _nd and R.shape == (nr,) and D.shape == (nr,)):
+                raise _Unreadable("sparse storage")
+            for i, (ri, di) in enumerate(zip(R.tolist(), D.tolist())):
+                if _type(ri) is not list or _type(di) is not list or _len(ri) != _len(di):
+                    raise _Unreadable("sparse storage")
+                rows += [i] * _len(ri)
+                cols += ri
+                vals += di
+        else:
+            Dk = d.get("_dict")
+            if _type(Dk) is not dict:
+                raise _Unreadable("sparse storage")
+            for key, v in Dk.items():
+                if _type(key) is not tuple or _len(key) != 2:
+                    raise _Unreadable("sparse storage")
+                rows.append(key[0])
+                cols.append(key[1])
+                vals.append(v)
+        if not all(_type(v) in _SCALARS and _type(v) not in (str, bytes) for v in rows + cols + vals):
+            raise _Unreadable("sparse storage")
+        row, col = _A(rows, dtype=_INTP), _A(cols, dtype=_INTP)
+        data = _A(vals) if vals else _Z(0)
+        fmt = "coo-built"
+    else:
+        data = _own(d.get("data"))
+    if fmt == "bsr":
+        ind, ptr = _own(d.get("indices")), _own(d.get("indptr"))
+        if not (_type(data) is _nd and _type(ind) is _nd and _type(ptr) is _nd and data.ndim == 3
+                and ind.shape == (data.shape[0],) and ptr.ndim == 1 and ptr.size >= 1
+                and int(ptr[-1]) == data.shape[0] and int(ptr[0]) == 0):
+            raise _Unreadable("sparse storage")
+        R, C = data.shape[1], data.shape[2]
+        cnt = ptr[1:] - ptr[:-1]
+        if _anyv(cnt < 0):
+            raise _Unreadable("sparse index pointer")
+        brow = _ARANGE(cnt.size).repeat(cnt)
+        rr = _ARANGE(R).reshape(1, R, 1).repeat(C, axis=2)
+        cc = _ARANGE(C).reshape(1, 1, C).repeat(R, axis=1)
+        row = (brow.reshape(-1, 1, 1) * R + rr).reshape(-1)
+        col = (ind.astype(_INTP).reshape(-1, 1, 1) * C + cc).reshape(-1)
+        data = data.reshape(-1)
+    elif fmt == "coo-built":
+        pass
+    elif fmt in ("csr", "csc"):
         ind, ptr = _own(d.get("indices")), _own(d.get("indptr"))
         if not (_type(data) is _nd and _type(ind) is _nd and _type(ptr) is _nd and data.ndim == 1
                 and ind.shape == data.shape and ptr.ndim == 1 and ptr.size == (nr if fmt == "csr" else nc) + 1):
