@@ -3129,15 +3129,24 @@ def _depth():
 
 
 def _nested():
-    """Inside another wrapped call of this thread AND called from NumPy/SciPy code (a
-    library's own sub-call).  A call from the submission (a callback, a matvec) is a
-    solve of its own at any depth."""
+    """Inside another wrapped call of this thread AND reached from it through NumPy/SciPy code
+    only (a library's own sub-call).  A call with submitted code anywhere between it and the
+    enclosing wrapped call (a callback, a matvec, a library trampoline such as
+    numpy.apply_along_axis inside a callback) is a solve of its own at any depth."""
     if not _depth():
         return False
     try:
-        return _getframe(3).f_code.co_filename.startswith(_LIBDIRS)
+        f = _getframe(3)
+        while f is not None:
+            code = f.f_code
+            if code is _RUN_CODE:
+                return True
+            if not code.co_filename.startswith(_LIBDIRS):
+                return False
+            f = f.f_back
     except Exception:
-        return False
+        pass
+    return False
 
 
 def _run(fn, args, kwargs):
@@ -3146,6 +3155,9 @@ def _run(fn, args, kwargs):
         return fn(*args, **kwargs)
     finally:
         _TL.depth -= 1
+
+
+_RUN_CODE = _run.__code__
 
 
 _NOTHETA = object()
