@@ -2,20 +2,21 @@
 import argparse
 import json
 import os
+from graders._embed import embed_json
 from graders.common.printing import print_report
 from graders.common.records import Report
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
     add_report_options, text_table)
 from graders.engiai.grading import grade
 from graders.engiai.header import GRADER_NAME
-from graders.engiai.spec import PROBLEMS, list_problems, list_styles
+from graders.engiai.spec import PROBLEMS, SPEC, list_problems, list_styles
 from graders.engiai.verdict import verdict
 # -- end of source-tree preamble: the build keeps only what follows --
 KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
     "trial_mean": lambda v, keys: "n/a" if v is None else f"{v:.4f}",
 }
 LEADERBOARD = (("score", "score", "desc"),)
-POSITIVE_OPTIONS = ()
+POSITIVE_OPTIONS = ("budget",)
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -52,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="RESULT: PASS every trial scorable and every artefact valid; PARTIAL some cell "
                "INVALID/UNSCORABLE/UNSUPPORTED, some artefact invalid or some trace to review; UNGRADED "
-               "no scorable cell; FAIL only with --strict.  SCORE: mean of the scorable cells' "
-               "means.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
+               "no cell to score; FAIL only with --strict.  SCORE: mean of the scorable cells' "
+               "means, an INVALID cell counting 0.0.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
                "usage error, 3 grader failure, 130 interrupted; with several runs, the largest")
     add_report_options(p, submissions_help="run directory with reference.h5 and "
                        "trials/<id>/trial.json (reference/engiai/TRIAL_FORMAT.md)")
@@ -66,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true",
                    help="anything short of PASS (unscorable cell, invalid artefact, trace to "
                         "review) is RESULT: FAIL, SCORE: 0.0")
+    p.add_argument("--budget", type=float, metavar="SECONDS",
+                   help=f"seconds the whole run may take (default {SPEC['run_max_seconds']:g}); "
+                        "what is not read within it scores 0 with a FAIL record")
     p.add_argument("--no-exec", action="store_true",
                    help="accepted for uniformity; this grader never executes what it grades "
                         "(scripts are only parsed), so grading is unchanged")
@@ -108,7 +112,7 @@ def child_jobs(args) -> int:
 
 def grade_submission(args, submission: str) -> Report:
     problems, styles = resolve_filters(build_parser(), args)
-    report = grade(submission, problems, styles)
+    report = grade(submission, problems, styles, getattr(args, "budget", None))
     if args.out:
         write_out_dir(args.out, report.figures_data["trials"], report.figures_data["cells"])
     return report
@@ -146,49 +150,4 @@ def leaderboard_keys_of(checks: list, args) -> dict:
 
 # --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
 OUT_HELP = "also trials.json (recomputed terms per trial) and cells.tsv (DIR must not be inside RUN_DIR)"
-REPORT_SCHEMA = json.loads(    # schemas/grade_engiai.report.schema.json, the same document
-    r'{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"grade_engiai.report.schema.'
-    r'json","title":"grade_engiai report (--json)","description":"One submission graded by grade_e'
-    r'ngiai.py: every record, typed keys, the run block. With several submissions --json holds one'
-    r' such document per line.","type":"object","required":["grader","version","grader_sha256","su'
-    r'bmission","submission_sha256","submission_files","submission_bytes","checks","review","phase'
-    r's","keys","result","score","run","trials","cells","sandbox"],"properties":{"grader":{"const"'
-    r':"grade_engiai"},"version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+"},"grader_sha256"'
-    r':{"type":"string","pattern":"^[0-9a-f]{64}$"},"submission":{"type":"string"},"label":{"type"'
-    r':"string","minLength":1,"pattern":"^[^\\u0000-\\u001f\\u007f]+$","description":"the row name'
-    r' given with --label (else the leaderboard names the row by the shortest path suffix that tel'
-    r'ls it apart)"},"submission_sha256":{"type":["string","null"],"pattern":"^[0-9a-f]{64}$"},"su'
-    r'bmission_files":{"type":"integer","minimum":0},"submission_bytes":{"type":"integer","minimum'
-    r'":0},"checks":{"type":"array","items":{"type":"object","required":["id","status","message","'
-    r'measured","limit"],"additionalProperties":false,"properties":{"id":{"type":"string","minLeng'
-    r'th":1},"status":{"enum":["PASS","FAIL","REVIEW","SKIP","INFO"]},"message":{"type":"string"},'
-    r'"measured":{},"limit":{}}}},"review":{"type":"array","items":{"type":"object","required":["i'
-    r'd","status","message","measured","limit"],"additionalProperties":false,"properties":{"id":{"'
-    r'type":"string","minLength":1},"status":{"const":"REVIEW"},"message":{"type":"string"},"measu'
-    r'red":{},"limit":{}}}},"phases":{"type":"object","additionalProperties":{"type":"number","min'
-    r'imum":0}},"keys":{"type":"object","properties":{"trials":{"type":"integer","minimum":0},"tri'
-    r'als_scored":{"type":"integer","minimum":0},"trials_unscorable":{"type":"integer","minimum":0'
-    r'},"trials_unsupported":{"type":"integer","minimum":0},"trials_invalid":{"type":"integer","mi'
-    r'nimum":0},"cells":{"type":"integer","minimum":0},"cells_scored":{"type":"integer","minimum":'
-    r'0},"claims_disagreeing":{"type":"integer","minimum":0},"trial_mean":{"type":["number","null"'
-    r']}},"additionalProperties":{"type":["number","integer","boolean","string","array","object","'
-    r'null"]}},"result":{"enum":["PASS","PARTIAL","FAIL","UNGRADED"]},"score":{"type":["number","n'
-    r'ull"],"minimum":0,"maximum":1},"run":{"type":"object","properties":{"options":{"type":"objec'
-    r't"},"exit_code":{"enum":[0,1,2,3,130]},"started":{"type":"string","pattern":"^\\d{4}-\\d\\d-'
-    r'\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s":{"type":"number","minimum":0},"python":{"type":"str'
-    r'ing"},"numpy":{"type":["string","null"]},"scipy":{"type":["string","null"]},"h5py":{"type":['
-    r'"string","null"]},"platform":{"type":"string"},"sandbox":{"type":"object"}},"required":["opt'
-    r'ions","exit_code","started","wall_s","python","numpy","scipy","h5py","platform","sandbox"],"'
-    r'additionalProperties":false},"trials":{"type":"array","items":{"type":"object","required":["'
-    r'trial_id"]}},"cells":{"type":"array","items":{"type":"object","required":["problem","style",'
-    r'"n","n_none","status","mean","reasons"],"properties":{"problem":{"type":"string"},"style":{"'
-    r'type":"string"},"n":{"type":"integer"},"n_none":{"type":"integer"},"status":{"enum":["scored'
-    r'","invalid","unscorable","unsupported"]},"mean":{"type":["number","null"]},"reasons":{"type"'
-    r':"array","items":{"type":"string"}}}}},"sandbox":{"type":"object","description":"sandbox_lev'
-    r'el() of the runner (the same as run.sandbox); {\"available\": false} where no code runs or t'
-    r'he runner does not report it"},"signature":{"type":"string","pattern":"^hmac-sha256:[0-9a-f]'
-    r'{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of KEYFILE over th'
-    r'is document without its signature, as JSON with sorted keys, no spaces, ASCII only; --merge '
-    r'--sign refuses a report without a matching one"}},"additionalProperties":false,"allOf":[{"if'
-    r'":{"properties":{"result":{"const":"UNGRADED"}}},"then":{"properties":{"score":{"type":"null'
-    r'"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
+REPORT_SCHEMA = embed_json("schemas/grade_engiai.report.schema.json")

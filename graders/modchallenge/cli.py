@@ -4,6 +4,7 @@ import json
 import os
 import secrets
 import time
+from graders._embed import embed_json
 from graders.common.records import Report
 from graders.common.reports import (CliParser, EXIT_FULL, UsageError, add_report_options,
     check_output_path, tree_sha256)
@@ -185,51 +186,4 @@ def leaderboard_keys_of(checks: list, args) -> dict:
 # --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
 OUT_HELP = ("also each seed's result as it finishes; a rerun with the same DIR, submission, "
             "options and grader skips the seeds already graded")
-REPORT_SCHEMA = json.loads(    # schemas/grade_modchallenge.report.schema.json, the same document
-    r'{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"grade_modchallenge.report.s'
-    r'chema.json","title":"grade_modchallenge report (--json)","description":"One submission grade'
-    r'd by grade_modchallenge.py: every record, typed keys, the run block. With several submission'
-    r's --json holds one such document per line.","type":"object","required":["grader","version","'
-    r'grader_sha256","submission","submission_sha256","submission_files","submission_bytes","check'
-    r's","review","phases","keys","result","score","run","sandbox"],"properties":{"grader":{"const'
-    r'":"grade_modchallenge"},"version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+"},"grader_'
-    r'sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"submission":{"type":"string"},"label":'
-    r'{"type":"string","minLength":1,"pattern":"^[^\\u0000-\\u001f\\u007f]+$","description":"the r'
-    r'ow name given with --label (else the leaderboard names the row by the shortest path suffix t'
-    r'hat tells it apart)"},"submission_sha256":{"type":["string","null"],"pattern":"^[0-9a-f]{64}'
-    r'$"},"submission_files":{"type":"integer","minimum":0},"submission_bytes":{"type":"integer","'
-    r'minimum":0},"checks":{"type":"array","items":{"type":"object","required":["id","status","mes'
-    r'sage","measured","limit"],"additionalProperties":false,"properties":{"id":{"type":"string","'
-    r'minLength":1},"status":{"enum":["PASS","FAIL","REVIEW","SKIP","INFO"]},"message":{"type":"st'
-    r'ring"},"measured":{},"limit":{}}}},"review":{"type":"array","items":{"type":"object","requir'
-    r'ed":["id","status","message","measured","limit"],"additionalProperties":false,"properties":{'
-    r'"id":{"type":"string","minLength":1},"status":{"const":"REVIEW"},"message":{"type":"string"}'
-    r',"measured":{},"limit":{}}}},"phases":{"type":"object","additionalProperties":{"type":"numbe'
-    r'r","minimum":0}},"keys":{"type":"object","properties":{"seed":{"type":"string"},"total":{"ty'
-    r'pe":"integer"},"tiers":{"type":"array","items":{"type":"object","properties":{"tier":{"type"'
-    r':"integer"},"scored":{"type":"boolean"},"accuracy":{"type":"number","minimum":0,"maximum":1}'
-    r',"completed":{"type":"boolean"},"cumulative_wall_s":{"type":["number","null"]}},"required":['
-    r'"tier","scored","accuracy","completed","cumulative_wall_s"],"additionalProperties":false}},"'
-    r'robustness":{"type":"array","items":{"type":"object","properties":{"seed":{"type":"string"},'
-    r'"t1_t7_min":{"type":["number","null"]},"t8":{"type":["number","null"]},"t9":{"type":["number'
-    r'","null"]},"t10":{"type":["number","null"]},"overall":{"type":["number","null"]},"htop":{"ty'
-    r'pe":"integer"},"deterministic":{"type":"boolean"}},"required":["seed","t1_t7_min","t8","t9",'
-    r'"t10","overall","htop","deterministic"],"additionalProperties":false}},"overall_accuracy":{"'
-    r'type":"number","minimum":0,"maximum":1},"overall_accuracy_min":{"type":"number"},"highest_ti'
-    r'er_above_90":{"type":"integer","minimum":-1,"maximum":10},"deterministic":{"type":"boolean"}'
-    r',"ranked":{"type":"boolean"}},"additionalProperties":{"type":["number","integer","boolean","'
-    r'string","array","object","null"]}},"result":{"enum":["PASS","PARTIAL","FAIL","UNGRADED"]},"s'
-    r'core":{"type":["number","null"],"minimum":0,"maximum":1},"run":{"type":"object","properties"'
-    r':{"options":{"type":"object"},"exit_code":{"enum":[0,1,2,3,130]},"started":{"type":"string",'
-    r'"pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s":{"type":"number","minimum'
-    r'":0},"python":{"type":"string"},"numpy":{"type":["string","null"]},"scipy":{"type":["string"'
-    r',"null"]},"h5py":{"type":["string","null"]},"platform":{"type":"string"},"sandbox":{"type":"'
-    r'object"}},"required":["options","exit_code","started","wall_s","python","numpy","scipy","h5p'
-    r'y","platform","sandbox"],"additionalProperties":false},"sandbox":{"type":"object","descripti'
-    r'on":"sandbox_level() of the runner (the same as run.sandbox); {\"available\": false} where n'
-    r'o code runs or the runner does not report it"},"signature":{"type":"string","pattern":"^hmac'
-    r'-sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of'
-    r' KEYFILE over this document without its signature, as JSON with sorted keys, no spaces, ASCI'
-    r'I only; --merge --sign refuses a report without a matching one"}},"additionalProperties":fal'
-    r'se,"allOf":[{"if":{"properties":{"result":{"const":"UNGRADED"}}},"then":{"properties":{"scor'
-    r'e":{"type":"null"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
+REPORT_SCHEMA = embed_json("schemas/grade_modchallenge.report.schema.json")

@@ -3,6 +3,7 @@ import argparse
 import dataclasses
 import json
 import os
+from graders._embed import embed_json
 from graders.common.printing import print_report, print_submission_output
 from graders.common.records import Report, Status
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_GRADER, EXIT_UNGRADED,
@@ -168,49 +169,4 @@ def leaderboard_keys_of(checks: list, args) -> dict:
 OUT_HELP = ("also official-style outputs (scicode.json, scicode.txt, logs/) and resume/: each step's "
             "judged result as it finishes; a rerun with the same DIR, inputs and grader skips the "
             "steps already graded (one generation set per DIR)")
-REPORT_SCHEMA = json.loads(    # schemas/grade_scicode.report.schema.json, the same document
-    r'{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"grade_scicode.report.schema'
-    r'.json","title":"grade_scicode report (--json)","description":"One submission graded by grade'
-    r'_scicode.py: every record, typed keys, the run block. With several submissions --json holds '
-    r'one such document per line.","type":"object","required":["grader","version","grader_sha256",'
-    r'"submission","submission_sha256","submission_files","submission_bytes","checks","review","ph'
-    r'ases","keys","result","score","run","steps","sandbox"],"properties":{"grader":{"const":"grad'
-    r'e_scicode"},"version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+"},"grader_sha256":{"ty'
-    r'pe":"string","pattern":"^[0-9a-f]{64}$"},"submission":{"type":"string"},"label":{"type":"str'
-    r'ing","minLength":1,"pattern":"^[^\\u0000-\\u001f\\u007f]+$","description":"the row name give'
-    r'n with --label (else the leaderboard names the row by the shortest path suffix that tells it'
-    r' apart)"},"submission_sha256":{"type":["string","null"],"pattern":"^[0-9a-f]{64}$"},"submiss'
-    r'ion_files":{"type":"integer","minimum":0},"submission_bytes":{"type":"integer","minimum":0},'
-    r'"checks":{"type":"array","items":{"type":"object","required":["id","status","message","measu'
-    r'red","limit"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1'
-    r'},"status":{"enum":["PASS","FAIL","REVIEW","SKIP","INFO"]},"message":{"type":"string"},"meas'
-    r'ured":{},"limit":{}}}},"review":{"type":"array","items":{"type":"object","required":["id","s'
-    r'tatus","message","measured","limit"],"additionalProperties":false,"properties":{"id":{"type"'
-    r':"string","minLength":1},"status":{"const":"REVIEW"},"message":{"type":"string"},"measured":'
-    r'{},"limit":{}}}},"phases":{"type":"object","additionalProperties":{"type":"number","minimum"'
-    r':0}},"keys":{"type":"object","properties":{"split":{"enum":["test","dev","all"]},"context":{'
-    r'"type":"string"},"mode":{"enum":["normal","DRY_RUN"]},"steps_passed":{"type":"integer","mini'
-    r'mum":0},"steps_in_scope":{"type":"integer","minimum":0},"step_accuracy":{"type":["number","n'
-    r'ull"],"minimum":0,"maximum":1},"problems_solved":{"type":"integer","minimum":0},"problems_in'
-    r'_scope":{"type":"integer","minimum":0},"problem_accuracy":{"type":["number","null"],"minimum'
-    r'":0,"maximum":1},"harness_fault_steps":{"type":"integer","minimum":0}},"additionalProperties'
-    r'":{"type":["number","integer","boolean","string","array","object","null"]}},"result":{"enum"'
-    r':["PASS","PARTIAL","FAIL","UNGRADED"]},"score":{"type":["number","null"],"minimum":0,"maximu'
-    r'm":1},"run":{"type":"object","properties":{"options":{"type":"object"},"exit_code":{"enum":['
-    r'0,1,2,3,130]},"started":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d'
-    r'\\dZ$"},"wall_s":{"type":"number","minimum":0},"python":{"type":"string"},"numpy":{"type":["'
-    r'string","null"]},"scipy":{"type":["string","null"]},"h5py":{"type":["string","null"]},"platf'
-    r'orm":{"type":"string"},"sandbox":{"type":"object"}},"required":["options","exit_code","start'
-    r'ed","wall_s","python","numpy","scipy","h5py","platform","sandbox"],"additionalProperties":fa'
-    r'lse},"steps":{"type":"object","additionalProperties":{"type":"object","required":["step","pa'
-    r'ssed","cases","failure","wall"],"properties":{"step":{"type":"string"},"passed":{"type":"boo'
-    r'lean"},"cases":{"type":"array","items":{"type":"object"}},"failure":{"type":["object","null"'
-    r']},"wall":{"type":"number"},"stdout":{"type":"string"},"stderr":{"type":"string"},"marker":{'
-    r'"type":"boolean"}}}},"sandbox":{"type":"object","description":"sandbox_level() of the runner'
-    r' (the same as run.sandbox); {\"available\": false} where no code runs or the runner does not'
-    r' report it"},"signature":{"type":"string","pattern":"^hmac-sha256:[0-9a-f]{64}$","descriptio'
-    r'n":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of KEYFILE over this document withou'
-    r't its signature, as JSON with sorted keys, no spaces, ASCII only; --merge --sign refuses a r'
-    r'eport without a matching one"}},"additionalProperties":false,"allOf":[{"if":{"properties":{"'
-    r'result":{"const":"UNGRADED"}}},"then":{"properties":{"score":{"type":"null"}}},"else":{"prop'
-    r'erties":{"score":{"type":"number"}}}}]}')
+REPORT_SCHEMA = embed_json("schemas/grade_scicode.report.schema.json")
