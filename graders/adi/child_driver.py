@@ -1621,17 +1621,18 @@ _PATCHED = []                           # (module, name, wrapper): checked after
 
 def _integrity():
     """Names of entry points the submission un-wrapped, numpy/scipy module functions and
-    library classes it reassigned or extended since driver start, and a depth left non-zero."""
+    library classes it reassigned or extended since driver start, and a depth left non-zero.
+    (Compared by identity at C level: map(dict.get, keys) against the values kept.)"""
     bad = [f"{getattr(m, '__name__', '?')}.{k}" for m, k, w in _PATCHED if m.__dict__.get(k, _MISSING) is not w]
     mods, classes = _SNAP
-    for nm, (mod, items) in mods.items():
+    for nm, (mod, keys, vals) in mods.items():
         d = mod.__dict__
-        for k, v in items.items():
-            if d.get(k, _MISSING) is not v:
-                bad.append(f"{nm}.{k}")
-    for cls, items in classes:
+        if not all(map(_IS, map(d.get, keys), vals)):
+            bad += [f"{nm}.{k}" for k, v in zip(keys, vals) if d.get(k, _MISSING) is not v]
+    for cls, keys, vals in classes:
         cur = _TYPE_DICT_GET(_TYPE_DICT, cls)
-        if _len(cur) != _len(items) or any(cur.get(k, _MISSING) is not v for k, v in items.items()):
+        if _len(cur) != _len(keys) or not all(map(_IS, map(cur.get, keys), vals)):
+            items = dict(zip(keys, vals))
             changed = sorted(k for k in set(cur) ^ set(items)) + sorted(
                 k for k, v in items.items() if cur.get(k, _MISSING) is not v)
             bad.append(f"{cls.__module__}.{cls.__qualname__}.{(changed or ['?'])[0]}")
@@ -1640,6 +1641,8 @@ def _integrity():
     return bad
 
 
+import operator as _operator
+_IS = _operator.is_
 _MISSING = object()
 _TYPE_DICT = type.__dict__["__dict__"]
 _TYPE_DICT_GET = type(_TYPE_DICT).__get__
@@ -1659,8 +1662,9 @@ def _snapshot():
             if isinstance(v, type) and id(v) not in seen and not (v.__flags__ & 256) and \
                     str(getattr(v, "__module__", "")).startswith(("numpy", "scipy")):
                 seen.add(id(v))
-                classes.append((v, dict(_TYPE_DICT_GET(_TYPE_DICT, v))))
-        mods[nm] = (mod, items)
+                table = dict(_TYPE_DICT_GET(_TYPE_DICT, v))
+                classes.append((v, tuple(table), tuple(table.values())))
+        mods[nm] = (mod, tuple(items), tuple(items.values()))
     return mods, classes
 
 
