@@ -39,8 +39,13 @@ def test_get_lapack_funcs_is_observed(tmp_path):
 
 
 def _extractors():
-    """The driver's dimension/half-bandwidth extractors, executed standalone."""
+    """The driver's recorder core (captured references, owning, binding) and its
+    dimension/half-bandwidth extractors, executed standalone.  Each extractor is wrapped so
+    that it is handed what the recorder hands it: the operands owned first (_own)."""
+    import base64
+    import json
     import sys
+    import threading
 
     import numpy as np
     import scipy.sparse as sp
@@ -48,9 +53,12 @@ def _extractors():
 
     from test_adi_support import grader
     body = grader().DRIVER_BODY
-    ns = {"_np": np, "_sys": sys, "_sp": sp, "_spl": spl, "_BW_CAP": 4096}
-    exec(body[body.index("def _arg("):body.index("_ENTRY = [")], ns)
-    return ns
+    ns = {"_np": np, "_sys": sys, "_sp": sp, "_spl": spl, "_BW_CAP": 4096, "_b64": base64, "_json": json,
+          "_LOCK": threading.RLock(), "_SolverProxy": type("_SolverProxy", (), {})}
+    exec(body[body.index("# -- references captured"):body.index("_ENTRY = [")], ns)
+    own = ns["_own"]
+    return {k: (lambda f: lambda args, kw: f(tuple(own(a) for a in args), kw))(v) if k.startswith("_x_") else v
+            for k, v in ns.items()}
 
 
 def test_dimension_and_half_bandwidth_extractors():

@@ -87,3 +87,29 @@ def test_threads_are_not_flagged():
     G = grader()
     src = "import threading\nimport concurrent.futures as cf\npool = cf.ThreadPoolExecutor(2)\n"
     assert all(c.status is G.Status.PASS for c in G.import_audit(src, "static"))
+
+
+LIBRARY_PATCHES = [
+    "np.nonzero = len", "csr_matrix.tocoo = None", "sp.csr_matrix.diagonal = None", "del la.solve",
+    "setattr(np, 'triu', 1)", "vars(np)['tril'] = 2", "np.__dict__.update(a=1)",
+    "np.linalg.__dict__['solve'] = 3", "np.linalg.solve, x = f, 1", "la.solve += 1",
+]
+HONEST_ASSIGNMENTS = [
+    "x = np.zeros(3)\nx[0] = 1", "A = csr_matrix(np.eye(3))\nA.data[0] = 2", "np.zeros(3)[0] = 1",
+    "y = np.linalg.solve(np.eye(2), np.ones(2))", "d = {}\nd['np'] = np", "np.seterr(all='ignore')",
+]
+PREFIX = "import numpy as np\nimport scipy.sparse as sp\nfrom scipy.sparse import csr_matrix\nfrom numpy import linalg as la\n"
+
+
+@pytest.mark.parametrize("line", LIBRARY_PATCHES)
+def test_assignment_to_a_library_attribute_fails(line):
+    G = grader()
+    ids = {c.id: c.status for c in G.import_audit(PREFIX + line + "\n", "static")}
+    assert ids.get("static.library_assignment") is G.Status.FAIL, (line, ids)
+
+
+@pytest.mark.parametrize("code", HONEST_ASSIGNMENTS)
+def test_ordinary_assignments_are_not_library_patches(code):
+    G = grader()
+    ids = {c.id for c in G.import_audit(PREFIX + code + "\n", "static")}
+    assert "static.library_assignment" not in ids, code

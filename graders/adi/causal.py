@@ -1,6 +1,7 @@
 """CAUSAL SWEEP AUDIT (a part of grade_adi.py; see CONTRIBUTING.md)."""
 import math
-from graders.adi.problems import h_value, mesh_tag
+from graders.adi.hidden import witness_draw
+from graders.adi.problems import _PROBLEMS, h_value, mesh_m, mesh_tag
 from graders.adi.reproducibility import _job_failure
 from graders.adi.schema import compare_arrays
 from graders.adi.spec import SPEC
@@ -26,6 +27,143 @@ def causal_audit_check(jobs: dict, outcome) -> list:
                              outcome, theta)
             + _one_perturbed("audit.perturbed_benchmark", jobs.get("bench:0"),
                              jobs.get(f"perturbbench:{h:g}"), outcome, theta))
+
+
+# -- the second witness of ADI structure (ours), independent of the in-process recorder ----
+# One step (T = k = h) of the submitted solver on a grader-drawn problem with f = g = 0 is a
+# linear map of u0.  The grader replays that step itself (outside the child) for every
+# scheme of the family (Douglas, CS, MCS, HV) with theta fitted to the
+# submitted field, and for a monolithic 2-D theta-step (I - phi k A) U1 = (I + (1 - phi) k A) U0.
+_WITNESS_SCHEMES = ("Douglas", "CS", "MCS", "HV")
+
+
+def witness_operators(m: int, h: float, a: float, b: float, c: float) -> tuple:
+    """(A0, A1, A2): the mixed term and the two second differences on the interior, dense,
+    for U[i, j] (x index i) flattened row-major; zero Dirichlet data."""
+    import numpy as np
+    n = m - 1
+    D2 = (np.diag(np.full(n, -2.0)) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)) / h ** 2
+    D1 = (np.diag(np.ones(n - 1), 1) - np.diag(np.ones(n - 1), -1)) / (2.0 * h)
+    eye = np.eye(n)
+    return b * np.kron(D1, D1), a * np.kron(D2, eye), c * np.kron(eye, D2)
+
+
+def adi_step(scheme: str, theta: float, U, ops, k: float):
+    """One step of the family (in 't Hout & Foulon 2010, f = g = 0) from U (flattened)."""
+    import numpy as np
+    A0, A1, A2 = ops
+    eye = np.eye(U.size)
+    A = A0 + A1 + A2
+    M1, M2 = eye - theta * k * A1, eye - theta * k * A2
+
+    def stages(Z0, V):
+        return np.linalg.solve(M2, np.linalg.solve(M1, Z0 - theta * k * (A1 @ V)) - theta * k * (A2 @ V))
+
+    Y0 = U + k * (A @ U)
+    Y2 = stages(Y0, U)
+    if scheme == "Douglas":
+        return Y2
+    if scheme == "CS":
+        return stages(Y0 + 0.5 * k * (A0 @ (Y2 - U)), U)
+    if scheme == "MCS":
+        return stages(Y0 + theta * k * (A0 @ (Y2 - U)) + (0.5 - theta) * k * (A @ (Y2 - U)), U)
+    return stages(Y0 + 0.5 * k * (A @ (Y2 - U)), Y2)           # HV
+
+
+def monolithic_step(phi: float, U, ops, k: float):
+    import numpy as np
+    A = ops[0] + ops[1] + ops[2]
+    return np.linalg.solve(np.eye(U.size) - phi * k * A, U + (1.0 - phi) * k * (A @ U))
+
+
+def fit_step(step, U1, starts, scan: bool = True) -> tuple:
+    """(relative max-norm mismatch, theta) of the best theta for a one-parameter step map:
+    a scan (or the given starts alone), then Gauss-Newton on |U1 - step(theta)|^2 (converges
+    to round-off)."""
+    import numpy as np
+    scale = float(np.max(np.abs(U1))) or 1.0
+    tmax = SPEC["witness_theta_max"]
+    grid = (list(np.geomspace(0.02, tmax, 24)) if scan else []) + [t for t in starts
+                                                                    if t is not None and 0 < t <= tmax]
+
+    def mis(t):
+        with np.errstate(all="ignore"):
+            r = U1 - step(t)
+        return float(np.max(np.abs(r))) / scale if np.all(np.isfinite(r)) else math.inf
+
+    best = min((mis(t), t) for t in grid)
+    t = best[1]
+    for _ in range(12):
+        d = 1e-6 * max(t, 1e-3)
+        with np.errstate(all="ignore"):
+            r = U1 - step(t)
+            J = (step(t + d) - step(t - d)) / (2.0 * d)
+        jj = float(J @ J)
+        if not (jj > 0 and np.all(np.isfinite(r))):
+            break
+        t_new = min(max(t + float(r @ J) / jj, 1e-6), tmax)
+        if abs(t_new - t) <= 1e-15 * t:
+            t = t_new
+            break
+        t = t_new
+    return min(best, (mis(t), t))
+
+
+def witness_check(jobs: dict, theta_hint) -> list:
+    """The submitted one-step field against the grader's replays: PASS when it is a member
+    of the family (to round-off), FAIL when it is a monolithic 2-D implicit step, REVIEW when
+    it is neither (or when the witness disagrees with the recorder's theta)."""
+    import numpy as np
+    h = SPEC["witness_h"]
+    r = jobs.get(f"witness:{h:g}")
+    cid = "witness.adi_step"
+    if r is None or r["status"] != "ok":
+        return [Check(cid, Status.REVIEW, f"INCONCLUSIVE: one step solve({h:g}, T={h:g}, <witness problem>) "
+                      f"{_job_failure(r)}; the second witness of ADI structure is missing; manual review")]
+    m = mesh_m(h)
+    x = np.linspace(0.0, 1.0, m + 1)
+    X, Y = np.meshgrid(x, x, indexing="ij")
+    prob = _PROBLEMS["witness_problem"](witness_draw())
+    U0 = np.asarray(prob.u0(X, Y), dtype=float)[1:-1, 1:-1].ravel()
+    U1 = r["U"][1:-1, 1:-1].ravel()
+    if not np.all(np.isfinite(U1)):
+        return [Check(cid, Status.REVIEW, "the one-step witness field is not finite; manual review")]
+    ops = witness_operators(m, h, prob.a, prob.b, prob.c)
+    lim = SPEC["witness_rtol"]
+    # (with f = g = 0 the two 1-D operators commute: x- or y-sweep first is the same step)
+    scale = float(np.max(np.abs(U1))) or 1.0
+    fam = []
+    if theta_hint is not None and 0 < theta_hint <= SPEC["witness_theta_max"]:
+        # the recorder's theta (printed to 11 digits) first, polished by Gauss-Newton: an honest
+        # step matches at once; the scan over theta is for the rest
+        fam = [(float(np.max(np.abs(U1 - adi_step(s, theta_hint, U0, ops, h)))) / scale, s)
+               for s in _WITNESS_SCHEMES]
+        best = min(fam)[1]
+        fam = [fit_step(lambda t: adi_step(best, t, U0, ops, h), U1, [theta_hint], scan=False) + (best,)]
+    if not fam or min(fam)[0] > lim:
+        fam += [fit_step(lambda t, s=scheme: adi_step(s, t, U0, ops, h), U1, [theta_hint]) + (scheme,)
+                for scheme in _WITNESS_SCHEMES]
+    mis, th, scheme = min(fam)
+    if mis <= lim:
+        mono, phi = float(np.max(np.abs(U1 - monolithic_step(0.5, U0, ops, h)))) / scale, 0.5
+    else:
+        mono, phi = fit_step(lambda t: monolithic_step(t, U0, ops, h), U1, [0.5])
+    if mis <= lim:
+        if theta_hint is not None and abs(th - theta_hint) > 1e-6 * theta_hint:
+            return [Check(cid, Status.REVIEW, f"the one-step witness is {scheme} with theta = {th:.8g} "
+                          f"(mismatch {mis:.1e}), but the recorded solves imply theta = {theta_hint:.8g}: the "
+                          "two witnesses disagree; manual review", mis, lim)]
+        return [Check(cid, Status.PASS, f"one step on a grader-drawn problem equals the grader's own replay of "
+                      f"{scheme}, theta = {th:.8g}, to {mis:.1e} (limit {lim:g}); the monolithic 2-D "
+                      f"Crank-Nicolson step misses it by {mono:.1e}", mis, lim)]
+    if mono <= lim:
+        return [Check(cid, Status.FAIL, f"one step on a grader-drawn problem is a monolithic 2-D implicit step "
+                      f"(I - phi k A) U1 = (I + (1 - phi) k A) U0 with phi = {phi:.6g} (mismatch {mono:.1e} <= "
+                      f"{lim:g}), not ADI: the closest scheme of the family ({scheme}, theta = {th:.4g}) misses "
+                      f"it by {mis:.1e}", mono, lim)]
+    return [Check(cid, Status.REVIEW, f"one step on a grader-drawn problem matches no scheme of the family (closest: "
+                  f"{scheme}, theta = {th:.4g}, off by {mis:.1e} > {lim:g}) and no monolithic 2-D step "
+                  f"(off by {mono:.1e}): not a member of the Craig-Sneyd family; manual review", mis, lim)]
 
 
 def _not_evidence(cid: str, count: int, what: str, log, theta):
@@ -162,7 +300,8 @@ def _matches(items, theta, both: bool = False) -> int:
 
 def _clean_runs(jobs: dict) -> list:
     """The benchmark and hidden runs (not the audits, the interface check or the repeat), in plan order."""
-    return [t for t in sorted(jobs, key=tag_order) if not t.startswith(("audit", "perturb", "iface", "repeat"))]
+    return [t for t in sorted(jobs, key=tag_order)
+            if not t.startswith(("audit", "perturb", "iface", "repeat", "witness"))]
 
 
 def submission_theta(jobs: dict):
@@ -187,7 +326,8 @@ def adi_counted(log, theta, both: bool = True) -> int:
     return _matches(_theta_items(log), theta, both) if theta is not None else 0
 
 
-_TAG_ORDER = ("import", "bench", "hidden", "audit", "auditbench", "perturb", "perturbbench", "iface", "repeat")
+_TAG_ORDER = ("import", "bench", "hidden", "audit", "auditbench", "perturb", "perturbbench", "iface", "repeat",
+              "witness")
 
 
 def tag_order(tag: str) -> tuple:
@@ -213,6 +353,8 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
                          f"the submission altered the grader's instrumentation ({_job_label(str(tamper[0].get('job')))}"
                          f": {', '.join(what[:5])})", what))
     lim_of = lambda v: SPEC["dim_factor"] * (v["m"] + 1)   # noqa: E731
+    violations_ = violations
+    violations = [v for v in violations_ if v.get("kind", "violation") == "violation"]
     sized = [v for v in violations if isinstance(v.get("dim"), int) and isinstance(v.get("m"), int)
              and v["dim"] > lim_of(v)]
     dims = [v for v in sized if v.get("route", "solve") != "spectral"]
@@ -249,6 +391,7 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
                          f"{v['fn']} solved a system of half-bandwidth {v['hb']} (dimension {v['dim']}, "
                          f"{_job_label(str(v['job']))}); limit {SPEC['max_half_bandwidth']}: not "
                          f"tridiagonal ({runs} run(s) offend)", v["hb"], SPEC["max_half_bandwidth"]))
+    out += recorder_checks(jobs, violations_)
     done = {t: jobs[t] for t in _clean_runs(jobs)}
     total = sum(_log_int(r["log"], "count") for r in done.values())
     nested = sum(_log_int(r["log"], "nested") for r in done.values())
@@ -300,6 +443,49 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
                          f"{ncount} of {total} observed solves are ADI operators I - theta k kappa D2 of "
                          f"the problem solved, theta = {theta:.6g} on every mesh and both problems; the "
                          "causal audits poison only ADI-operator solves", theta, ncount))
+    return out
+
+
+def _first_event(violations: list, kind: str):
+    evs = [v for v in violations if v.get("kind") == kind]
+    return (min(evs, key=lambda v: (tag_order(str(v.get("job"))), str(v.get("fn")))), len(evs)) if evs else (None, 0)
+
+
+def recorder_checks(jobs: dict, violations: list) -> list:
+    """What the in-process recorder proved about each recorded call: the operands were the
+    recorder's own (an operand it cannot own is a FAIL), every factor was used with the content
+    it was produced with, and every recorded solve satisfies its own recorded system to
+    round-off (a library that computed anything else is a FAIL naming the call)."""
+    out = []
+    v, n = _first_event(violations, "unreadable")
+    if v is not None:
+        out.append(Check("structure.operand", Status.FAIL,
+                         f"{v.get('fn')} was handed an operand the recorder cannot own ({str(v.get('why'))[:120]}; "
+                         f"{_job_label(str(v.get('job')))}): the call was refused ({n} call site(s))"))
+    v, n = _first_event(violations, "factor")
+    if v is not None:
+        out.append(Check("structure.factor_changed", Status.FAIL,
+                         f"{v.get('fn')} was handed a factor whose content changed after the observed "
+                         f"factorisation produced it ({_job_label(str(v.get('job')))}; {n} call site(s)): "
+                         "what is solved is no longer what was recorded"))
+    v, n = _first_event(violations, "residual")
+    lim = SPEC["resid_rtol"]
+    if v is not None:
+        ratio = v.get("ratio")
+        out.append(Check("structure.solve_residual", Status.FAIL,
+                         f"{v.get('fn')} returned a result that does not solve the system the recorder recorded "
+                         f"(|A x - b| / (|A| |x| + |b|) = {ratio if isinstance(ratio, (int, float)) else float('nan'):.1e}"
+                         f" > {v.get('limit')}; {_job_label(str(v.get('job')))}; {n} call site(s)): the "
+                         "library computed something other than what it was shown", ratio, v.get("limit")))
+    else:
+        runs = [jobs[t]["log"] for t in sorted(jobs, key=tag_order)]
+        checked = sum(_log_int(lg, "checked") for lg in runs)
+        worst = max([float(lg["max_resid"]) for lg in runs if isinstance(lg.get("max_resid"), (int, float))
+                     and math.isfinite(lg["max_resid"])] or [0.0])
+        if checked:
+            out.append(Check("structure.solve_residual", Status.PASS,
+                             f"{checked} recorded solves checked against their own recorded operands: worst "
+                             f"|A x - b| / (|A| |x| + |b|) = {worst:.1e} (limit {lim:g})", worst, lim))
     return out
 
 

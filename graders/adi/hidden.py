@@ -104,6 +104,19 @@ def hidden_draw() -> dict:
         return dict(_DRAW)
 
 
+_WDRAW = {}
+
+
+def witness_draw() -> dict:
+    """The witness's initial state, drawn once per grader process (OS entropy)."""
+    with _DRAW_LOCK:
+        if not _WDRAW:
+            rng = secrets.SystemRandom()
+            _WDRAW.update(amp=[[rng.uniform(-1.0, 1.0) for _ in range(3)] for _ in range(3)],
+                          s=rng.uniform(0.1, 0.5))
+        return {"amp": [list(r) for r in _WDRAW["amp"]], "s": _WDRAW["s"]}
+
+
 def hidden_instance_check() -> Check:
     """INFO: the drawn instance, so that a verdict can be reproduced (hidden_problem(draw))."""
     d = hidden_draw()

@@ -2,7 +2,7 @@
 import base64
 import math
 import secrets
-from graders.adi.hidden import hidden_draw
+from graders.adi.hidden import hidden_draw, witness_draw
 from graders.adi.problems import PROBLEM_SOURCE, _PROBLEMS, h_value, mesh_m, mesh_tag
 from graders.adi.schema import Submitted, compare_arrays
 from graders.adi.spec import SPEC
@@ -29,6 +29,7 @@ def plan_jobs() -> list:
                  "poison": "scale"})
     jobs.append({"tag": f"iface:{h_value(0):g}", "h": h_value(0), "problem": "benchmark_object"})
     jobs.append({"tag": f"repeat:{h_value(0):g}", "h": h_value(0), "problem": "benchmark"})
+    jobs.append({"tag": f"witness:{SPEC['witness_h']:g}", "h": SPEC["witness_h"], "problem": "witness"})
     secrets.SystemRandom().shuffle(jobs)
     jobs += [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
     return jobs
@@ -37,8 +38,10 @@ def plan_jobs() -> list:
 def driver_request(jobs: list, seed: int) -> dict:
     """What the driver reads: its jobs, the problems' source and the limits it applies."""
     return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed, "hidden_draw": hidden_draw(),
+            "witness_draw": witness_draw(),
             "perturb_rel": SPEC["perturb_rel"], "dim_factor": SPEC["dim_factor"],
-            "max_half_bandwidth": SPEC["max_half_bandwidth"], "adi_op_rtol": SPEC["adi_op_rtol"]}
+            "max_half_bandwidth": SPEC["max_half_bandwidth"], "adi_op_rtol": SPEC["adi_op_rtol"],
+            "resid_rtol": SPEC["resid_rtol"]}
 
 
 def perturb_seed() -> int:
@@ -56,7 +59,7 @@ def decode_jobs(outcome) -> tuple:
         kind = msg.get("kind")
         if kind in ("ready", "import_error") and ready is None:
             ready = msg
-        elif kind in ("violation", "tamper"):
+        elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
             violations.append(msg)
         elif kind == "job" and isinstance(msg.get("tag"), str):
             r = {"status": msg.get("status"), "error": str(msg.get("error", ""))[:400],

@@ -49,6 +49,13 @@ SPEC = {
     "adi_op_rtol": 1e-9,          # ours: a counted solve's matrix is s (I - r D2) on grid lines to this
                                   #   relative round-off (constant diagonals, one r in every block)
     "adi_theta_rtol": 1e-8,       # ours: every counted solve of a run implies the same theta (x or y)
+    "witness_h": 0.1,             # ours: the second witness, one step (T = k = h) on this mesh
+    "witness_rtol": 1e-9,         # ours: the step equals the grader's replay to this (relative max norm);
+                                  #   measured: honest family members 1e-15, a 2-D CN step 1e-2 off the family
+    "witness_theta_max": 40.0,    # ours: theta searched in (0, this] (the accepted band ends at 8)
+    "resid_rtol": 1e-10,          # ours: every recorded direct solve satisfies its own recorded system,
+                                  #   |A x - b| <= this (|A| |x| + |b|) (inf-norms); a backward-stable
+                                  #   solve of dimension <= 2(m+1) = 322 sits near n eps ~ 1e-14
     # -- subprocess runner (the same names in every grader; read at call time) ----
     "runner_mem_bytes": 4 << 30,           # child address-space limit: a 161x161 ADI study needs well under 1 GiB; numpy/scipy import reserves ~1 GiB
     "runner_fsize_bytes": 256 << 20,  # largest file the child may write: a runaway writer cannot fill the disk

@@ -68,11 +68,67 @@ def _import_audit_tree(tree, check_prefix: str, local) -> list:
                 node.func.id in ("__import__", "exec", "eval", "compile"):
             dynamic.append(f"{node.func.id}() (line {node.lineno})")
     out = allowlist_records(check_prefix, bad, dynamic)
+    patched = library_assignments(tree)
+    if patched:
+        out.insert(0, Check(f"{check_prefix}.library_assignment", Status.FAIL,
+                            "assigns to (or deletes) an attribute of a NumPy/SciPy module, class or function, "
+                            "which changes what the library computes and what a recorder reading it sees: "
+                            + ", ".join(patched[:6]), patched))
     if intro:
         out.append(Check(f"{check_prefix}.introspection", Status.REVIEW,
                          "introspection or native-code access that could reach around the solve "
                          "instrumentation: " + ", ".join(intro[:8]), intro))
     return out
+
+
+def _root_name(node):
+    """The name an attribute/subscript chain starts from (None through a call: `np.zeros(3)[0] = 1`
+    assigns into a new array, not into the library)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def library_assignments(tree) -> list:
+    """Statements that rebind an attribute of a name imported from numpy/scipy: `np.nonzero = f`,
+    `csr_matrix.tocoo = f`, `del la.solve`, `setattr(np, ...)`, `vars(np)[...] = f`,
+    `np.__dict__.update(...)` (ours, a tripwire: the recorder itself reads only references
+    captured before the submission loads, and the driver snapshots the library for the tamper check)."""
+    lib = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            lib |= {(a.asname or a.name.split(".")[0]) for a in node.names
+                    if a.name.split(".")[0] in ALLOWED_THIRD_PARTY}
+        elif isinstance(node, ast.ImportFrom) and not node.level and \
+                (node.module or "").split(".")[0] in ALLOWED_THIRD_PARTY:
+            lib |= {(a.asname or a.name) for a in node.names if a.name != "*"}
+    hits = []
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for t in targets:
+            for el in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                if isinstance(el, (ast.Attribute, ast.Subscript)) and _root_name(el) in lib and not (
+                        isinstance(el, ast.Subscript) and isinstance(el.value, ast.Name)):
+                    hits.append(f"line {node.lineno}")
+                elif isinstance(el, ast.Subscript) and isinstance(el.value, ast.Call) and \
+                        isinstance(el.value.func, ast.Name) and el.value.func.id == "vars" and \
+                        el.value.args and _root_name(el.value.args[0]) in lib:
+                    hits.append(f"line {node.lineno}")
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args and \
+                    _root_name(node.args[0]) in lib:
+                hits.append(f"{f.id}() (line {node.lineno})")
+            elif isinstance(f, ast.Attribute) and f.attr in ("__setattr__", "__delattr__", "update", "setdefault",
+                                                              "__setitem__") and \
+                    (f.attr.startswith("__") or (isinstance(f.value, ast.Attribute) and f.value.attr == "__dict__")) \
+                    and _root_name(f.value) in lib:
+                hits.append(f"{f.attr}() (line {node.lineno})")
+    return sorted(set(hits), key=lambda h: int(h.rsplit(" ", 1)[-1].rstrip(")")))
 
 
 def audit_submission_sources(submission: str) -> list:
