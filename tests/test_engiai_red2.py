@@ -199,3 +199,17 @@ def test_trial_ids_are_unique_and_plain_names_unchanged(a, b):
     for plain in ("beams2d-full-ex0", "training_code_photonics2d-t4-func-verbose-seed3", "a" * 100):
         assert G.trial_id_of(plain) == plain
     assert len(G.trial_id_of("z" * 300)) <= 100
+
+
+# ============================================ the record as a harness writes it
+def test_a_record_with_a_utf8_byte_order_mark_is_read(sample):
+    """Honest: a harness on Windows wrote trial.json with a BOM.  Before: INVALID, its cell 0
+    (SCORE 0.8111 -> 0.7321).  A BOM changes no value; other encodings stay refused."""
+    p = sample / "trials" / RANDOM / "trial.json"
+    text = p.read_bytes()
+    p.write_bytes(b"\xef\xbb\xbf" + text)
+    checks, trials, _ = grade(sample)
+    assert trials[RANDOM].status == "scored" and score(checks) == INTACT
+    p.write_bytes(json.loads(text).__repr__().encode("utf-16"))        # not UTF-8: refused
+    checks, trials, _ = grade(sample)
+    assert trials[RANDOM].status == "invalid" and score(checks) < INTACT
