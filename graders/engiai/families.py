@@ -100,17 +100,14 @@ def submitted_jobs(calls: list) -> list:
 
 
 def job_completed(calls: list) -> bool:
-    """Some monitor_job_until_complete reported state COMPLETED (its success, when recorded,
-    true) for a job submitted before it (the job it names, or any when it names none)."""
+    """Some successful monitor_job_until_complete reported state COMPLETED for a job submitted
+    before it (the job it names, or any when it names none)."""
     jobs = submitted_jobs(calls)
     for i, c in enumerate(calls):
-        # the monitor's outcome is the job's state (TRIAL_FORMAT.md "Tool results": `state`):
-        # a success field, when recorded, must be true; SLURM writes COMPLETED, a tool echoing
-        # "Completed" means the same state
         state = c["result"].get("state")
-        if c["name"] != "monitor_job_until_complete" or c["result"].get("success", True) is not True \
-                or not isinstance(state, str) or state.strip().upper() != "COMPLETED":
-            continue
+        if c["name"] != "monitor_job_until_complete" or not succeeded(c) or \
+                not isinstance(state, str) or state.strip().upper() != "COMPLETED":
+            continue    # SLURM writes COMPLETED; a tool echoing "Completed" means the same state
         named = c["args"].get("job_id", c["result"].get("job_id"))
         before = {j for k, j in jobs if k < i}
         if before and (named is None or job_id_of(named) in before):
