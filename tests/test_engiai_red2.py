@@ -213,3 +213,14 @@ def test_a_record_with_a_utf8_byte_order_mark_is_read(sample):
     p.write_bytes(json.loads(text).__repr__().encode("utf-16"))        # not UTF-8: refused
     checks, trials, _ = grade(sample)
     assert trials[RANDOM].status == "invalid" and score(checks) < INTACT
+
+
+def test_a_monitor_without_a_recorded_success_does_not_complete():
+    """Outcomes, not calls (the issue's rule, read alike for every step): the monitor's state
+    counts only from a call whose success is recorded true.  The format table used to list
+    only `state` for the monitor; it now names `success` too (the rule was already stated)."""
+    for success in (None, False, "true", 1, "absent"):
+        res = {"state": "COMPLETED"} if success == "absent" else {"success": success, "state": "COMPLETED"}
+        calls = [C("submit_slurm_job", success=True, job_id="7"),
+                 {"name": "monitor_job_until_complete", "args": {"job_id": "7"}, "result": res}]
+        assert not G.job_completed(calls), success
