@@ -326,7 +326,9 @@ def parse_python(source, filename: str, check_id: str):
 
 
 def read_json_file(path: str, check_id: str, max_bytes: int):
-    """Parse a JSON file; raise Reject on missing, oversized, non-UTF-8 or malformed."""
+    """Parse a JSON file; raise Reject on missing, oversized, non-UTF-8 or malformed.  A leading
+    UTF-8 byte order mark (Windows tools write one; RFC 8259 lets a parser ignore it) is
+    skipped: it changes no value."""
     if not os.path.isfile(path):
         raise Reject(check_id, f"{os.path.basename(path)} missing")
     size = os.path.getsize(path)
@@ -334,7 +336,7 @@ def read_json_file(path: str, check_id: str, max_bytes: int):
         raise Reject(check_id, f"{os.path.basename(path)} is {size} bytes", size, max_bytes)
     try:
         with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8")
+            text = fh.read().decode("utf-8-sig")
         return json.loads(text, parse_constant=lambda c: float(c))
     except (UnicodeDecodeError, ValueError) as exc:
         raise Reject(check_id, f"{os.path.basename(path)} is not valid JSON: {str(exc)[:120]}")
@@ -720,9 +722,10 @@ def job_completed(calls: list) -> bool:
     before it (the job it names, or any when it names none)."""
     jobs = submitted_jobs(calls)
     for i, c in enumerate(calls):
+        state = c["result"].get("state")
         if c["name"] != "monitor_job_until_complete" or not succeeded(c) or \
-                c["result"].get("state") != "COMPLETED":
-            continue
+                not isinstance(state, str) or state.strip().upper() != "COMPLETED":
+            continue    # SLURM writes COMPLETED; a tool echoing "Completed" means the same state
         named = c["args"].get("job_id", c["result"].get("job_id"))
         before = {j for k, j in jobs if k < i}
         if before and (named is None or job_id_of(named) in before):
@@ -1564,10 +1567,15 @@ def rag_param(calls: list, param: str) -> tuple:
 # and exponents; a percentage (`35%`, `35 percent`, `35 per cent`, `35 pct`) reads as 0.35 as well
 # as 35; a fraction `7/20` as 0.35; number words up to 999 ("thirty-five percent", "zero point
 # three five", "one half", "a third", "three quarters")
+# A percent sign after a range or a tolerance applies to both numbers ("30-40%", "30 to 40
+# percent", "35 ± 5 %"), and a hyphen may join it ("a 35-percent volume fraction"); the
+# full-width sign of CJK text is a percent sign too (second attack pass of issue 24)
+_UNSIGNED = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _PASSAGE_NUMBER = re.compile(
-    r"(?<![\w.])([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+    r"(?<![\w.])([-+]?" + _UNSIGNED + r")"
     r"(?:\s*/\s*(\d+(?:\.\d*)?|\.\d+)(?![\w.]))?"
-    r"(\s*(?:%|(?:percent|per\s+cent|pct)(?![A-Za-z])))?", re.IGNORECASE)
+    r"(?:\s*(?:-|\u2013|\u2014|to|\u00b1|\+/-|\+-)\s*(" + _UNSIGNED + r"))?"
+    r"(\s*(?:-\s*)?(?:%|\uff05|(?:percent|per[\s-]*cent|pct)(?![A-Za-z])))?", re.IGNORECASE)
 _UNIT_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen".split())}
@@ -1576,7 +1584,8 @@ _TENS_WORDS = {w: 10 * (i + 2) for i, w in enumerate(
 _FRACTION_WORDS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4,
                    "fourth": 4, "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6,
                    "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8, "ninth": 9,
-                   "ninths": 9, "tenth": 10, "tenths": 10}
+                   "ninths": 9, "tenth": 10, "tenths": 10, "twentieth": 20, "twentieths": 20,
+                   "hundredth": 100, "hundredths": 100, "thousandth": 1000, "thousandths": 1000}
 
 
 def _cardinal(words: list, i: int) -> tuple:
@@ -1608,6 +1617,9 @@ def word_numbers(text: str) -> list:
     out, i = [], 0
     while i < len(words):
         v, k = _cardinal(words, i)
+        if v is None and words[i] == "point" and i + 1 < len(words) and \
+                words[i + 1] in _UNIT_WORDS and _UNIT_WORDS[words[i + 1]] < 10:
+            v, k = 0, i         # "point three five": the zero left unsaid
         if v is None:
             if words[i] == "a" and i + 1 < len(words) and words[i + 1] in _FRACTION_WORDS:
                 out.append(1.0 / _FRACTION_WORDS[words[i + 1]])
@@ -1649,7 +1661,8 @@ def passage_numbers(text: str) -> list:
                 continue
         except (ValueError, OverflowError):
             continue
-        out += [x, x / 100.0] if m.group(3) else [x]
+        for v in (x,) + ((float(m.group(3)),) if m.group(3) is not None else ()):
+            out += [v, v / 100.0] if m.group(4) else [v]
     return out + word_numbers(text)
 
 
@@ -2178,7 +2191,7 @@ def manifest_entry_problem(e):
         return f"prompt_style {short(s, as_repr=True)} is not accepted by {p}"
     for f in ("example_id", "seed"):
         v = e.get(f)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+        if v is not None and key_int(v) is None:
             return f"{f} {short(v, as_repr=True)} is not an integer"
     fam = PROBLEMS[p]["family"]
     if fam in ("design_optimization", "rag_retrieval") and e.get("example_id") is None:
@@ -2192,8 +2205,25 @@ def manifest_entry_problem(e):
     return None
 
 
+def key_int(value):
+    """A key field (example_id, seed) as an int, or None when it is not an integer.  JSON does
+    not tell 1 from 1.0 (a harness that wrote a float writes 1.0): an integral float is that
+    integer (up to 2**53, where floats stop being exact), as `5.0` matches `5` in the HPC config
+    (decision 20); a bool, a string ("1"), a fraction or a non-finite value is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value == int(value) and \
+            abs(value) <= 2 ** 53:
+        return int(value)
+    return None
+
+
 def trial_key(problem: str, style: str, example_id, seed) -> tuple:
-    return (problem, style, example_id, seed)
+    """The harness key; integral floats of example_id and seed read as their integer."""
+    return (problem, style, example_id if key_int(example_id) is None else key_int(example_id),
+            seed if key_int(seed) is None else key_int(seed))
 
 
 def show_key(key: tuple) -> str:
@@ -2265,7 +2295,7 @@ class RunRefs:
             if PROBLEMS[e["problem"]]["family"] == "training_code" and alg is None:
                 alg = ALGORITHMS[0]                   # seed: cgan_cnn_2d is the default
             self.keys[key] = {"key": key, "problem": e["problem"], "prompt_style": e["prompt_style"],
-                              "example_id": e.get("example_id"), "seed": e.get("seed"),
+                              "example_id": key[2], "seed": key[3],
                               "algorithm": alg, "expected": e.get("expected")}
         out = [Check("run.harness", Status.INFO, f"harness manifest: {len(self.keys)} trial(s) "
                      "keyed by (problem, prompt_style, example_id, seed); expectations, tolerances "
@@ -2283,7 +2313,7 @@ class RunRefs:
             self.load_manifest()
         for f in ("example_id", "seed"):
             v = rec.get(f)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            if v is not None and key_int(v) is None:
                 raise Reject(check_id, f"{f} {short(v, as_repr=True)} is not an integer: the trial "
                                        "names no key the harness knows")
         key = trial_key(problem, style, rec.get("example_id"), rec.get("seed"))
@@ -2650,9 +2680,21 @@ def unplaced_checks(trials: list) -> list:
                   + (" ..." if len(lost) > 10 else "") + "; the run cannot PASS", len(lost), 0)]
 
 
+def trial_id_of(name: str) -> str:
+    """The id a trial folder is printed and keyed by: its name when that is plain (letters,
+    digits, '.', '_', '-'; at most 100 characters); otherwise the name sanitised and cut, plus
+    '~' and 12 hex digits of its sha256, so no two folders share an id (second attack pass of
+    issue 24: folders "x " and "x_" were one id, and the second one's design hid the first's
+    from the design copy check; a plain name never holds '~')."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    if safe == name and len(name) <= 100:
+        return name
+    return f"{safe[:87]}~{hashlib.sha256(os.fsencode(name)).hexdigest()[:12]}"
+
+
 def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     """(Trial, checks) for one trial folder.  Never raises for bad input."""
-    tid = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(tdir.rstrip(os.sep)))[:100]
+    tid = trial_id_of(os.path.basename(tdir.rstrip(os.sep)))
     trial, checks = Trial(tid), []
     cid = f"trial.{tid}.record"
     try:
@@ -3056,7 +3098,7 @@ def design_pair(figures_data: dict, trial) -> tuple:
         else:
             design = read_h5_array(safe_member(tdir, SPEC["arrays_file"], "plot"), "design", "plot",
                                    shape=cfg["design_shape"])
-        ex = rec.get("example_id")
+        ex = trial.key[2] if trial.key is not None else None     # the harness key's example
         if run is not None and isinstance(ex, int) and not isinstance(ex, bool):
             gt = run.ground_truth(trial.problem, ex)[0]
     except (Reject, Unscorable, TypeError, AttributeError) as exc:
@@ -3179,10 +3221,22 @@ def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
 # =============================================================================
 # PRINTING AND CLI
 # =============================================================================
+# line breaks (every separator str.splitlines knows) and other control characters
+_NOT_ONE_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text) -> str:
+    """Text printed as one line: line breaks and control characters written as escapes.  A
+    record's message can quote a submission's names (a file name, a JSON key); one holding
+    '\\nSCORE: 1.0000' must not print a verdict line of its own."""
+    return _NOT_ONE_LINE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                             str(text))
+
+
 def format_check(c: Check, width: int = 30) -> str:
     if c.status is Status.REVIEW:
-        return f"REVIEW_REQUIRED: {c.id} {c.message}"
-    return f"{c.status.value:<5} {c.id:<{width}} {c.message}"
+        return one_line(f"REVIEW_REQUIRED: {c.id} {c.message}")
+    return one_line(f"{c.status.value:<5} {c.id:<{width}} {c.message}")
 
 
 def print_report(checks: list, result: str, score, keys: dict, table=(), stream=None,
@@ -3198,9 +3252,9 @@ def print_report(checks: list, result: str, score, keys: dict, table=(), stream=
     counts = {s: sum(c.status is s for c in checks) for s in Status}
     print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
     for line in table:
-        print(line, file=stream)
+        print(one_line(line), file=stream)
     for key, value in keys.items():
-        print(f"{key}: {format_value(key, value, keys)}", file=stream)
+        print(one_line(f"{key}: {format_value(key, value, keys)}"), file=stream)
     print(f"RESULT: {result}", file=stream)
     if score is not None:
         print(f"SCORE: {score}", file=stream)

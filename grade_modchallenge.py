@@ -337,7 +337,9 @@ def parse_python(source, filename: str, check_id: str):
 
 
 def read_json_file(path: str, check_id: str, max_bytes: int):
-    """Parse a JSON file; raise Reject on missing, oversized, non-UTF-8 or malformed."""
+    """Parse a JSON file; raise Reject on missing, oversized, non-UTF-8 or malformed.  A leading
+    UTF-8 byte order mark (Windows tools write one; RFC 8259 lets a parser ignore it) is
+    skipped: it changes no value."""
     if not os.path.isfile(path):
         raise Reject(check_id, f"{os.path.basename(path)} missing")
     size = os.path.getsize(path)
@@ -345,7 +347,7 @@ def read_json_file(path: str, check_id: str, max_bytes: int):
         raise Reject(check_id, f"{os.path.basename(path)} is {size} bytes", size, max_bytes)
     try:
         with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8")
+            text = fh.read().decode("utf-8-sig")
         return json.loads(text, parse_constant=lambda c: float(c))
     except (UnicodeDecodeError, ValueError) as exc:
         raise Reject(check_id, f"{os.path.basename(path)} is not valid JSON: {str(exc)[:120]}")
@@ -4123,10 +4125,22 @@ def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
 # =============================================================================
 # PRINTING AND CLI
 # =============================================================================
+# line breaks (every separator str.splitlines knows) and other control characters
+_NOT_ONE_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text) -> str:
+    """Text printed as one line: line breaks and control characters written as escapes.  A
+    record's message can quote a submission's names (a file name, a JSON key); one holding
+    '\\nSCORE: 1.0000' must not print a verdict line of its own."""
+    return _NOT_ONE_LINE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                             str(text))
+
+
 def format_check(c: Check, width: int = 30) -> str:
     if c.status is Status.REVIEW:
-        return f"REVIEW_REQUIRED: {c.id} {c.message}"
-    return f"{c.status.value:<5} {c.id:<{width}} {c.message}"
+        return one_line(f"REVIEW_REQUIRED: {c.id} {c.message}")
+    return one_line(f"{c.status.value:<5} {c.id:<{width}} {c.message}")
 
 
 def print_report(checks: list, result: str, score, keys: dict, table=(), stream=None,
@@ -4142,9 +4156,9 @@ def print_report(checks: list, result: str, score, keys: dict, table=(), stream=
     counts = {s: sum(c.status is s for c in checks) for s in Status}
     print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
     for line in table:
-        print(line, file=stream)
+        print(one_line(line), file=stream)
     for key, value in keys.items():
-        print(f"{key}: {format_value(key, value, keys)}", file=stream)
+        print(one_line(f"{key}: {format_value(key, value, keys)}"), file=stream)
     print(f"RESULT: {result}", file=stream)
     if score is not None:
         print(f"SCORE: {score}", file=stream)

@@ -4312,10 +4312,22 @@ def plot_report(out_dir: str, submission: str, result: str, score, checks: list,
 # =============================================================================
 # PRINTING AND CLI
 # =============================================================================
+# line breaks (every separator str.splitlines knows) and other control characters
+_NOT_ONE_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text) -> str:
+    """Text printed as one line: line breaks and control characters written as escapes.  A
+    record's message can quote a submission's names (a file name, a JSON key); one holding
+    '\\nSCORE: 1.0000' must not print a verdict line of its own."""
+    return _NOT_ONE_LINE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                             str(text))
+
+
 def format_check(c: Check, width: int = 30) -> str:
     if c.status is Status.REVIEW:
-        return f"REVIEW_REQUIRED: {c.id} {c.message}"
-    return f"{c.status.value:<5} {c.id:<{width}} {c.message}"
+        return one_line(f"REVIEW_REQUIRED: {c.id} {c.message}")
+    return one_line(f"{c.status.value:<5} {c.id:<{width}} {c.message}")
 
 
 def print_report(checks: list, result: str, score, keys: dict, table=(), stream=None,
@@ -4331,9 +4343,9 @@ def print_report(checks: list, result: str, score, keys: dict, table=(), stream=
     counts = {s: sum(c.status is s for c in checks) for s in Status}
     print("summary: " + ", ".join(f"{s.value.lower()}={n}" for s, n in counts.items()), file=stream)
     for line in table:
-        print(line, file=stream)
+        print(one_line(line), file=stream)
     for key, value in keys.items():
-        print(f"{key}: {format_value(key, value, keys)}", file=stream)
+        print(one_line(f"{key}: {format_value(key, value, keys)}"), file=stream)
     print(f"RESULT: {result}", file=stream)
     if score is not None:
         print(f"SCORE: {score}", file=stream)

@@ -204,7 +204,10 @@ def test_style_not_accepted_lists_the_problems_styles(run):
 def test_weird_folder_name_is_sanitised(run):
     os.rename(run / "trials" / "rag", run / "trials" / "rag bad\nname")
     checks, trials, _ = grade(run)
-    assert "rag_bad_name" in trials
+    # sanitised, plus a digest of the real name: no two folders share an id (second attack
+    # pass of issue 24: "x " and "x_" were one id)
+    (tid,) = [t for t in trials if t.startswith("rag_bad_name~")]
+    assert tid == G.trial_id_of("rag bad\nname") and len(tid) == len("rag_bad_name~") + 12
     assert all("\n" not in c.id for c in checks)
 
 

@@ -104,9 +104,10 @@ def job_completed(calls: list) -> bool:
     before it (the job it names, or any when it names none)."""
     jobs = submitted_jobs(calls)
     for i, c in enumerate(calls):
+        state = c["result"].get("state")
         if c["name"] != "monitor_job_until_complete" or not succeeded(c) or \
-                c["result"].get("state") != "COMPLETED":
-            continue
+                not isinstance(state, str) or state.strip().upper() != "COMPLETED":
+            continue    # SLURM writes COMPLETED; a tool echoing "Completed" means the same state
         named = c["args"].get("job_id", c["result"].get("job_id"))
         before = {j for k, j in jobs if k < i}
         if before and (named is None or job_id_of(named) in before):

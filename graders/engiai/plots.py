@@ -25,7 +25,7 @@ def design_pair(figures_data: dict, trial) -> tuple:
         else:
             design = read_h5_array(safe_member(tdir, SPEC["arrays_file"], "plot"), "design", "plot",
                                    shape=cfg["design_shape"])
-        ex = rec.get("example_id")
+        ex = trial.key[2] if trial.key is not None else None     # the harness key's example
         if run is not None and isinstance(ex, int) and not isinstance(ex, bool):
             gt = run.ground_truth(trial.problem, ex)[0]
     except (Reject, Unscorable, TypeError, AttributeError) as exc:

@@ -34,10 +34,15 @@ def rag_param(calls: list, param: str) -> tuple:
 # and exponents; a percentage (`35%`, `35 percent`, `35 per cent`, `35 pct`) reads as 0.35 as well
 # as 35; a fraction `7/20` as 0.35; number words up to 999 ("thirty-five percent", "zero point
 # three five", "one half", "a third", "three quarters")
+# A percent sign after a range or a tolerance applies to both numbers ("30-40%", "30 to 40
+# percent", "35 ± 5 %"), and a hyphen may join it ("a 35-percent volume fraction"); the
+# full-width sign of CJK text is a percent sign too (second attack pass of issue 24)
+_UNSIGNED = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _PASSAGE_NUMBER = re.compile(
-    r"(?<![\w.])([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+    r"(?<![\w.])([-+]?" + _UNSIGNED + r")"
     r"(?:\s*/\s*(\d+(?:\.\d*)?|\.\d+)(?![\w.]))?"
-    r"(\s*(?:%|(?:percent|per\s+cent|pct)(?![A-Za-z])))?", re.IGNORECASE)
+    r"(?:\s*(?:-|\u2013|\u2014|to|\u00b1|\+/-|\+-)\s*(" + _UNSIGNED + r"))?"
+    r"(\s*(?:-\s*)?(?:%|\uff05|(?:percent|per[\s-]*cent|pct)(?![A-Za-z])))?", re.IGNORECASE)
 _UNIT_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen".split())}
@@ -46,7 +51,8 @@ _TENS_WORDS = {w: 10 * (i + 2) for i, w in enumerate(
 _FRACTION_WORDS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4,
                    "fourth": 4, "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6,
                    "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8, "ninth": 9,
-                   "ninths": 9, "tenth": 10, "tenths": 10}
+                   "ninths": 9, "tenth": 10, "tenths": 10, "twentieth": 20, "twentieths": 20,
+                   "hundredth": 100, "hundredths": 100, "thousandth": 1000, "thousandths": 1000}
 
 
 def _cardinal(words: list, i: int) -> tuple:
@@ -78,6 +84,9 @@ def word_numbers(text: str) -> list:
     out, i = [], 0
     while i < len(words):
         v, k = _cardinal(words, i)
+        if v is None and words[i] == "point" and i + 1 < len(words) and \
+                words[i + 1] in _UNIT_WORDS and _UNIT_WORDS[words[i + 1]] < 10:
+            v, k = 0, i         # "point three five": the zero left unsaid
         if v is None:
             if words[i] == "a" and i + 1 < len(words) and words[i + 1] in _FRACTION_WORDS:
                 out.append(1.0 / _FRACTION_WORDS[words[i + 1]])
@@ -119,7 +128,8 @@ def passage_numbers(text: str) -> list:
                 continue
         except (ValueError, OverflowError):
             continue
-        out += [x, x / 100.0] if m.group(3) else [x]
+        for v in (x,) + ((float(m.group(3)),) if m.group(3) is not None else ()):
+            out += [v, v / 100.0] if m.group(4) else [v]
     return out + word_numbers(text)
 
 

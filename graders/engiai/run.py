@@ -62,7 +62,7 @@ def manifest_entry_problem(e):
         return f"prompt_style {short(s, as_repr=True)} is not accepted by {p}"
     for f in ("example_id", "seed"):
         v = e.get(f)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+        if v is not None and key_int(v) is None:
             return f"{f} {short(v, as_repr=True)} is not an integer"
     fam = PROBLEMS[p]["family"]
     if fam in ("design_optimization", "rag_retrieval") and e.get("example_id") is None:
@@ -76,8 +76,25 @@ def manifest_entry_problem(e):
     return None
 
 
+def key_int(value):
+    """A key field (example_id, seed) as an int, or None when it is not an integer.  JSON does
+    not tell 1 from 1.0 (a harness that wrote a float writes 1.0): an integral float is that
+    integer (up to 2**53, where floats stop being exact), as `5.0` matches `5` in the HPC config
+    (decision 20); a bool, a string ("1"), a fraction or a non-finite value is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value == int(value) and \
+            abs(value) <= 2 ** 53:
+        return int(value)
+    return None
+
+
 def trial_key(problem: str, style: str, example_id, seed) -> tuple:
-    return (problem, style, example_id, seed)
+    """The harness key; integral floats of example_id and seed read as their integer."""
+    return (problem, style, example_id if key_int(example_id) is None else key_int(example_id),
+            seed if key_int(seed) is None else key_int(seed))
 
 
 def show_key(key: tuple) -> str:
@@ -149,7 +166,7 @@ class RunRefs:
             if PROBLEMS[e["problem"]]["family"] == "training_code" and alg is None:
                 alg = ALGORITHMS[0]                   # seed: cgan_cnn_2d is the default
             self.keys[key] = {"key": key, "problem": e["problem"], "prompt_style": e["prompt_style"],
-                              "example_id": e.get("example_id"), "seed": e.get("seed"),
+                              "example_id": key[2], "seed": key[3],
                               "algorithm": alg, "expected": e.get("expected")}
         out = [Check("run.harness", Status.INFO, f"harness manifest: {len(self.keys)} trial(s) "
                      "keyed by (problem, prompt_style, example_id, seed); expectations, tolerances "
@@ -167,7 +184,7 @@ class RunRefs:
             self.load_manifest()
         for f in ("example_id", "seed"):
             v = rec.get(f)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            if v is not None and key_int(v) is None:
                 raise Reject(check_id, f"{f} {short(v, as_repr=True)} is not an integer: the trial "
                                        "names no key the harness knows")
         key = trial_key(problem, style, rec.get("example_id"), rec.get("seed"))
@@ -534,9 +551,21 @@ def unplaced_checks(trials: list) -> list:
                   + (" ..." if len(lost) > 10 else "") + "; the run cannot PASS", len(lost), 0)]
 
 
+def trial_id_of(name: str) -> str:
+    """The id a trial folder is printed and keyed by: its name when that is plain (letters,
+    digits, '.', '_', '-'; at most 100 characters); otherwise the name sanitised and cut, plus
+    '~' and 12 hex digits of its sha256, so no two folders share an id (second attack pass of
+    issue 24: folders "x " and "x_" were one id, and the second one's design hid the first's
+    from the design copy check; a plain name never holds '~')."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    if safe == name and len(name) <= 100:
+        return name
+    return f"{safe[:87]}~{hashlib.sha256(os.fsencode(name)).hexdigest()[:12]}"
+
+
 def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     """(Trial, checks) for one trial folder.  Never raises for bad input."""
-    tid = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(tdir.rstrip(os.sep)))[:100]
+    tid = trial_id_of(os.path.basename(tdir.rstrip(os.sep)))
     trial, checks = Trial(tid), []
     cid = f"trial.{tid}.record"
     try:
