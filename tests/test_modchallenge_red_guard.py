@@ -73,3 +73,25 @@ def test_libraries_generating_code_at_import_stay_clean(tmp_path, module):
     rec, outcome = guard_run(write_sub(tmp_path / "sub", source))
     assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
     assert det_outputs(outcome) == [[[], []], [[], []]]
+
+
+def test_an_import_statement_in_text_is_not_inert(tmp_path):
+    """Text of names and whitespace only -- `from decimal import Decimal as D` -- was taken for an
+    inert annotation: a forbidden import (decimal) the scan never read, with g3.runtime_guard PASS.
+    Inert text holds no statement keyword now."""
+    source = predict("        return [int(c) for c in str(NS['D'](a) * NS['D'](b) % NS['D'](p))]\n",
+                     "NS = {}\nvars(sys.modules[int.__module__])['ex' + 'ec']('from dec' + 'imal import Decimal as D', NS)\n")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", source))
+    assert det_outputs(outcome) == [[[2], [4]], [[2], [4]]], outcome.stderr[-2000:]
+    assert rec.status.value == "FAIL" and "compiles text" in rec.message and "model.py:" in rec.message, rec
+
+
+def test_string_annotations_with_keyword_like_names_stay_inert(tmp_path):
+    """The honest twin: annotations naming things like `imports` or a Literal of the word "from"."""
+    source = predict("        return [len(typing.get_type_hints(A)) - 3]\n", (
+        "import typing\n\n\nclass imports:\n    pass\n\n\n"
+        "class A:\n    a: 'imports'\n    b: 'typing.Literal[\"from\", \"as\"] | None'\n    c: 'typing.Optional[important]'\n\n\n"
+        "important = int\n"))
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", source))
+    assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
+    assert det_outputs(outcome) == [[[], []], [[], []]]

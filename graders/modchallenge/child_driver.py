@@ -19,8 +19,9 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 #             does not decode natively is not) or a file of the Python installation (the bytes
 #             equal the file on disk, neither it nor its link changed status since the hook
 #             started).  Text from no file: allowed when it is inert (names, dots, subscripts,
-#             commas, `|`, quoted names, whitespace: typing's string annotations; at most an
-#             `import`, which runs files judged themselves), namedtuple's constructor lambda, a
+#             commas, `|`, quoted names, whitespace: typing's string annotations; no statement
+#             keyword -- `from decimal import Decimal as D` is a forbidden import the scan never
+#             read), namedtuple's constructor lambda, a
 #             method dataclasses generates (called by dataclasses, identifier field names),
 #             ast.parse asking for a tree only (numpy's .npy header; a tree compiled later is
 #             judged as text from no file), or compiled by an installation function whose call
@@ -56,7 +57,9 @@ GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
 GUARD_LIBRARY_IMPORT_OK = frozenset({"ctypes.dlopen", "ctypes.dlsym", "code.__new__"} | GUARD_INTROSPECT)
 GUARD_FUNC_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 GUARD_WRITE_FLAGS = _os.O_WRONLY | _os.O_RDWR | _os.O_APPEND | _os.O_CREAT | _os.O_TRUNC
-_GUARD_INERT = _re.compile(r"(?:[\w\s.,\[\]|]|'[\w.]*'|\"[\w.]*\")*")
+_GUARD_INERT = _re.compile(   # names, dots, subscripts, commas, |, quoted names; no statement keyword
+    r"(?:[\s.,\[\]|]|\b(?!(?:import|from|as|del|global|nonlocal|raise|assert|return|yield|await|async"
+    r"|with|pass|break|continue|class|def|try|while)\b)\w+\b|'[\w.]*'|\"[\w.]*\")*")
 _GUARD_NAMEDTUPLE = _re.compile(r"lambda _cls, [\w, ]*: _tuple_new\(_cls, \([\w, ]*\)\)")
 _GUARD_ESCAPE = {c: "?" for c in range(32)}
 _GUARD_ESCAPE.update({ord('"'): "'", ord("\\"): "/", 127: "?"})
