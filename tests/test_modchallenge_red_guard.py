@@ -95,3 +95,37 @@ def test_string_annotations_with_keyword_like_names_stay_inert(tmp_path):
     rec, outcome = guard_run(write_sub(tmp_path / "sub", source))
     assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
     assert det_outputs(outcome) == [[[], []], [[], []]]
+
+
+MOVE_PIPE = ("import __main__\nF = []\n"
+             "_fd = __main__._CH['out']\n_ino = os.fstat(_fd).st_ino\n_keep = os.dup(_fd)\n"
+             "__main__._CH['out'] = _keep\n_null = os.open(os.devnull, os.O_WRONLY)\n")
+BLIND_ALL = ("for _n in [int(x) for x in os.listdir('/proc/self/fd')]:\n"
+             "    try:\n        if _n != _keep and os.fstat(_n).st_ino == _ino:\n            os.dup2(_null, _n)\n"
+             "    except OSError:\n        pass\n")
+EVAL_LAMBDA = f"F.append({EVAL}('lambda x, y, m: x * y % m'))\n"
+
+
+def test_a_result_pipe_moved_away_for_good_still_gets_the_report(tmp_path):
+    """The driver's messages sent through a copy of the pipe (_CH["out"] rebound), /dev/null in the
+    original's place, never put back: the hook held its report for a descriptor that never came
+    back and the run ended clean (g3.runtime_guard PASS).  The hook writes through its own copy of
+    the pipe now."""
+    source = predict(ANSWER, MOVE_PIPE + "os.dup2(_null, _fd)\n" + EVAL_LAMBDA)
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", source))
+    assert det_outputs(outcome) == [[[2], [4]], [[2], [4]]], outcome.stderr[-2000:]
+    assert rec.status.value == "FAIL" and "compiles text" in rec.message, rec
+
+
+def test_a_finding_that_cannot_be_delivered_ends_the_run_cleanly(tmp_path):
+    """Every descriptor on the pipe blinded (the hook's copy too): the hook kills its process before
+    the eval runs; the grader gives a clean record, the model is not ranked, never exit 3."""
+    from conftest import verdict_lines
+    from test_modchallenge_support import grade, make_submission
+    source = predict(ANSWER, MOVE_PIPE + BLIND_ALL + EVAL_LAMBDA)
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", source))
+    assert outcome.status == "crashed" and det_outputs(outcome) == [], outcome
+    rc, out, err, doc, checks = grade(make_submission(tmp_path / "e2e", source), tmp_path)
+    keys = verdict_lines(out)
+    assert (rc, keys["RESULT"], keys["ranked"]) == (1, "FAIL", "false"), (rc, out[-2000:], err[-2000:])
+    assert "Traceback" not in err

@@ -40,7 +40,8 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 # "A library's import": walking out from the event, a module body of the installation, run by
 # the import system under its own name (not as __main__), comes before any frame of the
 # submission or of this driver.  Findings are written to the result pipe at once (the first
-# SPEC guard_max_reports per run); the hook holds its state in its closure and takes every
+# SPEC guard_max_reports per run), through the driver's descriptor or the hook's own copy of it;
+# a finding neither reaches kills the process before the event's operation runs.  The hook holds its state in its closure and takes every
 # helper, builtin and constant through default arguments bound here.
 GUARD_PROCESS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn",
                            "os.fork", "os.forkpty", "os.startfile", "pty.spawn"})
@@ -397,7 +398,7 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
                    _line=_guard_line, _write=_guard_write, _events=GUARD_EVENTS,
                    _prefixes=GUARD_PREFIXES, _type=type, _str=str, _err=RuntimeError,
                    _flushes=frozenset({"modchallenge.guard.flush", "cpython._PySys_ClearAuditHooks"}),
-                   _verr=ValueError, _base=BaseException):
+                   _verr=ValueError, _base=BaseException, _kill=_os.kill, _getpid=_os.getpid):
     """Add the audit hook (it cannot be removed; its state lives in this closure only)."""
     sub = _os.path.join(_REQ["submission_dir"], "")
     real = _os.path.join(_os.path.realpath(sub), "")
@@ -432,6 +433,7 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
     fd = _CH["out"]
     st = _os.fstat(fd)
     ident = (st.st_dev, st.st_ino)
+    spare = _os.dup(fd)                 # the hook's own copy of the result pipe (not inherited)
     limit = int(cfg["max_reports"])
     pending, count = (), 0
 
@@ -453,8 +455,13 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
             count += 1
             if count <= limit:
                 pending += (_line(tok, mode, count, event, verdict[0], verdict[1]),)
-        if pending and _write(fd, ident, pending):
+        if pending and (_write(fd, ident, pending) or _write(spare, ident, pending)):
             pending = ()
+        if verdict is not None and pending:
+            # neither descriptor is the runner's pipe any more (the model moved it, e.g. pointed the
+            # driver's _CH["out"] at a copy and put /dev/null in its place): a finding that cannot
+            # be delivered ends the run here, before the event's operation runs (fails closed)
+            _kill(_getpid(), 9)
         if verdict is not None and verdict[2]:
             raise _err("modchallenge grader: %s is refused in the model's process" % event)
 
