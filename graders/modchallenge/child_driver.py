@@ -31,9 +31,9 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 #   marshal   only importlib's own read of a .pyc of the installation (bytes equal to the file).
 #   pickle    globals of the weights-only allowlist (GUARD_PICKLE_GLOBALS) only (neither has an
 #             allowance for a library's import).
-#   ctypes.*, code.__new__, gc's object-graph walks, sys._current_frames: findings unless a
-#             library's import does it (ctypes: only dlopen of the installation's libraries and
-#             dlsym; code.__new__: only a call spelled `.replace(`) (the object-graph walks are also refused: they would
+#   ctypes.*, code.__new__: findings unless a library's import does it (ctypes: only dlopen of
+#             the installation's libraries and dlsym; code.__new__: only a call spelled `.replace(`);
+#             gc's object-graph walks, sys._current_frames: findings, always (and refused) (the object-graph walks are also refused: they would
 #             reach this hook); replacing __code__/__defaults__/__kwdefaults__ of a function of
 #             this driver (the guard's helpers among them): a finding.
 #   processes, sockets, writes into the installation or the grader's files: findings, always.
@@ -54,8 +54,9 @@ GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.fi
 GUARD_PREFIXES = ("ctypes.", "socket.")
 GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
 # events a library's import may raise (measured: torch's CDLL loads, types.coroutine's co.replace);
-# a library's import reached through a rebound builtin could otherwise call anything
-GUARD_LIBRARY_IMPORT_OK = frozenset({"ctypes.dlopen", "ctypes.dlsym", "code.__new__"} | GUARD_INTROSPECT)
+# a library's import reached through a rebound builtin could otherwise call anything -- the
+# object-graph walks above among them, which reach this hook's closure (none measured at import)
+GUARD_LIBRARY_IMPORT_OK = frozenset({"ctypes.dlopen", "ctypes.dlsym", "code.__new__"})
 GUARD_FUNC_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 GUARD_WRITE_FLAGS = _os.O_WRONLY | _os.O_RDWR | _os.O_APPEND | _os.O_CREAT | _os.O_TRUNC
 _GUARD_INERT = _re.compile(   # names, dots, subscripts, commas, |, quoted names; no statement keyword
