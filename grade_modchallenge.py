@@ -1712,8 +1712,35 @@ def ask(obj, _ask=ask, _audit=_sys.audit):
     return _ask(obj)
 
 
+class _SourceOnlyLoader(_ilx.SourceFileLoader):
+    """The submission's .py files compiled from their source, never from a __pycache__ the
+    submission ships (a valid one is what running the model locally leaves behind; its code
+    could be anything: the guard fails it).  No source stats: importlib neither reads nor writes
+    bytecode for them."""
+
+    def path_stats(self, path):
+        raise OSError("bytecode caching is off for the submission")
+
+
+def _submission_finder(path, _sub=_os.path.join(_os.path.realpath(_REQ["submission_dir"]), "")):
+    """sys.path hook: a FileFinder with _SourceOnlyLoader for folders of the submission."""
+    full = _os.path.join(_os.path.realpath(_os.path.abspath(path or ".")), "")
+    if not full.startswith(_sub):
+        raise ImportError("not the submission")
+    return _ilx.FileFinder(path, (_ilx.ExtensionFileLoader, _ilx.EXTENSION_SUFFIXES),
+                           (_SourceOnlyLoader, _ilx.SOURCE_SUFFIXES),
+                           (_ilx.SourcelessFileLoader, _ilx.BYTECODE_SUFFIXES))
+
+
 if _REQ.get("guard") is not None:
     _guard_install(_REQ.pop("guard"))
+    _sys.path_hooks.insert(0, _submission_finder)
+    for _p in list(_sys.path_importer_cache):
+        try:
+            _submission_finder(_p)
+            del _sys.path_importer_cache[_p]
+        except ImportError:
+            pass
 
 
 def _short(exc):

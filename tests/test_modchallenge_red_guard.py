@@ -180,3 +180,23 @@ def test_text_a_library_import_builds_from_planted_state_is_a_finding(tmp_path):
     rec, outcome = guard_run(write_sub(tmp_path / "sub", source))
     assert det_outputs(outcome) == [[[2], [4]], [[2], [4]]], outcome.stderr[-2000:]
     assert rec.status.value == "FAIL", rec
+
+
+def test_a_pycache_the_submission_ships_is_ignored(tmp_path):
+    """A valid __pycache__ next to model.py (what running the model locally leaves; archives keep
+    the mtimes) was unmarshalled from the submission: an honest model FAILed g3.runtime_guard.
+    The driver's finder compiles the submission's .py from source and never reads its
+    __pycache__ -- so an unchecked hash-based .pyc shadowing model.py does not run either (it was
+    a guard finding; now the source runs)."""
+    import py_compile
+    from test_modchallenge_runtime_guard import PYC, _unchecked_pyc
+    honest = write_sub(tmp_path / "honest", predict("        return [0]\n"), {"helper.py": "X = 1\n"})
+    py_compile.compile(str(honest / "model.py"), doraise=True)        # timestamp-based, valid
+    assert (honest / PYC).exists()
+    rec, outcome = guard_run(honest)
+    assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
+    assert det_outputs(outcome) == [[[], []], [[], []]]
+    shadow = write_sub(tmp_path / "shadow", predict("        return [0]\n"), {PYC: _unchecked_pyc()})
+    rec, outcome = guard_run(shadow)
+    assert rec.status.value == "PASS", rec
+    assert det_outputs(outcome) == [[[], []], [[], []]]                 # the source ran, not the .pyc
