@@ -492,10 +492,11 @@ class _SourceOnlyLoader(_ilx.SourceFileLoader):
 
 
 def _submission_finder(path, _sub=_os.path.join(_os.path.realpath(_REQ["submission_dir"]), "")):
-    """sys.path hook: a FileFinder with _SourceOnlyLoader for folders of the submission."""
+    """sys.path hook: a FileFinder with _SourceOnlyLoader for folders of the submission (the
+    model can remove it: then a .pyc it ships is unmarshalled, a guard finding)."""
     full = _os.path.join(_os.path.realpath(_os.path.abspath(path or ".")), "")
-    if not full.startswith(_sub):
-        raise ImportError("not the submission")
+    if not full.startswith(_sub) or not _os.path.isdir(full):     # a zip goes to zipimport (judged)
+        raise ImportError("not a folder of the submission")
     return _ilx.FileFinder(path, (_ilx.ExtensionFileLoader, _ilx.EXTENSION_SUFFIXES),
                            (_SourceOnlyLoader, _ilx.SOURCE_SUFFIXES),
                            (_ilx.SourcelessFileLoader, _ilx.BYTECODE_SUFFIXES))
