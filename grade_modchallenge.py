@@ -185,7 +185,7 @@ PROCESS_POOL_NAMES = frozenset({"ProcessPoolExecutor", "process"})   # concurren
 # Unpickling globals the runtime guard allows (issue 23): the weights-only allowlist the task
 # statement names for torch.load(weights_only=True) -- torch's own _get_allowed_globals (2.x):
 # containers, tensor/parameter/storage classes, dtypes, quantisation schemes, the _rebuild_*
-# functions -- plus numpy's array reconstruction (pickled ndarrays hold data only; every global
+# functions -- plus numpy's array reconstruction (protocols 2-5; pickled ndarrays hold data only; every global
 # inside an object array is checked on its own).  Regular expressions over "module.name" as the
 # pickle names it (protocols < 3 write Python 2's __builtin__).
 GUARD_PICKLE_GLOBALS = (
@@ -197,6 +197,7 @@ GUARD_PICKLE_GLOBALS = (
     r"half|double|cfloat|cdouble|chalf|short|long)",
     r"torch\.per_(tensor|channel)_\w+",
     r"numpy\.(core|_core)\.multiarray\.(_reconstruct|scalar)", r"numpy\.(ndarray|dtype)",
+    r"numpy\.(core|_core)\.numeric\._frombuffer",       # protocol 5 (pickle.HIGHEST_PROTOCOL): data only
     r"numpy\.dtypes\.\w+DType",
 )
 # module.function calls that load code (pickle and friends), flagged wherever called
@@ -1237,7 +1238,7 @@ _path = list(_sys.path)                 # stdlib modules of the driver: never th
 _sys.path.remove(_REQ["submission_dir"])
 import copy as _copy, importlib as _il, operator as _op, pickle as _pickle, time as _time
 import dataclasses as _dataclasses, hashlib as _hashlib, pathlib as _pathlib, re as _re, types as _types
-import ast as _ast, importlib._bootstrap_external as _ilx
+import ast as _ast, importlib._bootstrap_external as _ilx, opcode as _opcode
 _sys.path[:] = _path
 _sys.path.insert(0, _REQ["lib_dir"])
 from modchallenge.interface.base_model import ModularMultiplicationModel as _Base
@@ -1251,23 +1252,29 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 #             does not decode natively is not) or a file of the Python installation (the bytes
 #             equal the file on disk, neither it nor its link changed status since the hook
 #             started).  Text from no file: allowed when it is inert (names, dots, subscripts,
-#             commas, `|`, quoted names, whitespace: typing's string annotations; at most an
-#             `import`, which runs files judged themselves), namedtuple's constructor lambda, a
+#             commas, `|`, quoted names, whitespace: typing's string annotations; no statement
+#             keyword -- `from decimal import Decimal as D` is a forbidden import the scan never
+#             read), namedtuple's constructor lambda, a
 #             method dataclasses generates (called by dataclasses, identifier field names),
 #             ast.parse asking for a tree only (numpy's .npy header; a tree compiled later is
-#             judged as text from no file), or compiled by an installation function that names
-#             exec/eval/compile while a library's module is being imported; else a finding.
+#             judged as text from no file), or compiled by an installation function whose call
+#             spells exec(/eval(/compile( and finds the real builtin under that name, while a
+#             library's module is being imported (_guard_called: not a name the model rebound to a
+#             partial of eval that a library's body calls); else a finding.
 #   marshal   only importlib's own read of a .pyc of the installation (bytes equal to the file).
-#   pickle    globals of the weights-only allowlist (GUARD_PICKLE_GLOBALS) only.
-#   ctypes.*, code.__new__, gc's object-graph walks, sys._current_frames: findings unless a
-#             library's import does it (the object-graph walks are also refused: they would
+#   pickle    globals of the weights-only allowlist (GUARD_PICKLE_GLOBALS) only (neither has an
+#             allowance for a library's import).
+#   ctypes.*, code.__new__: findings unless a library's import does it (ctypes: only dlopen of
+#             the installation's libraries and dlsym; code.__new__: only a call spelled `.replace(`);
+#             gc's object-graph walks, sys._current_frames: findings, always (and refused) (the object-graph walks are also refused: they would
 #             reach this hook); replacing __code__/__defaults__/__kwdefaults__ of a function of
 #             this driver (the guard's helpers among them): a finding.
 #   processes, sockets, writes into the installation or the grader's files: findings, always.
 # "A library's import": walking out from the event, a module body of the installation, run by
 # the import system under its own name (not as __main__), comes before any frame of the
 # submission or of this driver.  Findings are written to the result pipe at once (the first
-# SPEC guard_max_reports per run); the hook holds its state in its closure and takes every
+# SPEC guard_max_reports per run), through the driver's descriptor or the hook's own copy of it;
+# a finding neither reaches kills the process before the event's operation runs.  The hook holds its state in its closure and takes every
 # helper, builtin and constant through default arguments bound here.
 GUARD_PROCESS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn",
                            "os.fork", "os.forkpty", "os.startfile", "pty.spawn"})
@@ -1279,9 +1286,15 @@ GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.fi
                           "cpython._PySys_ClearAuditHooks"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES
 GUARD_PREFIXES = ("ctypes.", "socket.")
 GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
+# events a library's import may raise (measured: torch's CDLL loads, types.coroutine's co.replace);
+# a library's import reached through a rebound builtin could otherwise call anything -- the
+# object-graph walks above among them, which reach this hook's closure (none measured at import)
+GUARD_LIBRARY_IMPORT_OK = frozenset({"ctypes.dlopen", "ctypes.dlsym", "code.__new__"})
 GUARD_FUNC_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 GUARD_WRITE_FLAGS = _os.O_WRONLY | _os.O_RDWR | _os.O_APPEND | _os.O_CREAT | _os.O_TRUNC
-_GUARD_INERT = _re.compile(r"(?:[\w\s.,\[\]|]|'[\w.]*'|\"[\w.]*\")*")
+_GUARD_INERT = _re.compile(   # names, dots, subscripts, commas, |, quoted names; no statement keyword
+    r"(?:[\s.,\[\]|]|\b(?!(?:import|from|as|del|global|nonlocal|raise|assert|return|yield|await|async"
+    r"|with|pass|break|continue|class|def|try|while)\b)\w+\b|'[\w.]*'|\"[\w.]*\")*")
 _GUARD_NAMEDTUPLE = _re.compile(r"lambda _cls, [\w, ]*: _tuple_new\(_cls, \([\w, ]*\)\)")
 _GUARD_ESCAPE = {c: "?" for c in range(32)}
 _GUARD_ESCAPE.update({ord('"'): "'", ord("\\"): "/", 127: "?"})
@@ -1348,6 +1361,57 @@ def _guard_where(frame, g, _str=str, _len=len):
     return "no frame of the submission on the stack (the driver, or a thread it did not start)"
 
 
+def _guard_called(frame, want, ops, _list=list, _len=len, _type=type, _dict=dict, _base=BaseException):
+    """True when the call running in `frame` calls, by the bare name its source spells, the object
+    `want` maps that name to (the real builtin captured before the submission loaded): a library's
+    own `exec(text)`, not a builtin or module global the model rebound to another callable
+    (functools.partial(eval, TEXT) called as `globals()` or `object()` by a library module's
+    body).  The callee is the LOAD_* instruction starting where the call's source starts; a name
+    `want` maps to None is accepted as an attribute (`co.replace(...)`) of any receiver."""
+    lg, ln, ext, loads, gshift, attrs, ashift = ops
+    try:
+        code = frame.f_code
+        raw = code.co_code
+        pos = _list(code.co_positions())
+        i = frame.f_lasti // 2
+        line, _, col, _ = pos[i]
+        j = i - 1
+        while j >= 0:
+            p = pos[j]
+            if raw[2 * j] in loads and p[0] == line and p[1] == line and p[2] == col:
+                break
+            j -= 1
+        op = raw[2 * j] if j >= 0 else -1
+        if op not in (lg, ln) and op not in attrs:
+            return False
+        arg, k, shift = raw[2 * j + 1], j - 1, 8
+        while k >= 0 and raw[2 * k] == ext:
+            arg |= raw[2 * k + 1] << shift
+            shift += 8
+            k -= 1
+        if op in attrs:
+            name = code.co_names[arg >> ashift]
+            return name in want and want.get(name) is None
+        name = code.co_names[arg >> gshift if op == lg else arg]
+        real = want.get(name)
+        if real is None:
+            return False
+        if op == ln:
+            loc = frame.f_locals
+            if _type(loc) is not _dict:
+                return False
+            if _dict.__contains__(loc, name):
+                return _dict.get(loc, name) is real
+        glb, blt = frame.f_globals, frame.f_builtins
+        if _type(glb) is not _dict or _type(blt) is not _dict:
+            return False
+        if _dict.__contains__(glb, name):
+            return _dict.get(glb, name) is real
+        return _dict.get(blt, name) is real
+    except _base:
+        return False
+
+
 def _guard_dataclass_ok(frame, g, _type=type, _str=str, _dict=dict):
     """A dataclass method generated by dataclasses for fields whose names are all identifiers (the
     only text it interpolates): the `fields` of the _process_class frame below."""
@@ -1375,7 +1439,7 @@ def _guard_dataclass_ok(frame, g, _type=type, _str=str, _dict=dict):
 def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
                    _views=(bytearray, memoryview), _sha=_hashlib.sha256, _read=_guard_read,
                    _blame=_guard_blame, _dataclass=_guard_dataclass_ok, _inert=_GUARD_INERT.fullmatch,
-                   _nt=_GUARD_NAMEDTUPLE.fullmatch, _compilers=GUARD_COMPILERS, _dict=dict, _int=int,
+                   _nt=_GUARD_NAMEDTUPLE.fullmatch, _called=_guard_called, _dict=dict, _int=int,
                    _base=BaseException):
     """None when this compile is allowed, else the reason."""
     sub, roots, digests, gen_codes = g[0], g[2], g[3], g[5]
@@ -1413,21 +1477,23 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
         f = f.f_back
     if f is not None:
         code = f.f_code
-        if code in gen_codes and _dataclass(f, g):
+        if code in gen_codes and _dataclass(f, g) and _called(f, g[14], g[15]):
             return None
         if code is g[12] and _type(_dict.get(f.f_locals, "flags")) is _int \
-                and _dict.get(f.f_locals, "flags") & 0x400:          # ast.PyCF_ONLY_AST: a tree
+                and _dict.get(f.f_locals, "flags") & 0x400 and _called(f, g[14], g[15]):   # a tree only
             return None
-        if code.co_filename.startswith(roots) and not _compilers.isdisjoint(code.co_names) \
+        if code.co_filename.startswith(roots) and _called(f, g[14], g[15]) \
                 and _blame(frame, g) == "library":
             return None
     return "compiles text that is no file the static scan read (%s)" % (fn if named else _type(fn).__name__)[:160]
 
 
 def _guard_marshal(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len, _dict=dict,
-                   _mv=memoryview, _read=_guard_read, _blame=_guard_blame):
-    """None for importlib reading a .pyc of the installation (bytes equal to the file), or a
-    library's import; else the reason."""
+                   _mv=memoryview, _read=_guard_read):
+    """None for importlib reading a .pyc of the installation (bytes equal to the file); else the
+    reason.  (No allowance for a library's import: none of the installation unmarshals while
+    importing, and a builtin the model rebound to functools.partial(marshal.loads, DATA) would be
+    called by a library module's body -- issue 23's red team.)"""
     sub, roots, bytecode = g[0], g[2], g[9]
     path = None
     if frame is not None and frame.f_code is bytecode and args:
@@ -1438,8 +1504,6 @@ def _guard_marshal(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
             disk = _read(path, _len(data) + 17, g[13])
             if disk is not None and disk[16:] == data:
                 return None
-    if _blame(frame, g) == "library":
-        return None
     named = " (%s)" % (path[_len(sub[0]):] if path.startswith(sub[0]) else path)[-160:] if _type(path) is _str else ""
     return "loads code with marshal that is no .pyc of the Python installation" + named
 
@@ -1476,11 +1540,24 @@ def _guard_written(event, args, g, _type=type, _str=str, _bytes=bytes, _int=int,
     return None
 
 
+def _guard_library_call(event, args, frame, g, _type=type, _str=str, _called=_guard_called):
+    """A library import's ctypes/code event as the installation raises it: dlopen of a library of
+    the installation (or a bare soname the loader finds in the system's folders), code.replace
+    called by that name -- not a builtin the model rebound to a partial of CDLL or CodeType."""
+    if event == "ctypes.dlopen":
+        name = args[0] if args else None
+        return name is None or _type(name) is _str and ("/" not in name or name.startswith(g[2]))
+    if event == "code.__new__":
+        return frame is not None and _called(frame, g[16], g[15])
+    return True
+
+
 def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile=_guard_compile,
                  _marshal=_guard_marshal, _written=_guard_written, _blame=_guard_blame,
                  _where=_guard_where, _process=GUARD_PROCESS, _introspect=GUARD_INTROSPECT,
                  _writes=GUARD_WRITES, _attrs=GUARD_FUNC_ATTRS, _fn=_types.FunctionType,
-                 _code_of=_types.FunctionType.__code__.__get__):
+                 _code_of=_types.FunctionType.__code__.__get__, _lib_ok=GUARD_LIBRARY_IMPORT_OK,
+                 _lib_call=_guard_library_call):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
     if event == "compile":
@@ -1489,7 +1566,7 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
         reason = _marshal(args, frame, g)
     elif event == "pickle.find_class":
         key = args[0] + "." + args[1] if _type(args[0]) is _str and _type(args[1]) is _str else None
-        if (key is None or g[11](key) is None) and _blame(frame, g) != "library":
+        if key is None or g[11](key) is None:          # a library's import too (see _guard_marshal)
             reason = "unpickles the global %s, outside the weights-only allowlist" % (key or "?")[:160]
     elif event in _process:
         reason = "starts a process (%s)" % event
@@ -1502,7 +1579,7 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
                 and _code_of(args[0]).co_filename == g[1]:
             reason = "replaces %s of a function of the grader's driver" % args[1]
     elif event in _introspect or event.startswith("ctypes.") or event == "code.__new__":
-        if _blame(frame, g) != "library":
+        if event not in _lib_ok or _blame(frame, g) != "library" or not _lib_call(event, args, frame, g):
             refuse = event in _introspect
             reason = ("walks the interpreter's object graph or other threads' frames (%s): refused"
                       % event if refuse else "calls native code through ctypes (%s)" % event
@@ -1555,7 +1632,7 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
                    _line=_guard_line, _write=_guard_write, _events=GUARD_EVENTS,
                    _prefixes=GUARD_PREFIXES, _type=type, _str=str, _err=RuntimeError,
                    _flushes=frozenset({"modchallenge.guard.flush", "cpython._PySys_ClearAuditHooks"}),
-                   _verr=ValueError, _base=BaseException):
+                   _verr=ValueError, _base=BaseException, _kill=_os.kill, _getpid=_os.getpid):
     """Add the audit hook (it cannot be removed; its state lives in this closure only)."""
     sub = _os.path.join(_REQ["submission_dir"], "")
     real = _os.path.join(_os.path.realpath(sub), "")
@@ -1571,6 +1648,7 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
                         or scratch.startswith(q)):
                     roots.add(q)
     roots.add(driver_dir)
+    _b = vars(_sys.modules["builtins"])              # eval/exec/compile as they are before the submission
     gen = tuple(c.__code__ for c in (getattr(_dataclasses, "_create_fn", None),
                                      getattr(getattr(_dataclasses, "_FuncBuilder", None),
                                              "add_fns_to_class", None)) if c is not None)
@@ -1578,11 +1656,18 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
          tuple(sorted(roots)), gen, _dataclasses._process_class.__code__, _dataclasses.Field,
          _dataclasses.Field.__dict__["name"].__get__, _ilx._compile_bytecode.__code__,
          (_pathlib.PurePosixPath, _pathlib.PosixPath), _re.compile(cfg["pickle_globals"]).fullmatch,
-         _ast.parse.__code__, _guard_clock(scratch))
+         _ast.parse.__code__, _guard_clock(scratch),
+         _types.MappingProxyType({n: _b[n] for n in GUARD_COMPILERS}),
+         (_opcode.opmap["LOAD_GLOBAL"], _opcode.opmap["LOAD_NAME"], _opcode.EXTENDED_ARG,
+          frozenset(op for name, op in _opcode.opmap.items() if name.startswith("LOAD_")), 1,
+          frozenset(_opcode.opmap[n] for n in ("LOAD_ATTR", "LOAD_METHOD") if n in _opcode.opmap),
+          1 if _sys.version_info >= (3, 12) else 0),
+         _types.MappingProxyType({"replace": None}))
     tok, mode = _str.encode(_CH["tok"]), _str.encode(_REQ["mode"])
     fd = _CH["out"]
     st = _os.fstat(fd)
     ident = (st.st_dev, st.st_ino)
+    spare = _os.dup(fd)                 # the hook's own copy of the result pipe (not inherited)
     limit = int(cfg["max_reports"])
     pending, count = (), 0
 
@@ -1604,8 +1689,13 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
             count += 1
             if count <= limit:
                 pending += (_line(tok, mode, count, event, verdict[0], verdict[1]),)
-        if pending and _write(fd, ident, pending):
+        if pending and (_write(fd, ident, pending) or _write(spare, ident, pending)):
             pending = ()
+        if verdict is not None and pending:
+            # neither descriptor is the runner's pipe any more (the model moved it, e.g. pointed the
+            # driver's _CH["out"] at a copy and put /dev/null in its place): a finding that cannot
+            # be delivered ends the run here, before the event's operation runs (fails closed)
+            _kill(_getpid(), 9)
         if verdict is not None and verdict[2]:
             raise _err("modchallenge grader: %s is refused in the model's process" % event)
 
@@ -1624,8 +1714,36 @@ def ask(obj, _ask=ask, _audit=_sys.audit):
     return _ask(obj)
 
 
+class _SourceOnlyLoader(_ilx.SourceFileLoader):
+    """The submission's .py files compiled from their source, never from a __pycache__ the
+    submission ships (a valid one is what running the model locally leaves behind; its code
+    could be anything: the guard fails it).  No source stats: importlib neither reads nor writes
+    bytecode for them."""
+
+    def path_stats(self, path):
+        raise OSError("bytecode caching is off for the submission")
+
+
+def _submission_finder(path, _sub=_os.path.join(_os.path.realpath(_REQ["submission_dir"]), "")):
+    """sys.path hook: a FileFinder with _SourceOnlyLoader for folders of the submission (the
+    model can remove it: then a .pyc it ships is unmarshalled, a guard finding)."""
+    full = _os.path.join(_os.path.realpath(_os.path.abspath(path or ".")), "")
+    if not full.startswith(_sub) or not _os.path.isdir(full):     # a zip goes to zipimport (judged)
+        raise ImportError("not a folder of the submission")
+    return _ilx.FileFinder(path, (_ilx.ExtensionFileLoader, _ilx.EXTENSION_SUFFIXES),
+                           (_SourceOnlyLoader, _ilx.SOURCE_SUFFIXES),
+                           (_ilx.SourcelessFileLoader, _ilx.BYTECODE_SUFFIXES))
+
+
 if _REQ.get("guard") is not None:
     _guard_install(_REQ.pop("guard"))
+    _sys.path_hooks.insert(0, _submission_finder)
+    for _p in list(_sys.path_importer_cache):
+        try:
+            _submission_finder(_p)
+            del _sys.path_importer_cache[_p]
+        except ImportError:
+            pass
 
 
 def _short(exc):

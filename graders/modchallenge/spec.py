@@ -127,7 +127,7 @@ PROCESS_POOL_NAMES = frozenset({"ProcessPoolExecutor", "process"})   # concurren
 # Unpickling globals the runtime guard allows (issue 23): the weights-only allowlist the task
 # statement names for torch.load(weights_only=True) -- torch's own _get_allowed_globals (2.x):
 # containers, tensor/parameter/storage classes, dtypes, quantisation schemes, the _rebuild_*
-# functions -- plus numpy's array reconstruction (pickled ndarrays hold data only; every global
+# functions -- plus numpy's array reconstruction (protocols 2-5; pickled ndarrays hold data only; every global
 # inside an object array is checked on its own).  Regular expressions over "module.name" as the
 # pickle names it (protocols < 3 write Python 2's __builtin__).
 GUARD_PICKLE_GLOBALS = (
@@ -139,6 +139,7 @@ GUARD_PICKLE_GLOBALS = (
     r"half|double|cfloat|cdouble|chalf|short|long)",
     r"torch\.per_(tensor|channel)_\w+",
     r"numpy\.(core|_core)\.multiarray\.(_reconstruct|scalar)", r"numpy\.(ndarray|dtype)",
+    r"numpy\.(core|_core)\.numeric\._frombuffer",       # protocol 5 (pickle.HIGHEST_PROTOCOL): data only
     r"numpy\.dtypes\.\w+DType",
 )
 # module.function calls that load code (pickle and friends), flagged wherever called
