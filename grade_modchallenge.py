@@ -3599,7 +3599,7 @@ def print_submission_output(outcomes: dict, stream=None, max_lines: int = 200, m
 KEY_FORMATS = {}    # typed key -> printed text (all keys use format_value's defaults)
 LEADERBOARD = (("highest_tier_above_90", "keys.highest_tier_above_90", "desc"),
                ("overall_accuracy", "keys.overall_accuracy", "desc"), ("score", "score", "desc"))
-POSITIVE_OPTIONS = ("budget", "load_timeout")
+POSITIVE_OPTIONS = ("budget", "load_timeout", "memory")
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -3634,33 +3634,28 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--test-set", metavar="DIR",
                    help="grade on tier_<k>.jsonl files from DIR instead of generating (every row is "
                         "re-checked: expected recomputed, p prime and p, a, b within the tier)")
-    p.add_argument("--budget", type=float, default=SPEC["budget_s"],
-                   help="inference wall-clock seconds for all tiers, enforced from outside "
-                        "(default %(default)s)")
+    add_shared_option(p, "--budget", "inference over all tiers, enforced from outside (default "
+                      "%(default)s)", type=float, default=SPEC["budget_s"])
     p.add_argument("--load-timeout", type=float, default=SPEC["load_timeout_s"],
                    help="seconds allowed for import + load() (default %(default)s)")
-    p.add_argument("--memory", metavar="GB", type=float, default=None,
-                   help="memory limit of the model's child process in GiB (default "
-                        f"{SPEC['runner_mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
-                        "resident memory")
+    add_shared_option(p, "--memory", "the model's child process (default "
+                      f"{SPEC['runner_mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
+                      "resident memory", type=float, default=None)
     p.add_argument("--gpu", action="store_true",
                    help="GPU mode: no address-space limit (CUDA reserves far more virtual memory than "
                         "it uses); the child's resident memory is watched from outside instead and "
                         "the run is killed (a clean FAIL) when it exceeds --memory")
     p.add_argument("--skip-static-check", action="store_true",
                    help="skip gate 3 (the harness's trusted-use mode)")
-    p.add_argument("--jobs", type=int, default=_default_jobs(),
-                   help="worker processes for the large primes of test generation (default "
-                        "%(default)s); with several submissions, how many are graded at a time "
-                        "(each then generates with one worker)")
-    p.add_argument("--out", metavar="DIR",
-                   help="keep each seed's result in DIR as it finishes; rerun with the same DIR, "
-                        "submission, options and grader to skip the seeds already graded")
+    add_shared_option(p, "--jobs", "worker processes for the large primes of test generation "
+                      "(default %(default)s); with several submissions, how many are graded at a "
+                      "time (each then generates with one worker)", type=int, default=_default_jobs())
+    add_shared_option(p, "--out", "each seed's result as it finishes; rerun with the same DIR, "
+                      "submission, options and grader to skip the seeds already graded")
     p.add_argument("--write-tests", metavar="DIR",
                    help="no submission: write the generated set as DIR/tier_<k>.jsonl and exit 0")
-    p.add_argument("--strict", action="store_true", help="anything needing review scores 0.0")
-    p.add_argument("--no-exec", action="store_true",
-                   help="do not run submitted code: gates 1-4 only, RESULT: UNGRADED, exit 2")
+    add_shared_option(p, "--strict")
+    add_shared_option(p, "--no-exec", ": gates 1-4 only, RESULT: UNGRADED, exit 2")
     return p
 
 
@@ -3778,6 +3773,75 @@ def report_extra(report: Report) -> dict:
     return {}
 
 
+SHARED_OPTIONS = {      # option -> (metavar, the help's opening words: the same in every grader)
+    "--budget": ("SECONDS", "wall-clock limit in seconds of"),
+    "--memory": ("GB", "memory limit in GiB of"),
+    "--out": ("DIR", "keep this run's working outputs in DIR:"),
+    "--jobs": ("N", "how many run at a time:"),
+    "--limit": ("N", "smoke test: grade only the first N"),
+    "--quiet": (None, "print only FAIL / REVIEW_REQUIRED lines, the summary, the keys and the "
+                      "verdict; no progress"),
+    "--strict": (None, "anything needing review scores 0.0"),
+    "--no-exec": (None, "do not run submitted code"),
+    "--json": ("PATH", "also write the report as JSON to PATH"),
+    "--table": ("PATH", "write the leaderboard to PATH"),
+    "--plot": ("DIR", "also write PNG figures to DIR"),
+    "--html": ("PATH", "also write one self-contained HTML report to PATH"),
+}
+# old spelling -> the shared one; each still works for one release, with a one-line notice
+DEPRECATED_OPTIONS = {"--timeout": "--budget", "--mem-gb": "--memory"}
+
+
+def add_shared_option(p, option: str, detail: str = "", **kw):
+    """`option` as SHARED_OPTIONS spells it: its metavar and the help's opening words, then
+    this grader's `detail` (what the unit is, the default)."""
+    metavar, opening = SHARED_OPTIONS[option]
+    if metavar is None:
+        kw.setdefault("action", "store_true")
+    else:
+        kw.setdefault("metavar", metavar)
+    sep = "" if not detail or detail[0] in ";:," else " "
+    return p.add_argument(option, help=opening + sep + detail, **kw)
+
+
+class DeprecatedOption(argparse.Action):
+    """An old spelling (DEPRECATED_OPTIONS): one line on stderr, the value kept under a private
+    name that CliParser moves to the shared option's destination after parsing."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)       # the notice: resolve_deprecated, once
+
+
+def add_deprecated_option(p, old: str, **kw) -> None:
+    """`old` kept for one release as an alias of DEPRECATED_OPTIONS[old] (hidden from --help)."""
+    p.add_argument(old, action=DeprecatedOption, dest="_old_" + old.lstrip("-").replace("-", "_"),
+                   default=None, help=argparse.SUPPRESS, **kw)
+
+
+def resolve_deprecated(parser, args, argv) -> None:
+    """Move each old spelling's value to the shared option; both given is a conflict (exit 2)."""
+    given = {a.split("=", 1)[0] for a in argv if isinstance(a, str) and a.startswith("--")}
+    for old, new in DEPRECATED_OPTIONS.items():
+        dest = "_old_" + old.lstrip("-").replace("-", "_")
+        if not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        delattr(args, dest)
+        if value is None:
+            continue
+        if new in given:
+            parser.error(f"{old} and {new} conflict: give only {new}")
+        print(f"{parser.prog}: {old} is deprecated: use {new} (the old spelling goes in the next "
+              "release)", file=sys.stderr)
+        setattr(args, new.lstrip("-").replace("-", "_"), value)
+
+
+SUBSET_OPTIONS = ("limit", "only", "problem", "tier", "style")   # any given: a SUBSET run
+
+
+def subset_requested(args) -> bool:
+    """Whether the user asked for a subset (--limit N, or an explicit selection)."""
+    return any(getattr(args, name, None) for name in SUBSET_OPTIONS)
 # =============================================================================
 # REPORTS: usage errors, the run block, progress, many submissions, the
 # leaderboard (the same text in every grader; only the tables LEADERBOARD,
@@ -3788,7 +3852,19 @@ class UsageError(Exception):
 
 
 class CliParser(argparse.ArgumentParser):
-    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+    """argparse whose errors are one line on stderr (no usage block) and exit 2; no abbreviations
+    (`--qui` is an error: a later option can never change what an old command line means); old
+    spellings (DEPRECATED_OPTIONS) moved to the shared option after parsing."""
+
+    def __init__(self, *a, **kw):
+        kw["allow_abbrev"] = False
+        super().__init__(*a, **kw)
+
+    def parse_known_args(self, args=None, namespace=None):
+        argv = sys.argv[1:] if args is None else list(args)
+        parsed, extra = super().parse_known_args(argv, namespace)
+        resolve_deprecated(self, parsed, argv)
+        return parsed, extra
 
     def error(self, message):
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -3805,21 +3881,20 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     --version (the hidden --report-child runs one submission of a many-submission call)."""
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
                    " (several: each graded in its own grader process, then a leaderboard)")
-    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
-                   "writable before grading); with several submissions, one document per line")
-    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
-                   "Markdown (.md)")
+    add_shared_option(p, "--json", "(checked writable before grading); with several "
+                      "submissions, one document per line")
+    add_shared_option(p, "--table", ": CSV (.csv) or Markdown (.md)")
+    add_shared_option(p, "--html", "(no network, opens from disk): the leaderboard, each "
+                      "submission's records by phase with FAIL / REVIEW first, its keys and figures")
     p.add_argument("--merge", nargs="+", metavar="REPORT.json",
                    help="no grading: build the leaderboard from reports written by --json elsewhere")
     if jobs:
-        p.add_argument("--jobs", type=int, default=1,
-                       help="with several submissions, how many are graded at a time (default 1)")
-    p.add_argument("--quiet", action="store_true",
-                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
-                        "progress (the summary still counts every record)")
-    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
-                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
-                   "one subfolder each and DIR/leaderboard.png")
+        add_shared_option(p, "--jobs", "with several submissions, how many are graded at a time "
+                          "(default %(default)s)", type=int, default=1)
+    add_shared_option(p, "--quiet", "(the summary still counts every record)")
+    add_shared_option(p, "--plot", "(needs matplotlib: pip install '.[plots]'), listed as "
+                      "figure.* records; with several submissions, one subfolder each and "
+                      "DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -3854,6 +3929,13 @@ def common_usage_checks(args) -> None:
                              f"not {value}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if getattr(args, "limit", None) is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {args.limit}")
+    if args.merge and subset_requested(args):
+        raise UsageError("--merge builds a leaderboard from reports: it takes no subset option "
+                         "(--limit, --only, --tier)")
+    if getattr(args, "html", None):
+        check_output_path(args.html, "--html")
     if args.merge:
         if args.submissions:
             raise UsageError("--merge takes report files, not submissions")

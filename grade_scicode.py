@@ -5,7 +5,7 @@
 Run:
     python grade_scicode.py GENERATIONS --problems problems_all.jsonl problems_dev.jsonl \\
         --h5 test_data.h5 [--split test|dev|all] [--context self|reference] [--special-steps DIR]
-        [--timeout S] [--mem-gb G] [--jobs N] [--dry-run] [--strict] [--no-exec]
+        [--budget SECONDS] [--memory GB] [--jobs N] [--dry-run] [--strict] [--no-exec]
         [--json PATH] [--out DIR] [--quiet]
 
 GENERATIONS is the model's raw replies, one per step: either a folder of
@@ -1689,7 +1689,7 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
     plans = {sid: plan_step(pr.cases) for sid, pr in progs.items() if pr.code is not None}
     h5 = os.path.abspath(args.h5)
     missing = {sid: targets_present(h5, sid, len(progs[sid].cases)) for sid in plans}
-    jobs = {sid: make_job(progs[sid], plans[sid], args.timeout, args.mem_gb, args.dry_run) for sid in plans}
+    jobs = {sid: make_job(progs[sid], plans[sid], args.budget, args.memory, args.dry_run) for sid in plans}
     kept = ResumeStore(args.out, h5, list(jobs.values())) if args.out else None
     reused = kept.results if kept else {}
     todo = [job for sid, job in jobs.items() if sid not in reused]
@@ -3714,7 +3714,7 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
 }
 LEADERBOARD = (("step_accuracy", "keys.step_accuracy", "desc"),
                ("problem_accuracy", "keys.problem_accuracy", "desc"))
-POSITIVE_OPTIONS = ("timeout", "mem_gb", "jobs")   # > 0 and finite (NaN, inf: usage errors)
+POSITIVE_OPTIONS = ("budget", "memory", "jobs")   # > 0 and finite (NaN, inf: usage errors)
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -3767,25 +3767,26 @@ def build_parser() -> argparse.ArgumentParser:
                         "ground_truth_code (default for dev)")
     p.add_argument("--special-steps", metavar="DIR",
                    help="reference code of the no-test steps 13.6, 62.1, 76.3 as DIR/<step>.txt")
-    p.add_argument("--timeout", type=float, default=SPEC["timeout_s"],
-                   help="wall-clock seconds per step (default %(default)s)")
-    p.add_argument("--mem-gb", type=float, default=SPEC["mem_gb"],
-                   help="address-space limit per step in GiB (default %(default)s)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="parallel step workers (default: cores); with several generation sets, "
-                        "how many are graded at a time (each then with one worker)")
+    add_shared_option(p, "--budget", "one step (default %(default)s)", type=float,
+                      default=SPEC["timeout_s"])
+    add_deprecated_option(p, "--timeout", type=float)
+    add_shared_option(p, "--memory", "one step, its address space (default %(default)s)",
+                      type=float, default=SPEC["mem_gb"])
+    add_deprecated_option(p, "--mem-gb", type=float)
+    add_shared_option(p, "--jobs", "parallel step workers (default: cores); with several "
+                      "generation sets, how many are graded at a time (each then with one worker)",
+                      type=int, default=None)
     p.add_argument("--dry-run", action="store_true",
                    help=f"prove the plumbing only; a step passes where '{SPEC['dry_marker']}' is seen; "
                         "RESULT: UNGRADED, no SCORE, exit 2")
-    p.add_argument("--strict", action="store_true",
-                   help="a single harness-fault failure indicts the run; flagged code fails its step; "
-                        "without file isolation the run is not certified (UNGRADED, exit 3)")
-    p.add_argument("--no-exec", action="store_true",
-                   help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
-    p.add_argument("--out", metavar="DIR",
-                   help="official-style outputs (scicode.json, scicode.txt, logs/) and resume/: "
-                        "each step's judged result as it finishes; a rerun with the same DIR, inputs and "
-                        "grader skips the steps already graded (one generation set per DIR)")
+    add_shared_option(p, "--strict", "; a single harness-fault failure indicts the run; flagged "
+                      "code fails its step; without file isolation the run is not certified "
+                      "(UNGRADED, exit 3)")
+    add_shared_option(p, "--no-exec", ": diagnostics only, RESULT: UNGRADED, exit 2")
+    add_shared_option(p, "--out", "official-style outputs (scicode.json, scicode.txt, logs/) and "
+                      "resume/: each step's judged result as it finishes; a rerun with the same "
+                      "DIR, inputs and grader skips the steps already graded (one generation set "
+                      "per DIR)")
     return p
 
 
@@ -3858,6 +3859,75 @@ def report_extra(report: Report) -> dict:
     return {"steps": {s: dataclasses.asdict(r) for s, r in report.outcomes.items()}}
 
 
+SHARED_OPTIONS = {      # option -> (metavar, the help's opening words: the same in every grader)
+    "--budget": ("SECONDS", "wall-clock limit in seconds of"),
+    "--memory": ("GB", "memory limit in GiB of"),
+    "--out": ("DIR", "keep this run's working outputs in DIR:"),
+    "--jobs": ("N", "how many run at a time:"),
+    "--limit": ("N", "smoke test: grade only the first N"),
+    "--quiet": (None, "print only FAIL / REVIEW_REQUIRED lines, the summary, the keys and the "
+                      "verdict; no progress"),
+    "--strict": (None, "anything needing review scores 0.0"),
+    "--no-exec": (None, "do not run submitted code"),
+    "--json": ("PATH", "also write the report as JSON to PATH"),
+    "--table": ("PATH", "write the leaderboard to PATH"),
+    "--plot": ("DIR", "also write PNG figures to DIR"),
+    "--html": ("PATH", "also write one self-contained HTML report to PATH"),
+}
+# old spelling -> the shared one; each still works for one release, with a one-line notice
+DEPRECATED_OPTIONS = {"--timeout": "--budget", "--mem-gb": "--memory"}
+
+
+def add_shared_option(p, option: str, detail: str = "", **kw):
+    """`option` as SHARED_OPTIONS spells it: its metavar and the help's opening words, then
+    this grader's `detail` (what the unit is, the default)."""
+    metavar, opening = SHARED_OPTIONS[option]
+    if metavar is None:
+        kw.setdefault("action", "store_true")
+    else:
+        kw.setdefault("metavar", metavar)
+    sep = "" if not detail or detail[0] in ";:," else " "
+    return p.add_argument(option, help=opening + sep + detail, **kw)
+
+
+class DeprecatedOption(argparse.Action):
+    """An old spelling (DEPRECATED_OPTIONS): one line on stderr, the value kept under a private
+    name that CliParser moves to the shared option's destination after parsing."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)       # the notice: resolve_deprecated, once
+
+
+def add_deprecated_option(p, old: str, **kw) -> None:
+    """`old` kept for one release as an alias of DEPRECATED_OPTIONS[old] (hidden from --help)."""
+    p.add_argument(old, action=DeprecatedOption, dest="_old_" + old.lstrip("-").replace("-", "_"),
+                   default=None, help=argparse.SUPPRESS, **kw)
+
+
+def resolve_deprecated(parser, args, argv) -> None:
+    """Move each old spelling's value to the shared option; both given is a conflict (exit 2)."""
+    given = {a.split("=", 1)[0] for a in argv if isinstance(a, str) and a.startswith("--")}
+    for old, new in DEPRECATED_OPTIONS.items():
+        dest = "_old_" + old.lstrip("-").replace("-", "_")
+        if not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        delattr(args, dest)
+        if value is None:
+            continue
+        if new in given:
+            parser.error(f"{old} and {new} conflict: give only {new}")
+        print(f"{parser.prog}: {old} is deprecated: use {new} (the old spelling goes in the next "
+              "release)", file=sys.stderr)
+        setattr(args, new.lstrip("-").replace("-", "_"), value)
+
+
+SUBSET_OPTIONS = ("limit", "only", "problem", "tier", "style")   # any given: a SUBSET run
+
+
+def subset_requested(args) -> bool:
+    """Whether the user asked for a subset (--limit N, or an explicit selection)."""
+    return any(getattr(args, name, None) for name in SUBSET_OPTIONS)
 # =============================================================================
 # REPORTS: usage errors, the run block, progress, many submissions, the
 # leaderboard (the same text in every grader; only the tables LEADERBOARD,
@@ -3868,7 +3938,19 @@ class UsageError(Exception):
 
 
 class CliParser(argparse.ArgumentParser):
-    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+    """argparse whose errors are one line on stderr (no usage block) and exit 2; no abbreviations
+    (`--qui` is an error: a later option can never change what an old command line means); old
+    spellings (DEPRECATED_OPTIONS) moved to the shared option after parsing."""
+
+    def __init__(self, *a, **kw):
+        kw["allow_abbrev"] = False
+        super().__init__(*a, **kw)
+
+    def parse_known_args(self, args=None, namespace=None):
+        argv = sys.argv[1:] if args is None else list(args)
+        parsed, extra = super().parse_known_args(argv, namespace)
+        resolve_deprecated(self, parsed, argv)
+        return parsed, extra
 
     def error(self, message):
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -3885,21 +3967,20 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     --version (the hidden --report-child runs one submission of a many-submission call)."""
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
                    " (several: each graded in its own grader process, then a leaderboard)")
-    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
-                   "writable before grading); with several submissions, one document per line")
-    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
-                   "Markdown (.md)")
+    add_shared_option(p, "--json", "(checked writable before grading); with several "
+                      "submissions, one document per line")
+    add_shared_option(p, "--table", ": CSV (.csv) or Markdown (.md)")
+    add_shared_option(p, "--html", "(no network, opens from disk): the leaderboard, each "
+                      "submission's records by phase with FAIL / REVIEW first, its keys and figures")
     p.add_argument("--merge", nargs="+", metavar="REPORT.json",
                    help="no grading: build the leaderboard from reports written by --json elsewhere")
     if jobs:
-        p.add_argument("--jobs", type=int, default=1,
-                       help="with several submissions, how many are graded at a time (default 1)")
-    p.add_argument("--quiet", action="store_true",
-                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
-                        "progress (the summary still counts every record)")
-    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
-                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
-                   "one subfolder each and DIR/leaderboard.png")
+        add_shared_option(p, "--jobs", "with several submissions, how many are graded at a time "
+                          "(default %(default)s)", type=int, default=1)
+    add_shared_option(p, "--quiet", "(the summary still counts every record)")
+    add_shared_option(p, "--plot", "(needs matplotlib: pip install '.[plots]'), listed as "
+                      "figure.* records; with several submissions, one subfolder each and "
+                      "DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -3934,6 +4015,13 @@ def common_usage_checks(args) -> None:
                              f"not {value}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if getattr(args, "limit", None) is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {args.limit}")
+    if args.merge and subset_requested(args):
+        raise UsageError("--merge builds a leaderboard from reports: it takes no subset option "
+                         "(--limit, --only, --tier)")
+    if getattr(args, "html", None):
+        check_output_path(args.html, "--html")
     if args.merge:
         if args.submissions:
             raise UsageError("--merge takes report files, not submissions")

@@ -18,6 +18,7 @@ from graders.common.cli_defaults import (exit_code_of, finish_report, print_subm
 from graders.common.cli_solver import build_parser, child_jobs, standalone_action, usage_checks
 from graders.common.plots import plot_subdir, plot_usage_error, write_leaderboard_figure
 from graders.common.printing import format_check
+from graders.common.options import add_shared_option, resolve_deprecated, subset_requested
 from graders.common.records import Status, _jsonable
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
@@ -30,7 +31,19 @@ class UsageError(Exception):
 
 
 class CliParser(argparse.ArgumentParser):
-    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+    """argparse whose errors are one line on stderr (no usage block) and exit 2; no abbreviations
+    (`--qui` is an error: a later option can never change what an old command line means); old
+    spellings (DEPRECATED_OPTIONS) moved to the shared option after parsing."""
+
+    def __init__(self, *a, **kw):
+        kw["allow_abbrev"] = False
+        super().__init__(*a, **kw)
+
+    def parse_known_args(self, args=None, namespace=None):
+        argv = sys.argv[1:] if args is None else list(args)
+        parsed, extra = super().parse_known_args(argv, namespace)
+        resolve_deprecated(self, parsed, argv)
+        return parsed, extra
 
     def error(self, message):
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -47,21 +60,20 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     --version (the hidden --report-child runs one submission of a many-submission call)."""
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
                    " (several: each graded in its own grader process, then a leaderboard)")
-    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
-                   "writable before grading); with several submissions, one document per line")
-    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
-                   "Markdown (.md)")
+    add_shared_option(p, "--json", "(checked writable before grading); with several "
+                      "submissions, one document per line")
+    add_shared_option(p, "--table", ": CSV (.csv) or Markdown (.md)")
+    add_shared_option(p, "--html", "(no network, opens from disk): the leaderboard, each "
+                      "submission's records by phase with FAIL / REVIEW first, its keys and figures")
     p.add_argument("--merge", nargs="+", metavar="REPORT.json",
                    help="no grading: build the leaderboard from reports written by --json elsewhere")
     if jobs:
-        p.add_argument("--jobs", type=int, default=1,
-                       help="with several submissions, how many are graded at a time (default 1)")
-    p.add_argument("--quiet", action="store_true",
-                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
-                        "progress (the summary still counts every record)")
-    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
-                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
-                   "one subfolder each and DIR/leaderboard.png")
+        add_shared_option(p, "--jobs", "with several submissions, how many are graded at a time "
+                          "(default %(default)s)", type=int, default=1)
+    add_shared_option(p, "--quiet", "(the summary still counts every record)")
+    add_shared_option(p, "--plot", "(needs matplotlib: pip install '.[plots]'), listed as "
+                      "figure.* records; with several submissions, one subfolder each and "
+                      "DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -96,6 +108,13 @@ def common_usage_checks(args) -> None:
                              f"not {value}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if getattr(args, "limit", None) is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {args.limit}")
+    if args.merge and subset_requested(args):
+        raise UsageError("--merge builds a leaderboard from reports: it takes no subset option "
+                         "(--limit, --only, --tier)")
+    if getattr(args, "html", None):
+        check_output_path(args.html, "--html")
     if args.merge:
         if args.submissions:
             raise UsageError("--merge takes report files, not submissions")

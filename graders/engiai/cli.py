@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+from graders.common.options import add_shared_option
 from graders.common.printing import print_report
 from graders.common.records import Report
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
@@ -63,15 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--style", action="append", choices=list_styles(), metavar="S",
                    help="grade only this prompt style (repeatable); it must be accepted by a "
                         "selected problem; choices: " + ", ".join(list_styles()))
-    p.add_argument("--strict", action="store_true",
-                   help="anything short of PASS (unscorable cell, invalid artefact, trace to "
-                        "review) is RESULT: FAIL, SCORE: 0.0")
-    p.add_argument("--no-exec", action="store_true",
-                   help="accepted for uniformity; this grader never executes what it grades "
-                        "(scripts are only parsed), so grading is unchanged")
-    p.add_argument("--out", metavar="DIR",
-                   help="write trials.json (recomputed terms per trial) and cells.tsv to DIR "
-                        "(must not be inside RUN_DIR; one run only)")
+    add_shared_option(p, "--strict", "; anything short of PASS (unscorable cell, invalid "
+                      "artefact, trace to review) is RESULT: FAIL, SCORE: 0.0")
+    add_shared_option(p, "--no-exec", ": accepted for uniformity; this grader never executes "
+                      "what it grades (scripts are only parsed), so grading is unchanged")
+    add_shared_option(p, "--out", "trials.json (recomputed terms per trial) and cells.tsv "
+                      "(must not be inside RUN_DIR; one run only)")
     return p
 
 

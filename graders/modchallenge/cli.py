@@ -4,6 +4,7 @@ import json
 import os
 import secrets
 import time
+from graders.common.options import add_shared_option
 from graders.common.records import Report
 from graders.common.reports import (CliParser, EXIT_FULL, UsageError, add_report_options,
     check_output_path, tree_sha256)
@@ -17,7 +18,7 @@ from graders.modchallenge.testgen import generate_test_set, write_test_set
 KEY_FORMATS = {}    # typed key -> printed text (all keys use format_value's defaults)
 LEADERBOARD = (("highest_tier_above_90", "keys.highest_tier_above_90", "desc"),
                ("overall_accuracy", "keys.overall_accuracy", "desc"), ("score", "score", "desc"))
-POSITIVE_OPTIONS = ("budget", "load_timeout")
+POSITIVE_OPTIONS = ("budget", "load_timeout", "memory")
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -52,33 +53,28 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--test-set", metavar="DIR",
                    help="grade on tier_<k>.jsonl files from DIR instead of generating (every row is "
                         "re-checked: expected recomputed, p prime and p, a, b within the tier)")
-    p.add_argument("--budget", type=float, default=SPEC["budget_s"],
-                   help="inference wall-clock seconds for all tiers, enforced from outside "
-                        "(default %(default)s)")
+    add_shared_option(p, "--budget", "inference over all tiers, enforced from outside (default "
+                      "%(default)s)", type=float, default=SPEC["budget_s"])
     p.add_argument("--load-timeout", type=float, default=SPEC["load_timeout_s"],
                    help="seconds allowed for import + load() (default %(default)s)")
-    p.add_argument("--memory", metavar="GB", type=float, default=None,
-                   help="memory limit of the model's child process in GiB (default "
-                        f"{SPEC['runner_mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
-                        "resident memory")
+    add_shared_option(p, "--memory", "the model's child process (default "
+                      f"{SPEC['runner_mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
+                      "resident memory", type=float, default=None)
     p.add_argument("--gpu", action="store_true",
                    help="GPU mode: no address-space limit (CUDA reserves far more virtual memory than "
                         "it uses); the child's resident memory is watched from outside instead and "
                         "the run is killed (a clean FAIL) when it exceeds --memory")
     p.add_argument("--skip-static-check", action="store_true",
                    help="skip gate 3 (the harness's trusted-use mode)")
-    p.add_argument("--jobs", type=int, default=_default_jobs(),
-                   help="worker processes for the large primes of test generation (default "
-                        "%(default)s); with several submissions, how many are graded at a time "
-                        "(each then generates with one worker)")
-    p.add_argument("--out", metavar="DIR",
-                   help="keep each seed's result in DIR as it finishes; rerun with the same DIR, "
-                        "submission, options and grader to skip the seeds already graded")
+    add_shared_option(p, "--jobs", "worker processes for the large primes of test generation "
+                      "(default %(default)s); with several submissions, how many are graded at a "
+                      "time (each then generates with one worker)", type=int, default=_default_jobs())
+    add_shared_option(p, "--out", "each seed's result as it finishes; rerun with the same DIR, "
+                      "submission, options and grader to skip the seeds already graded")
     p.add_argument("--write-tests", metavar="DIR",
                    help="no submission: write the generated set as DIR/tier_<k>.jsonl and exit 0")
-    p.add_argument("--strict", action="store_true", help="anything needing review scores 0.0")
-    p.add_argument("--no-exec", action="store_true",
-                   help="do not run submitted code: gates 1-4 only, RESULT: UNGRADED, exit 2")
+    add_shared_option(p, "--strict")
+    add_shared_option(p, "--no-exec", ": gates 1-4 only, RESULT: UNGRADED, exit 2")
     return p
 
 

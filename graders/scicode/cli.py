@@ -3,6 +3,7 @@ import argparse
 import dataclasses
 import json
 import os
+from graders.common.options import add_deprecated_option, add_shared_option
 from graders.common.printing import print_report, print_submission_output
 from graders.common.records import Report, Status
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_GRADER, EXIT_UNGRADED,
@@ -20,7 +21,7 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
 }
 LEADERBOARD = (("step_accuracy", "keys.step_accuracy", "desc"),
                ("problem_accuracy", "keys.problem_accuracy", "desc"))
-POSITIVE_OPTIONS = ("timeout", "mem_gb", "jobs")   # > 0 and finite (NaN, inf: usage errors)
+POSITIVE_OPTIONS = ("budget", "memory", "jobs")   # > 0 and finite (NaN, inf: usage errors)
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -73,25 +74,26 @@ def build_parser() -> argparse.ArgumentParser:
                         "ground_truth_code (default for dev)")
     p.add_argument("--special-steps", metavar="DIR",
                    help="reference code of the no-test steps 13.6, 62.1, 76.3 as DIR/<step>.txt")
-    p.add_argument("--timeout", type=float, default=SPEC["timeout_s"],
-                   help="wall-clock seconds per step (default %(default)s)")
-    p.add_argument("--mem-gb", type=float, default=SPEC["mem_gb"],
-                   help="address-space limit per step in GiB (default %(default)s)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="parallel step workers (default: cores); with several generation sets, "
-                        "how many are graded at a time (each then with one worker)")
+    add_shared_option(p, "--budget", "one step (default %(default)s)", type=float,
+                      default=SPEC["timeout_s"])
+    add_deprecated_option(p, "--timeout", type=float)
+    add_shared_option(p, "--memory", "one step, its address space (default %(default)s)",
+                      type=float, default=SPEC["mem_gb"])
+    add_deprecated_option(p, "--mem-gb", type=float)
+    add_shared_option(p, "--jobs", "parallel step workers (default: cores); with several "
+                      "generation sets, how many are graded at a time (each then with one worker)",
+                      type=int, default=None)
     p.add_argument("--dry-run", action="store_true",
                    help=f"prove the plumbing only; a step passes where '{SPEC['dry_marker']}' is seen; "
                         "RESULT: UNGRADED, no SCORE, exit 2")
-    p.add_argument("--strict", action="store_true",
-                   help="a single harness-fault failure indicts the run; flagged code fails its step; "
-                        "without file isolation the run is not certified (UNGRADED, exit 3)")
-    p.add_argument("--no-exec", action="store_true",
-                   help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
-    p.add_argument("--out", metavar="DIR",
-                   help="official-style outputs (scicode.json, scicode.txt, logs/) and resume/: "
-                        "each step's judged result as it finishes; a rerun with the same DIR, inputs and "
-                        "grader skips the steps already graded (one generation set per DIR)")
+    add_shared_option(p, "--strict", "; a single harness-fault failure indicts the run; flagged "
+                      "code fails its step; without file isolation the run is not certified "
+                      "(UNGRADED, exit 3)")
+    add_shared_option(p, "--no-exec", ": diagnostics only, RESULT: UNGRADED, exit 2")
+    add_shared_option(p, "--out", "official-style outputs (scicode.json, scicode.txt, logs/) and "
+                      "resume/: each step's judged result as it finishes; a rerun with the same "
+                      "DIR, inputs and grader skips the steps already graded (one generation set "
+                      "per DIR)")
     return p
 
 

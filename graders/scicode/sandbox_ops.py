@@ -185,7 +185,7 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
     plans = {sid: plan_step(pr.cases) for sid, pr in progs.items() if pr.code is not None}
     h5 = os.path.abspath(args.h5)
     missing = {sid: targets_present(h5, sid, len(progs[sid].cases)) for sid in plans}
-    jobs = {sid: make_job(progs[sid], plans[sid], args.timeout, args.mem_gb, args.dry_run) for sid in plans}
+    jobs = {sid: make_job(progs[sid], plans[sid], args.budget, args.memory, args.dry_run) for sid in plans}
     kept = ResumeStore(args.out, h5, list(jobs.values())) if args.out else None
     reused = kept.results if kept else {}
     todo = [job for sid, job in jobs.items() if sid not in reused]
