@@ -52,7 +52,9 @@ class CliParser(argparse.ArgumentParser):
 
 EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
-_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False}
+_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False, "last": 0.0, "message": "",
+             "since": 0.0, "stop": None, "beat": None}
+_PROGRESS_LOCK = threading.Lock()
 
 
 def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
@@ -130,20 +132,50 @@ def common_usage_checks(args) -> None:
         raise UsageError(why)
 
 
-def progress(message: str) -> None:
+HEARTBEAT_S = 1.5      # a phase silent this long gets a line: at least one every 2 s (issue 26)
+
+
+def progress(message: str, *, heartbeat: bool = False) -> None:
     """One progress event on stderr (never stdout): a line each when stderr is not a terminal,
     one rewritten line when it is; nothing under --quiet."""
     if not _PROGRESS["on"]:
         return
-    text = f"[{GRADER_NAME}{_PROGRESS['label']} {time.monotonic() - _PROGRESS['t0']:6.1f}s] {message}"
-    try:
-        if _PROGRESS["tty"]:
-            sys.stderr.write("\r\x1b[K" + text[:200])
-        else:
-            sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+    now = time.monotonic()
+    if not heartbeat:
+        _PROGRESS.update(last=now, message=message, since=now)
+    text = f"[{GRADER_NAME}{_PROGRESS['label']} {now - _PROGRESS['t0']:6.1f}s] {message}"
+    text = ("\r\x1b[K" + text[:200]) if _PROGRESS["tty"] else text + "\n"
+    with _PROGRESS_LOCK:
+        try:
+            if heartbeat:       # the raw descriptor: no stream lock a fork could inherit held
+                try:
+                    fd = sys.stderr.fileno()
+                except (AttributeError, OSError, ValueError):
+                    fd = None
+                if fd is not None:
+                    os.write(fd, text.encode("utf-8", "backslashreplace"))
+                    return
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def progress_phase(name: str) -> None:
+    """A phase begins: progress says so, and the heartbeat names it while it lasts (as it names
+    the last event of any kind)."""
+    progress(name)
+
+
+def _heartbeat(stop) -> None:
+    """While grading: a line whenever HEARTBEAT_S pass without one (a long silent phase: test
+    generation, figure drawing, a hidden instance, a solver call)."""
+    while not stop.wait(0.25):
+        now = time.monotonic()
+        if _PROGRESS["on"] and now - _PROGRESS["last"] >= HEARTBEAT_S:
+            _PROGRESS["last"] = now
+            what = _PROGRESS["message"] or "grading"
+            progress(f"{what}: still working ({now - _PROGRESS['since']:.0f} s)", heartbeat=True)
 
 
 def progress_count(what: str, done: int, total: int, t_start: float, extra: str = "") -> None:
@@ -154,12 +186,25 @@ def progress_count(what: str, done: int, total: int, t_start: float, extra: str 
 
 
 def progress_start(args, submission: str) -> None:
-    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=time.monotonic(),
+    now = time.monotonic()
+    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=now, last=now, since=now,
+                     message="",
                      label=f" {os.path.basename(os.path.normpath(submission))}",
                      tty=hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+    if _PROGRESS["on"] and _PROGRESS.get("stop") is None:
+        stop = threading.Event()
+        beat = threading.Thread(target=_heartbeat, args=(stop,), daemon=True,
+                                name="progress-heartbeat")
+        beat.start()
+        _PROGRESS.update(stop=stop, beat=beat)
 
 
 def progress_end() -> None:
+    stop = _PROGRESS.get("stop")
+    if stop is not None:
+        stop.set()
+        _PROGRESS["beat"].join(timeout=1.0)
+        _PROGRESS["stop"] = None
     if _PROGRESS["on"] and _PROGRESS["tty"]:
         sys.stderr.write("\n")
     _PROGRESS["on"] = False
@@ -404,6 +449,7 @@ def grade_single(args, submission: str) -> tuple:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
         if getattr(args, "plot", None):
+            progress_phase("drawing figures")
             report.checks += plot_report(args.plot, submission, result, score, report.checks,
                                          report.figures_data)
         finish_report(report, result, score, args)

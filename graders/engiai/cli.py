@@ -133,8 +133,8 @@ def exit_code_of(report: Report, result: str, score) -> int:
 
 def print_submission_report(report: Report, result: str, score, args) -> None:
     cells = report.figures_data["cells"]
-    print_report(report.checks, result, score, report.keys, format_table(cells) if cells else (),
-                 quiet=args.quiet)
+    print_report(report.checks, result, score, report.keys,
+                 format_table(cells) if cells and not args.quiet else (), quiet=args.quiet)
 
 
 def report_extra(report: Report) -> dict:

@@ -7,7 +7,7 @@ import time
 from graders.common.options import add_shared_option
 from graders.common.records import Report
 from graders.common.reports import (CliParser, EXIT_FULL, UsageError, add_report_options,
-    check_output_path, tree_sha256)
+    check_output_path, progress_end, progress_phase, progress_start, tree_sha256)
 from graders.modchallenge.gates_runtime import memory_options
 from graders.modchallenge.grading import grade
 from graders.modchallenge.header import GRADER_NAME
@@ -128,7 +128,13 @@ def standalone_action(args):
         return None
     seed = bytes.fromhex(args.seed_list[0])
     t = time.monotonic()
-    paths = write_test_set(generate_test_set(seed, args.total, max(1, args.jobs)), args.write_tests)
+    progress_start(args, args.write_tests)
+    progress_phase("generating the test set")
+    try:
+        test_set = generate_test_set(seed, args.total, max(1, args.jobs))
+    finally:
+        progress_end()
+    paths = write_test_set(test_set, args.write_tests)
     print(f"seed: {seed.hex()}")
     print(f"wrote {len(paths)} files ({args.total} problems) to {args.write_tests} "
           f"in {time.monotonic() - t:.2f} s")

@@ -5,7 +5,7 @@ import json
 import os
 import time
 from graders.common.records import Check, Reject, Status
-from graders.common.reports import grader_sha256, tree_sha256
+from graders.common.reports import grader_sha256, progress_phase, tree_sha256
 from graders.common.sandbox import sandbox_level
 from graders.modchallenge.decoding import TierResult, ranking_keys
 from graders.modchallenge.gates_runtime import run_model, tier_records
@@ -25,6 +25,8 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
     """Gates 4-8 for one seed; records carry `prefix`; `memory`: memory_options()."""
     t0 = time.monotonic()
     checks = []
+    progress_phase(f"gate 4: {'reading' if test_dir else 'generating'} the test set "
+                   f"(seed {seed_label(seed)[:16]})")
     try:
         test_set = read_test_set(test_dir) if test_dir else generate_test_set(seed, total, jobs)
     except Reject as exc:

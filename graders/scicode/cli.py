@@ -159,7 +159,7 @@ def exit_code_of(report: Report, result: str, score) -> int:
 def print_submission_report(report: Report, result: str, score, args) -> None:
     print_submission_output({f"step {s}": r for s, r in report.outcomes.items() if not r.passed},
                             max_lines=40, max_chars=300)
-    print_report(report.checks, result, score, report.keys, quiet=args.quiet, also=("census.",))
+    print_report(report.checks, result, score, report.keys, quiet=args.quiet)
 
 
 def report_extra(report: Report) -> dict:
