@@ -2175,13 +2175,15 @@ def aggregate(trials: list) -> list:
         cell = {"problem": p, "style": s, "n": len(ts), "n_none": len(nones),
                 "n_artefact_none": sum(t.artefact_none for t in nones)}
         if not nones:
-            cell.update(status="scored", mean=sum(t.score for t in ts) / len(ts), reasons=[])
+            se, ci = mean_estimate([t.score for t in ts])      # n = 1: None (no spread seen)
+            cell.update(status="scored", mean=sum(t.score for t in ts) / len(ts), stderr=se,
+                        ci95=ci, reasons=[])
         else:
             kind = "INVALID" if any(t.status == "invalid" for t in nones) else \
                 "UNSUPPORTED" if all(t.status == "unsupported" for t in nones) else "UNSCORABLE"
             reasons = sorted({(f"invalid record {t.trial_id}: " if t.status == "invalid" else "") + r
                               for t in nones for r in t.reasons})
-            cell.update(status=kind.lower(), mean=None, reasons=reasons)
+            cell.update(status=kind.lower(), mean=None, stderr=None, ci95=None, reasons=reasons)
         out.append(cell)
     return out
 
@@ -2233,6 +2235,7 @@ def key_lines(trials: list, cells: list, checks: list) -> dict:
         "cells_scored": sum(c["status"] == "scored" for c in cells),
         "claims_disagreeing": sum(1 for t in graded for v in t.claims.values() if not v["agree"]),
         "trial_mean": sum(t.score for t in scored) / len(scored) if scored else None,
+        **dict(zip(("trial_mean_stderr", "trial_mean_ci95"), mean_estimate([t.score for t in scored]))),
     }
 
 
@@ -2299,6 +2302,47 @@ def verdict(checks: list, *, strict: bool) -> tuple:
     return ("PARTIAL" if inconclusive else "PASS"), score
 
 
+def score_terms(checks: list) -> tuple:
+    """The terms verdict() averages into SCORE, read the same way from the records: the scored
+    cells ({problem, style, n, mean}), and how many terms are 0.0 by rule (an INVALID cell, an
+    UNSCORABLE one the agent's own artefact caused, an unplaced malformed trial).
+    tests/test_reports_errorbars.py checks that their mean is verdict()'s SCORE."""
+    cells = [c.measured for c in checks if c.id.startswith("cell.") and isinstance(c.measured, dict)]
+    scored = [c for c in cells if c.get("status") == "scored"]
+    zeros = sum(c.get("status") == "invalid" or
+                (c.get("status") == "unscorable" and bool(c.get("n_artefact_none"))) for c in cells)
+    zeros += sum(int(c.measured) for c in checks if c.id == "run.unplaced_trials")
+    return scored, zeros
+
+
+def score_error(checks: list, trials: list) -> dict:
+    """SCORE (the mean of C terms: the scored cells' means and the rule's zeros) as an estimate:
+    each cell mean's variance is sigma^2 / n_c with sigma the pooled within-cell standard
+    deviation (one-way ANOVA; df = sum(n_c - 1)), since most cells hold one or two trials and
+    cannot estimate their own spread; zeros by rule have none.  SE = sigma sqrt(sum 1/n_c) / C,
+    the interval SCORE -+ t(df) SE clipped to [0, 1].  No cell with two trials: None."""
+    scored, zeros = score_terms(checks)
+    if not scored:
+        return {}
+    by_cell = {}
+    for t in trials:
+        if t.status == "scored":
+            by_cell.setdefault((t.problem, t.style), []).append(t.score)
+    ss, df = 0.0, 0
+    for c in scored:
+        values = by_cell.get((c["problem"], c["style"]), [])
+        if len(values) >= 2:
+            m = sum(values) / len(values)
+            ss += sum((v - m) ** 2 for v in values)
+            df += len(values) - 1
+    if not df:
+        return {"score_stderr": None, "score_ci95": None}
+    terms = len(scored) + zeros
+    se = math.sqrt(ss / df) * math.sqrt(sum(1 / c["n"] for c in scored)) / terms
+    mean = (sum(c["mean"] for c in scored)) / terms
+    half = t975(df) * se
+    return {"score_stderr": round(se, 4),
+            "score_ci95": [round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4)]}
 # =============================================================================
 # PLOTS: --plot DIR writes PNG figures (matplotlib, an optional extra: pip install '.[plots]').
 # matplotlib is imported only here and only under --plot; figures are drawn on the Agg canvas
@@ -2381,8 +2425,9 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                      grader: str = GRADER_NAME):
     """Several submissions graded in one call: one horizontal bar per submission, best first,
     coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
-    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
-    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    rows: [{"submission": str, score_key: float | None, "result": str, "ci95": [lo, hi] (optional:
+    drawn as an error bar), ...}] (the leaderboard's rows; score_key names the column drawn, e.g.
+    "overall_accuracy" or "step_accuracy")."""
     def value(r):
         v = r.get(score_key)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
@@ -2400,11 +2445,19 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                 hatch=None if score is not None else "//", edgecolor=color,
                 label=None if result in seen else result)
         seen.add(result)
-        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+        ci = r.get("ci95")
+        if score is not None and isinstance(ci, (list, tuple)) and len(ci) == 2:
+            ax.errorbar(score, i, xerr=[[max(0.0, score - ci[0])], [max(0.0, ci[1] - score)]],
+                        fmt="none", ecolor="black", elinewidth=1.0, capsize=3,
+                        label=None if "ci" in seen else "95 % interval")
+            seen.add("ci")
+        right = max(score or 0.0, ci[1] if score is not None and isinstance(ci, (list, tuple))
+                    and len(ci) == 2 else 0.0)
+        ax.text(right + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
                 va="center", fontsize=9)
     ax.set_yticks(range(len(ranked)), names)
     ax.invert_yaxis()
-    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.25)
     ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
     ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
     ax.set_ylabel("submission")
@@ -2515,7 +2568,8 @@ def plot_engiai_cells(cells: list, *, submission: str, result: str, score):
     for c in cells:
         i, j = problems.index(c["problem"]), styles.index(c["style"])
         if c["mean"] is not None:
-            ax.text(j, i, f"{c['mean']:.3f}\nn={c['n']}", ha="center", va="center", fontsize=8,
+            se = f" ±{c['stderr']:.3f}" if c.get("stderr") is not None else ""
+            ax.text(j, i, f"{c['mean']:.3f}{se}\nn={c['n']}", ha="center", va="center", fontsize=8,
                     color="white" if c["mean"] < 0.6 else "black")
             continue
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fc="0.85", ec="0.4", hatch="xx", lw=0.5))
@@ -2538,7 +2592,8 @@ def plot_engiai_cells(cells: list, *, submission: str, result: str, score):
                       fontsize=7, ha="left", x=0.02)
     if not cells:
         ax.text(0.5, 0.5, "no cell (no trial graded)", ha="center", va="center", transform=ax.transAxes)
-    verdict_title(fig, "cell means per problem and prompt style", submission, result, score)
+    verdict_title(fig, "cell means per problem and prompt style (± standard error where n >= 2)",
+                  submission, result, score)
     return fig
 
 
@@ -2622,11 +2677,13 @@ def format_table(cells: list) -> list:
     columns sized to fit."""
     rows = [{"problem": c["problem"], "style": c["style"], "n": c["n"],
              "mean": f"{c['mean']:.4f}" if c["mean"] is not None else "-",
+             "stderr": f"{c['stderr']:.4f}" if c.get("stderr") is not None else "-",
+             "ci95": interval_text(c.get("ci95")) if c.get("ci95") else "-",
              "status": "ok" if c["status"] == "scored" else
              f"{c['status'].upper()} ({c['n_none']} of {c['n']} None: {'; '.join(c['reasons'])})"}
             for c in cells]
     return (["table (per problem/style cell; INVALID/UNSCORABLE/UNSUPPORTED cells are never averaged)"]
-            + text_table(rows, ["problem", "style", "n", "mean", "status"]))
+            + text_table(rows, ["problem", "style", "n", "mean", "stderr", "ci95", "status"]))
 
 
 def write_out_dir(out: str, trials: list, cells: list) -> None:
@@ -2709,6 +2766,7 @@ def child_jobs(args) -> int:
 def grade_submission(args, submission: str) -> Report:
     problems, styles = resolve_filters(build_parser(), args)
     report = grade(submission, problems, styles)
+    report.keys.update(score_error(report.checks, report.figures_data["trials"]))
     if args.out:
         write_out_dir(args.out, report.figures_data["trials"], report.figures_data["cells"])
     return report
@@ -2739,6 +2797,80 @@ def report_extra(report: Report) -> dict:
             "cells": report.figures_data["cells"]}
 
 
+Z95 = 1.959963984540054     # the standard normal's 97.5 % quantile
+# Student's t 97.5 % quantiles for 1..30 degrees of freedom (beyond 30: within 4 % of Z95)
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t975(df: int) -> float:
+    return T975[df - 1] if 1 <= df <= len(T975) else Z95
+
+
+def wilson(p: float, n: float) -> list:
+    """The Wilson score 95 % interval of a proportion p observed over n (possibly effective,
+    non-integer) trials: never outside [0, 1], and not of zero width at p = 0 or 1."""
+    if not n or n <= 0:
+        return None
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+
+
+def proportion_interval(p: float, stderr: float, n: int) -> list:
+    """The 95 % interval of a proportion whose standard error is `stderr` (clustered or
+    stratified): Wilson's on the effective sample size p(1-p)/stderr^2 (Kish), which is n itself
+    for independent trials; n where the proportion is 0 or 1 (no spread to scale by)."""
+    n_eff = p * (1 - p) / (stderr * stderr) if stderr and 0 < p < 1 else n
+    return wilson(p, min(n_eff, n) if n else n_eff)
+
+
+def binomial_estimate(k: int, n: int) -> tuple:
+    """(stderr, ci95) of k successes in n independent trials (None, None when n = 0)."""
+    if not n:
+        return None, None
+    p = k / n
+    return round(math.sqrt(p * (1 - p) / n), 4), wilson(p, n)
+
+
+def clustered_estimate(clusters: list) -> tuple:
+    """(stderr, ci95) of the pooled proportion sum(k)/sum(n) over clusters [(k, n), ...] whose
+    units are not independent (SciCode's steps within one problem): the cluster-robust (CR1)
+    standard error sqrt(G/(G-1) * sum((k_g - p n_g)^2)) / N; the interval is Wilson's on the
+    effective sample size, never more than N.  One cluster: no estimate of the spread (None)."""
+    clusters = [(k, n) for k, n in clusters if n]
+    big_n = sum(n for _, n in clusters)
+    g = len(clusters)
+    if g < 2 or not big_n:
+        return None, None
+    p = sum(k for k, _ in clusters) / big_n
+    var = g / (g - 1) * sum((k - p * n) ** 2 for k, n in clusters) / big_n ** 2
+    se = math.sqrt(var)
+    return round(se, 4), proportion_interval(p, se, big_n)
+
+
+def mean_estimate(values: list, bounds: tuple = (0.0, 1.0)) -> tuple:
+    """(stderr, ci95) of the mean of independent values: s/sqrt(n) and Student's t interval
+    (n - 1 degrees of freedom), clipped to the values' possible range `bounds`; fewer than two
+    values: (None, None)."""
+    n = len(values)
+    if n < 2:
+        return None, None
+    m = sum(values) / n
+    s = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+    se = s / math.sqrt(n)
+    half = t975(n - 1) * se
+    return round(se, 4), [round(max(bounds[0], m - half), 4), round(min(bounds[1], m + half), 4)]
+
+
+def interval_text(ci) -> str:
+    return "n/a" if not ci else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def intervals_overlap(a, b) -> bool:
+    return bool(a and b) and a[0] <= b[1] and b[0] <= a[1]
 SHARED_OPTIONS = {      # option -> (metavar, the help's opening words: the same in every grader)
     "--budget": ("SECONDS", "wall-clock limit in seconds of"),
     "--memory": ("GB", "memory limit in GiB of"),
@@ -3062,6 +3194,8 @@ def format_value(key: str, value, keys: dict) -> str:
     fmt = KEY_FORMATS.get(key)
     if fmt is not None:
         return fmt(value, keys)
+    if key.endswith("_ci95"):
+        return interval_text(value)
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -3090,6 +3224,8 @@ def _cell(value) -> str:
         return str(value).lower()
     if isinstance(value, float):
         return f"{value:.4f}"
+    if _is_interval(value):
+        return interval_text(value)
     return str(value)
 
 
@@ -3147,13 +3283,19 @@ def _doc_value(doc: dict, path: str):
 
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name)."""
+    then by submission name).  Where the first ranking key that is an estimate has intervals
+    (leaderboard_estimate), each row shows its 95 % interval and whether it overlaps the row
+    above's (`overlaps_above`: the order of the two is not resolved)."""
+    estimate = leaderboard_estimate(docs)
     rows = []
     for doc in docs:
         row = {"submission": os.path.basename(os.path.normpath(str(doc.get("submission")))),
                "result": doc.get("result")}
         for column, path, _ in LEADERBOARD:
             row[column] = _doc_value(doc, path)
+        if estimate:
+            ci = _doc_value(doc, estimate[1])
+            row["ci95"] = ci if _is_interval(ci) else None
         row["sha256"] = (doc.get("submission_sha256") or "")[:12] or None
         rows.append(row)
 
@@ -3168,17 +3310,38 @@ def leaderboard(docs: list) -> list:
     for i, row in enumerate(rows):
         same = i and order(row) == order(rows[i - 1])
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
+        if estimate:
+            above = rows[i - 1]["ci95"] if i else None
+            row["overlaps_above"] = (intervals_overlap(row["ci95"], above)
+                                     if row["ci95"] and above else None)
     return [{"rank": r.pop("rank"), **r} for r in rows]
 
 
-def leaderboard_columns() -> list:
-    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + ["sha256"]
+def _is_interval(value) -> bool:
+    return (isinstance(value, list) and len(value) == 2 and
+            all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+
+
+def leaderboard_estimate(docs: list):
+    """(column, path of its 95 % interval) of the first ranking key that is an estimate (a
+    report holds `<key>_ci95`), or None: the leaderboard then shows each row's interval and
+    marks neighbours whose intervals overlap (their order is not resolved)."""
+    for column, path, _ in LEADERBOARD:
+        ci_path = (path if path.startswith("keys.") else "keys." + path) + "_ci95"
+        if any(_is_interval(_doc_value(doc, ci_path)) for doc in docs):
+            return column, ci_path
+    return None
+
+
+def leaderboard_columns(rows=()) -> list:
+    extra = ["ci95", "overlaps_above"] if any("ci95" in r for r in rows) else []    # estimates
+    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + extra + ["sha256"]
 
 
 def write_table(path: str, rows: list) -> None:
     """The leaderboard as CSV or Markdown, chosen by the file name's extension."""
     import csv
-    columns = leaderboard_columns()
+    columns = leaderboard_columns(rows)
     with open(path, "w", newline="") as fh:
         if TABLE_FORMATS[os.path.splitext(path)[1].lower()] == "csv":
             writer = csv.writer(fh, lineterminator="\n")
@@ -3197,8 +3360,11 @@ def print_leaderboard(rows: list, stream=None) -> None:
     stream = stream or sys.stdout
     print(f"leaderboard ({len(rows)} submission{'s' if len(rows) != 1 else ''}; ranked by "
           + ", then ".join(c for c, _, _ in LEADERBOARD) + "):", file=stream)
-    for line in text_table(rows, leaderboard_columns()):
+    for line in text_table(rows, leaderboard_columns(rows)):
         print(line, file=stream)
+    if any(r.get("overlaps_above") for r in rows):
+        print("  overlaps_above true: the row's 95 % interval (ci95) overlaps the row above's: "
+              "their order is not resolved by the units graded", file=stream)
 
 
 def kill_descendants() -> None:
@@ -3410,9 +3576,11 @@ def _run_cli(argv) -> int:
             rows = leaderboard(docs)
             print_leaderboard(rows)
             if getattr(args, "plot", None):
+                estimate = leaderboard_estimate(docs)
                 for c in write_leaderboard_figure(args.plot, [
                         {"submission": d.get("submission"), "score": d.get("score"),
-                         "result": d.get("result")} for d in docs]):
+                         "result": d.get("result"),
+                         "ci95": _doc_value(d, estimate[1]) if estimate else None} for d in docs]):
                     print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))

@@ -1898,12 +1898,33 @@ def seed_keys(results: list, total: int, test_dir: str | None, many: bool) -> di
     graded = [r for r in results if r["tiers"]]
     if not many and graded:
         keys["tiers"] = [{"tier": t.tier_id, "scored": t.tier_id > 0, "accuracy": round(t.accuracy, 4),
-                          "completed": t.completed,
+                          **tier_error(t), "completed": t.completed,
                           "cumulative_wall_s": round(t.wall, 2) if t.wall is not None and t.completed
                           else None} for t in graded[0]["tiers"]]
     if many:
         keys["robustness"] = [robustness_record(r) for r in results]
     return keys
+
+
+def tier_error(t) -> dict:
+    """A completed tier's accuracy as an estimate: binomial standard error and Wilson interval
+    over its problems (an unfinished tier scores 0 by rule: no error bar)."""
+    se, ci = binomial_estimate(t.correct, t.total) if t.completed else (None, None)
+    return {"accuracy_stderr": se, "accuracy_ci95": ci}
+
+
+def overall_error(results: list, overall: float) -> dict:
+    """overall_accuracy (the mean over seeds of the mean over scored tiers 1-10) as an estimate:
+    the tiers are independent strata, so its variance is sum(p(1-p)/n) over every completed
+    scored tier of every seed, divided by (seeds x scored tiers)^2; a tier that did not finish,
+    or a seed that did not run, is 0 by rule (no variance)."""
+    scored = max((sum(t.tier_id > 0 for t in r["tiers"]) for r in results), default=0)
+    cells = [t for r in results for t in r["tiers"] if t.tier_id > 0 and t.completed and t.total]
+    if not scored or not cells:
+        return {}
+    se = math.sqrt(sum(t.accuracy * (1 - t.accuracy) / t.total for t in cells)) / (len(results) * scored)
+    return {"overall_accuracy_stderr": round(se, 4),
+            "overall_accuracy_ci95": proportion_interval(overall, se, sum(t.total for t in cells))}
 
 
 def robustness_record(r: dict) -> dict:
@@ -3290,6 +3311,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         return report
     overall = [r.get("overall", 0.0) for r in results]
     keys["overall_accuracy"] = round(sum(overall) / len(overall), 4)
+    keys.update(overall_error(results, keys["overall_accuracy"]))
     if many:
         keys["overall_accuracy_min"] = min(overall)
     keys["highest_tier_above_90"] = min(r.get("htop", -1) for r in results)
@@ -3409,8 +3431,9 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                      grader: str = GRADER_NAME):
     """Several submissions graded in one call: one horizontal bar per submission, best first,
     coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
-    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
-    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    rows: [{"submission": str, score_key: float | None, "result": str, "ci95": [lo, hi] (optional:
+    drawn as an error bar), ...}] (the leaderboard's rows; score_key names the column drawn, e.g.
+    "overall_accuracy" or "step_accuracy")."""
     def value(r):
         v = r.get(score_key)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
@@ -3428,11 +3451,19 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                 hatch=None if score is not None else "//", edgecolor=color,
                 label=None if result in seen else result)
         seen.add(result)
-        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+        ci = r.get("ci95")
+        if score is not None and isinstance(ci, (list, tuple)) and len(ci) == 2:
+            ax.errorbar(score, i, xerr=[[max(0.0, score - ci[0])], [max(0.0, ci[1] - score)]],
+                        fmt="none", ecolor="black", elinewidth=1.0, capsize=3,
+                        label=None if "ci" in seen else "95 % interval")
+            seen.add("ci")
+        right = max(score or 0.0, ci[1] if score is not None and isinstance(ci, (list, tuple))
+                    and len(ci) == 2 else 0.0)
+        ax.text(right + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
                 va="center", fontsize=9)
     ax.set_yticks(range(len(ranked)), names)
     ax.invert_yaxis()
-    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.25)
     ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
     ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
     ax.set_ylabel("submission")
@@ -3479,8 +3510,21 @@ def plot_mod_accuracy(seeds: list, *, submission: str, result: str, score):
                label="accuracy" + (f", mean of {len(graded)} seeds" if len(graded) > 1 else ""))
         ax.bar(ids[:1], mean[:1], color="0.85", hatch="//", width=0.7, edgecolor="black", lw=0.5,
                label="tier 0: unscored diagnostic")
-        for k, m, top in zip(ids, mean, acc.max(axis=0)):
-            ax.text(k, top + 0.025, f"{m:.2f}", ha="center", va="bottom", fontsize=8)
+        cis = []                # each tier's Wilson 95 % interval, its problems pooled over seeds
+        for k in ids:
+            done = [g[1][k] for g in graded if k in g[1] and g[1][k].completed]
+            n = sum(t.total for t in done)
+            cis.append(wilson(sum(t.correct for t in done) / n, n) if n else None)
+        has = [i for i, ci in enumerate(cis) if ci]
+        if has:
+            ax.errorbar([ids[i] for i in has], [mean[i] for i in has],
+                        yerr=[[max(0.0, mean[i] - cis[i][0]) for i in has],
+                              [max(0.0, cis[i][1] - mean[i]) for i in has]],
+                        fmt="none", ecolor="black", elinewidth=1.0, capsize=3,
+                        label="95 % interval (Wilson, problems pooled over seeds)")
+        for k, m, top, ci in zip(ids, mean, acc.max(axis=0), cis):
+            ax.text(k, max(top, ci[1] if ci else 0.0) + 0.025, f"{m:.2f}", ha="center",
+                    va="bottom", fontsize=8)
         if len(graded) > 1:
             rng = np.random.default_rng(0)
             for i, (label, _) in enumerate(graded):
@@ -3780,6 +3824,80 @@ def report_extra(report: Report) -> dict:
     return {}
 
 
+Z95 = 1.959963984540054     # the standard normal's 97.5 % quantile
+# Student's t 97.5 % quantiles for 1..30 degrees of freedom (beyond 30: within 4 % of Z95)
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t975(df: int) -> float:
+    return T975[df - 1] if 1 <= df <= len(T975) else Z95
+
+
+def wilson(p: float, n: float) -> list:
+    """The Wilson score 95 % interval of a proportion p observed over n (possibly effective,
+    non-integer) trials: never outside [0, 1], and not of zero width at p = 0 or 1."""
+    if not n or n <= 0:
+        return None
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+
+
+def proportion_interval(p: float, stderr: float, n: int) -> list:
+    """The 95 % interval of a proportion whose standard error is `stderr` (clustered or
+    stratified): Wilson's on the effective sample size p(1-p)/stderr^2 (Kish), which is n itself
+    for independent trials; n where the proportion is 0 or 1 (no spread to scale by)."""
+    n_eff = p * (1 - p) / (stderr * stderr) if stderr and 0 < p < 1 else n
+    return wilson(p, min(n_eff, n) if n else n_eff)
+
+
+def binomial_estimate(k: int, n: int) -> tuple:
+    """(stderr, ci95) of k successes in n independent trials (None, None when n = 0)."""
+    if not n:
+        return None, None
+    p = k / n
+    return round(math.sqrt(p * (1 - p) / n), 4), wilson(p, n)
+
+
+def clustered_estimate(clusters: list) -> tuple:
+    """(stderr, ci95) of the pooled proportion sum(k)/sum(n) over clusters [(k, n), ...] whose
+    units are not independent (SciCode's steps within one problem): the cluster-robust (CR1)
+    standard error sqrt(G/(G-1) * sum((k_g - p n_g)^2)) / N; the interval is Wilson's on the
+    effective sample size, never more than N.  One cluster: no estimate of the spread (None)."""
+    clusters = [(k, n) for k, n in clusters if n]
+    big_n = sum(n for _, n in clusters)
+    g = len(clusters)
+    if g < 2 or not big_n:
+        return None, None
+    p = sum(k for k, _ in clusters) / big_n
+    var = g / (g - 1) * sum((k - p * n) ** 2 for k, n in clusters) / big_n ** 2
+    se = math.sqrt(var)
+    return round(se, 4), proportion_interval(p, se, big_n)
+
+
+def mean_estimate(values: list, bounds: tuple = (0.0, 1.0)) -> tuple:
+    """(stderr, ci95) of the mean of independent values: s/sqrt(n) and Student's t interval
+    (n - 1 degrees of freedom), clipped to the values' possible range `bounds`; fewer than two
+    values: (None, None)."""
+    n = len(values)
+    if n < 2:
+        return None, None
+    m = sum(values) / n
+    s = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+    se = s / math.sqrt(n)
+    half = t975(n - 1) * se
+    return round(se, 4), [round(max(bounds[0], m - half), 4), round(min(bounds[1], m + half), 4)]
+
+
+def interval_text(ci) -> str:
+    return "n/a" if not ci else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def intervals_overlap(a, b) -> bool:
+    return bool(a and b) and a[0] <= b[1] and b[0] <= a[1]
 SHARED_OPTIONS = {      # option -> (metavar, the help's opening words: the same in every grader)
     "--budget": ("SECONDS", "wall-clock limit in seconds of"),
     "--memory": ("GB", "memory limit in GiB of"),
@@ -4103,6 +4221,8 @@ def format_value(key: str, value, keys: dict) -> str:
     fmt = KEY_FORMATS.get(key)
     if fmt is not None:
         return fmt(value, keys)
+    if key.endswith("_ci95"):
+        return interval_text(value)
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -4131,6 +4251,8 @@ def _cell(value) -> str:
         return str(value).lower()
     if isinstance(value, float):
         return f"{value:.4f}"
+    if _is_interval(value):
+        return interval_text(value)
     return str(value)
 
 
@@ -4188,13 +4310,19 @@ def _doc_value(doc: dict, path: str):
 
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name)."""
+    then by submission name).  Where the first ranking key that is an estimate has intervals
+    (leaderboard_estimate), each row shows its 95 % interval and whether it overlaps the row
+    above's (`overlaps_above`: the order of the two is not resolved)."""
+    estimate = leaderboard_estimate(docs)
     rows = []
     for doc in docs:
         row = {"submission": os.path.basename(os.path.normpath(str(doc.get("submission")))),
                "result": doc.get("result")}
         for column, path, _ in LEADERBOARD:
             row[column] = _doc_value(doc, path)
+        if estimate:
+            ci = _doc_value(doc, estimate[1])
+            row["ci95"] = ci if _is_interval(ci) else None
         row["sha256"] = (doc.get("submission_sha256") or "")[:12] or None
         rows.append(row)
 
@@ -4209,17 +4337,38 @@ def leaderboard(docs: list) -> list:
     for i, row in enumerate(rows):
         same = i and order(row) == order(rows[i - 1])
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
+        if estimate:
+            above = rows[i - 1]["ci95"] if i else None
+            row["overlaps_above"] = (intervals_overlap(row["ci95"], above)
+                                     if row["ci95"] and above else None)
     return [{"rank": r.pop("rank"), **r} for r in rows]
 
 
-def leaderboard_columns() -> list:
-    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + ["sha256"]
+def _is_interval(value) -> bool:
+    return (isinstance(value, list) and len(value) == 2 and
+            all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+
+
+def leaderboard_estimate(docs: list):
+    """(column, path of its 95 % interval) of the first ranking key that is an estimate (a
+    report holds `<key>_ci95`), or None: the leaderboard then shows each row's interval and
+    marks neighbours whose intervals overlap (their order is not resolved)."""
+    for column, path, _ in LEADERBOARD:
+        ci_path = (path if path.startswith("keys.") else "keys." + path) + "_ci95"
+        if any(_is_interval(_doc_value(doc, ci_path)) for doc in docs):
+            return column, ci_path
+    return None
+
+
+def leaderboard_columns(rows=()) -> list:
+    extra = ["ci95", "overlaps_above"] if any("ci95" in r for r in rows) else []    # estimates
+    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + extra + ["sha256"]
 
 
 def write_table(path: str, rows: list) -> None:
     """The leaderboard as CSV or Markdown, chosen by the file name's extension."""
     import csv
-    columns = leaderboard_columns()
+    columns = leaderboard_columns(rows)
     with open(path, "w", newline="") as fh:
         if TABLE_FORMATS[os.path.splitext(path)[1].lower()] == "csv":
             writer = csv.writer(fh, lineterminator="\n")
@@ -4238,8 +4387,11 @@ def print_leaderboard(rows: list, stream=None) -> None:
     stream = stream or sys.stdout
     print(f"leaderboard ({len(rows)} submission{'s' if len(rows) != 1 else ''}; ranked by "
           + ", then ".join(c for c, _, _ in LEADERBOARD) + "):", file=stream)
-    for line in text_table(rows, leaderboard_columns()):
+    for line in text_table(rows, leaderboard_columns(rows)):
         print(line, file=stream)
+    if any(r.get("overlaps_above") for r in rows):
+        print("  overlaps_above true: the row's 95 % interval (ci95) overlaps the row above's: "
+              "their order is not resolved by the units graded", file=stream)
 
 
 def kill_descendants() -> None:
@@ -4451,9 +4603,11 @@ def _run_cli(argv) -> int:
             rows = leaderboard(docs)
             print_leaderboard(rows)
             if getattr(args, "plot", None):
+                estimate = leaderboard_estimate(docs)
                 for c in write_leaderboard_figure(args.plot, [
                         {"submission": d.get("submission"), "score": d.get("score"),
-                         "result": d.get("result")} for d in docs]):
+                         "result": d.get("result"),
+                         "ci95": _doc_value(d, estimate[1]) if estimate else None} for d in docs]):
                     print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))

@@ -11,6 +11,8 @@ from graders.engiai.grading import grade
 from graders.engiai.header import GRADER_NAME
 from graders.engiai.spec import PROBLEMS, list_problems, list_styles
 from graders.engiai.verdict import verdict
+from graders.common.stats import interval_text
+from graders.engiai.uncertainty import score_error
 # -- end of source-tree preamble: the build keeps only what follows --
 KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
     "trial_mean": lambda v, keys: "n/a" if v is None else f"{v:.4f}",
@@ -25,11 +27,13 @@ def format_table(cells: list) -> list:
     columns sized to fit."""
     rows = [{"problem": c["problem"], "style": c["style"], "n": c["n"],
              "mean": f"{c['mean']:.4f}" if c["mean"] is not None else "-",
+             "stderr": f"{c['stderr']:.4f}" if c.get("stderr") is not None else "-",
+             "ci95": interval_text(c.get("ci95")) if c.get("ci95") else "-",
              "status": "ok" if c["status"] == "scored" else
              f"{c['status'].upper()} ({c['n_none']} of {c['n']} None: {'; '.join(c['reasons'])})"}
             for c in cells]
     return (["table (per problem/style cell; INVALID/UNSCORABLE/UNSUPPORTED cells are never averaged)"]
-            + text_table(rows, ["problem", "style", "n", "mean", "status"]))
+            + text_table(rows, ["problem", "style", "n", "mean", "stderr", "ci95", "status"]))
 
 
 def write_out_dir(out: str, trials: list, cells: list) -> None:
@@ -112,6 +116,7 @@ def child_jobs(args) -> int:
 def grade_submission(args, submission: str) -> Report:
     problems, styles = resolve_filters(build_parser(), args)
     report = grade(submission, problems, styles)
+    report.keys.update(score_error(report.checks, report.figures_data["trials"]))
     if args.out:
         write_out_dir(args.out, report.figures_data["trials"], report.figures_data["cells"])
     return report

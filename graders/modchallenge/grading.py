@@ -4,8 +4,8 @@ from graders.common.records import Check, Report, Status
 from graders.common.reports import _INTERRUPT, progress, progress_count
 from graders.common.sandbox import sandbox_check
 from graders.modchallenge.gates_static import check_artifact_size, check_manifest, check_static
-from graders.modchallenge.seeds import (answers_hidden_check, grade_seed, resume_load, resume_save,
-    seed_keys, seed_label)
+from graders.modchallenge.seeds import (answers_hidden_check, grade_seed, overall_error, resume_load,
+    resume_save, seed_keys, seed_label)
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # GRADING: the checks above, in the seed's order, over one submission
@@ -68,6 +68,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         return report
     overall = [r.get("overall", 0.0) for r in results]
     keys["overall_accuracy"] = round(sum(overall) / len(overall), 4)
+    keys.update(overall_error(results, keys["overall_accuracy"]))
     if many:
         keys["overall_accuracy_min"] = min(overall)
     keys["highest_tier_above_90"] = min(r.get("htop", -1) for r in results)

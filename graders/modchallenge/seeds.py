@@ -2,6 +2,7 @@
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import time
 from graders.common.records import Check, Reject, Status
@@ -11,6 +12,7 @@ from graders.modchallenge.decoding import TierResult, ranking_keys
 from graders.modchallenge.gates_runtime import run_model, tier_records
 from graders.modchallenge.spec import SPEC
 from graders.modchallenge.testgen import generate_test_set, read_test_set
+from graders.common.stats import binomial_estimate, proportion_interval
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # 5. SEED / RANGE ROBUSTNESS: one seed's gates 4-8, and the multi-seed table
@@ -96,12 +98,33 @@ def seed_keys(results: list, total: int, test_dir: str | None, many: bool) -> di
     graded = [r for r in results if r["tiers"]]
     if not many and graded:
         keys["tiers"] = [{"tier": t.tier_id, "scored": t.tier_id > 0, "accuracy": round(t.accuracy, 4),
-                          "completed": t.completed,
+                          **tier_error(t), "completed": t.completed,
                           "cumulative_wall_s": round(t.wall, 2) if t.wall is not None and t.completed
                           else None} for t in graded[0]["tiers"]]
     if many:
         keys["robustness"] = [robustness_record(r) for r in results]
     return keys
+
+
+def tier_error(t) -> dict:
+    """A completed tier's accuracy as an estimate: binomial standard error and Wilson interval
+    over its problems (an unfinished tier scores 0 by rule: no error bar)."""
+    se, ci = binomial_estimate(t.correct, t.total) if t.completed else (None, None)
+    return {"accuracy_stderr": se, "accuracy_ci95": ci}
+
+
+def overall_error(results: list, overall: float) -> dict:
+    """overall_accuracy (the mean over seeds of the mean over scored tiers 1-10) as an estimate:
+    the tiers are independent strata, so its variance is sum(p(1-p)/n) over every completed
+    scored tier of every seed, divided by (seeds x scored tiers)^2; a tier that did not finish,
+    or a seed that did not run, is 0 by rule (no variance)."""
+    scored = max((sum(t.tier_id > 0 for t in r["tiers"]) for r in results), default=0)
+    cells = [t for r in results for t in r["tiers"] if t.tier_id > 0 and t.completed and t.total]
+    if not scored or not cells:
+        return {}
+    se = math.sqrt(sum(t.accuracy * (1 - t.accuracy) / t.total for t in cells)) / (len(results) * scored)
+    return {"overall_accuracy_stderr": round(se, 4),
+            "overall_accuracy_ci95": proportion_interval(overall, se, sum(t.total for t in cells))}
 
 
 def robustness_record(r: dict) -> dict:

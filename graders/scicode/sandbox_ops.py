@@ -13,6 +13,7 @@ from graders.scicode.spec import SPEC
 from graders.scicode.target_plan import plan_step
 from graders.scicode.workers import (ResumeStore, WorkerPool, _PRESTARTED, make_job,
     read_step_targets, run_steps, targets_present, warm_grader, warm_modules, worker_count)
+from graders.common.stats import binomial_estimate, clustered_estimate
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # SANDBOX OPS: per-step results and records
@@ -162,11 +163,15 @@ def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bo
     n_steps, n_probs = len(steps), len(by_problem)
     passed = sum(steps.values())
     harness = sum(1 for c in checks if c.id.startswith("step.") and "[harness:" in c.message)
+    step_se, step_ci = clustered_estimate([(sum(v), len(v)) for v in by_problem.values()])
+    prob_se, prob_ci = binomial_estimate(solved, n_probs)
     keys = {"split": split, "context": context, "mode": "DRY_RUN" if dry else "normal",
             "steps_passed": passed, "steps_in_scope": n_steps,
             "step_accuracy": round(passed / n_steps, 4) if n_steps else None,
+            "step_accuracy_stderr": step_se, "step_accuracy_ci95": step_ci,  # steps cluster in problems
             "problems_solved": solved, "problems_in_scope": n_probs,
             "problem_accuracy": round(solved / n_probs, 4) if n_probs else None,
+            "problem_accuracy_stderr": prob_se, "problem_accuracy_ci95": prob_ci,
             "harness_fault_steps": harness}
     return keys
 
