@@ -12,7 +12,6 @@ complete submission.  Also importable: build_submission(solver_py, out_dir).
 import argparse
 import importlib.util
 import json
-import math
 import os
 import shutil
 import sys

@@ -9,7 +9,7 @@ deviation and that deviation divided by (n/256)^4.
 
     python reference/fem/roundoff_spread.py
 """
-import numpy as np, scipy.linalg as sl, scipy.sparse as sp, scipy.sparse.linalg as spl, itertools, time
+import numpy as np, scipy.linalg as sl, scipy.sparse as sp, scipy.sparse.linalg as spl
 def load(x): return np.exp(x)*(x**4+14*x**3+49*x**2+32*x-12)
 def basis(t,h): return np.stack([1-3*t**2+2*t**3, h*(t-2*t**2+t**3), 3*t**2-2*t**3, h*(t**3-t**2)],-1)
 def assemble(n,q):
