@@ -2242,7 +2242,7 @@ def key_lines(trials: list, cells: list, checks: list) -> dict:
 # =============================================================================
 # GRADING: the checks above, in the seed's order, over one run
 # =============================================================================
-def grade(run_dir: str, problems: set, styles: set) -> Report:
+def grade(run_dir: str, problems: set, styles: set, limit: int | None = None) -> Report:
     """Every trial rescored (filtered by problem and style), duplicates, then the cells;
     the trials and cells travel in figures_data (for --out, the JSON report and plots)."""
     t0 = time.monotonic()
@@ -2258,6 +2258,9 @@ def grade(run_dir: str, problems: set, styles: set) -> Report:
         names = [n for n in sorted(os.listdir(tdir)) if os.path.isdir(os.path.join(tdir, n))]
         t_trials = time.monotonic()
         for i, name in enumerate(names):
+            if limit and sum(t.status != "filtered" for t in trials) >= limit:
+                report.figures_data["left_out"] = len(names) - i          # --limit: a SUBSET
+                break
             trial, more = grade_trial(os.path.join(tdir, name), run, problems, styles)
             report.figures_data.setdefault("trial_dirs", {})[trial.trial_id] = os.path.join(tdir, name)  # PLOTS
             trials.append(trial)
@@ -2352,7 +2355,7 @@ def score_error(checks: list, trials: list) -> dict:
 # =============================================================================
 PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
                "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
-               "UNGRADED": "#9e9e9e"}
+               "UNGRADED": "#9e9e9e", "SUBSET": "#6a1b9a"}
 
 
 def plot_usage_error(out_dir: str):
@@ -2713,11 +2716,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_options(p, submissions_help="run directory with reference.h5 and "
                        "trials/<id>/trial.json (reference/engiai/TRIAL_FORMAT.md)")
     p.add_argument("--problem", action="append", choices=list_problems(), metavar="P",
-                   help="grade only this registered problem (repeatable); choices: "
+                   help="grade only this registered problem (repeatable; a SUBSET run when it "
+                        "leaves trials out); choices: "
                         + ", ".join(list_problems()))
     p.add_argument("--style", action="append", choices=list_styles(), metavar="S",
-                   help="grade only this prompt style (repeatable); it must be accepted by a "
+                   help="grade only this prompt style (repeatable; a SUBSET run when it leaves "
+                        "trials out); it must be accepted by a "
                         "selected problem; choices: " + ", ".join(list_styles()))
+    add_shared_option(p, "--limit", "trials in name order that --problem / --style keep (a SUBSET "
+                      "run: RESULT: SUBSET, no SCORE line)", type=int, default=None)
     add_shared_option(p, "--strict", "; anything short of PASS (unscorable cell, invalid "
                       "artefact, trace to review) is RESULT: FAIL, SCORE: 0.0")
     add_shared_option(p, "--no-exec", ": accepted for uniformity; this grader never executes "
@@ -2765,7 +2772,14 @@ def child_jobs(args) -> int:
 
 def grade_submission(args, submission: str) -> Report:
     problems, styles = resolve_filters(build_parser(), args)
-    report = grade(submission, problems, styles)
+    report = grade(submission, problems, styles, args.limit)
+    trials = report.figures_data["trials"]
+    graded = sum(t.status != "filtered" for t in trials)
+    left_out = report.figures_data.get("left_out", 0) + len(trials) - graded
+    if left_out:
+        report.keys["subset"] = subset_text(graded, graded + left_out, "trials", args)
+        report.checks.append(Check("run.subset", Status.INFO, f"SUBSET: {report.keys['subset']}; "
+                                   "a smoke test, not a score of the run"))
     report.keys.update(score_error(report.checks, report.figures_data["trials"]))
     if args.out:
         write_out_dir(args.out, report.figures_data["trials"], report.figures_data["cells"])
@@ -2940,6 +2954,13 @@ SUBSET_OPTIONS = ("limit", "only", "problem", "tier", "style")   # any given: a 
 def subset_requested(args) -> bool:
     """Whether the user asked for a subset (--limit N, or an explicit selection)."""
     return any(getattr(args, name, None) for name in SUBSET_OPTIONS)
+
+
+def subset_text(graded: int, total: int, unit: str, args) -> str:
+    """The label of a subset run: what was graded of what, and the options that chose it."""
+    chose = " ".join(f"--{name} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                     for name in SUBSET_OPTIONS if (v := getattr(args, name, None)))
+    return f"{graded} of {total} {unit} ({chose})"
 # =============================================================================
 # REPORTS: usage errors, the run block, progress, many submissions, the
 # leaderboard (the same text in every grader; only the tables LEADERBOARD,
@@ -3283,7 +3304,7 @@ def _doc_value(doc: dict, path: str):
 
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name).  Where the first ranking key that is an estimate has intervals
+    then by submission name; SUBSET runs after every full run).  Where the first ranking key that is an estimate has intervals
     (leaderboard_estimate), each row shows its 95 % interval and whether it overlaps the row
     above's (`overlaps_above`: the order of the two is not resolved)."""
     estimate = leaderboard_estimate(docs)
@@ -3306,9 +3327,9 @@ def leaderboard(docs: list) -> list:
             ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
         return out
-    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    rows.sort(key=lambda r: (r["result"] == "SUBSET", order(r), r["submission"], r["sha256"] or ""))
     for i, row in enumerate(rows):
-        same = i and order(row) == order(rows[i - 1])
+        same = i and order(row) == order(rows[i - 1]) and row["result"] == rows[i - 1]["result"]
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
         if estimate:
             above = rows[i - 1]["ci95"] if i else None
@@ -3401,6 +3422,10 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        full = (result, score)                  # what the exit code is computed from
+        if report.keys.get("subset") and result != "UNGRADED":     # never printed as a full score
+            report.keys.update(subset_result=result, subset_score=score)
+            result, score = "SUBSET", None
         if getattr(args, "plot", None):
             progress_phase("drawing figures")
             report.checks += plot_report(args.plot, submission, result, score, report.checks,
@@ -3417,7 +3442,7 @@ def grade_single(args, submission: str) -> tuple:
     except KeyboardInterrupt:
         return _interrupted_exit(submission)
     progress_end()
-    code = exit_code_of(report, result, score)
+    code = exit_code_of(report, *full)
     print_submission_report(report, result, score, args)
     return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
 

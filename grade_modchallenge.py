@@ -1823,8 +1823,9 @@ def seed_label(seed: bytes) -> str:
 
 def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: float,
                load_timeout: float, no_exec: bool, jobs: int, test_dir: str | None,
-               prefix: str, memory: dict | None = None) -> dict:
-    """Gates 4-8 for one seed; records carry `prefix`; `memory`: memory_options()."""
+               prefix: str, memory: dict | None = None, subset: dict | None = None) -> dict:
+    """Gates 4-8 for one seed; records carry `prefix`; `memory`: memory_options(); `subset`
+    ({"limit": N, "tiers": [...]}, a smoke test): the model sees only those problems."""
     t0 = time.monotonic()
     checks = []
     progress_phase(f"gate 4: {'reading' if test_dir else 'generating'} the test set "
@@ -1848,6 +1849,8 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
     checks.append(Check("g4.testgen", Status.PASS,
                         f"{n} problems = {n // len(test_set)} x {len(test_set)} tiers (0-10), "
                         f"{origin}, {gen_s:.2f} s", n, total))
+    if subset:
+        test_set = select_problems(test_set, subset)
     result["test_set"] = test_set
     if no_exec:
         checks += [Check(cid, Status.SKIP, "not run (--no-exec)") for cid in
@@ -1904,6 +1907,14 @@ def seed_keys(results: list, total: int, test_dir: str | None, many: bool) -> di
     if many:
         keys["robustness"] = [robustness_record(r) for r in results]
     return keys
+
+
+def select_problems(test_set: dict, subset: dict) -> dict:
+    """A SUBSET of a generated (or read) test set: the chosen tiers (tier 0, the unscored
+    diagnostic, always) and the first `limit` problems of each."""
+    tiers, limit = subset.get("tiers"), subset.get("limit")
+    return {k: v[:limit] if limit else v for k, v in test_set.items()
+            if not tiers or k == 0 or k in tiers}
 
 
 def tier_error(t) -> dict:
@@ -3255,12 +3266,15 @@ def decode_reply(line: bytes, token: str) -> tuple:
 # =============================================================================
 def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
           skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None,
-          resume_dir: str | None = None, memory: dict | None = None) -> Report:
+          resume_dir: str | None = None, memory: dict | None = None,
+          subset: dict | None = None) -> Report:
     """Gates 1-3 once, then gates 4-8 per seed (each seed's result kept in resume_dir when
     given, and reused when the same seed, inputs and grader are graded again), then the keys."""
     report = Report(submission)
     checks, phases, keys = report.checks, report.phases, report.keys
     report.figures_data.update(budget=budget, seeds=[])                    # PLOTS
+    if subset:
+        keys["subset"] = subset["label"]
     t = time.monotonic()
     checks += check_manifest(submission)
     manifest = checks[0].measured if checks[0].status is Status.PASS else None
@@ -3286,7 +3300,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         if r is None:
             r = grade_seed(submission, manifest, seed, total=total, budget=budget,
                            load_timeout=load_timeout, no_exec=no_exec, jobs=jobs, test_dir=test_dir,
-                           prefix=prefix, memory=memory)
+                           prefix=prefix, memory=memory, subset=subset)
             if _INTERRUPT["at"] is None:            # a seed cut short by Ctrl-C is not a result
                 resume_save(resume_dir, submission, seed, prefix, no_exec, r)
         phases[f"seed{i + 1}.generate"] = r["gen_s"]
@@ -3358,7 +3372,7 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
 # =============================================================================
 PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
                "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
-               "UNGRADED": "#9e9e9e"}
+               "UNGRADED": "#9e9e9e", "SUBSET": "#6a1b9a"}
 
 
 def plot_usage_error(out_dir: str):
@@ -3679,6 +3693,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--test-set", metavar="DIR",
                    help="grade on tier_<k>.jsonl files from DIR instead of generating (every row is "
                         "re-checked: expected recomputed, p prime and p, a, b within the tier)")
+    add_shared_option(p, "--limit", "problems of each tier (a SUBSET run: RESULT: SUBSET, no "
+                      "SCORE line)", type=int, default=None)
+    p.add_argument("--tier", type=int, action="append", choices=range(1, len(TIERS)), metavar="K",
+                   help="smoke test: grade only tier K (repeatable; tier 0, the unscored "
+                        "diagnostic, always runs) (a SUBSET run)")
     add_shared_option(p, "--budget", "inference over all tiers, enforced from outside (default "
                       "%(default)s)", type=float, default=SPEC["budget_s"])
     p.add_argument("--load-timeout", type=float, default=SPEC["load_timeout_s"],
@@ -3772,14 +3791,32 @@ def child_jobs(args) -> int:
 
 
 def grade_submission(args, submission: str) -> Report:
+    subset = subset_of(args)
     _RESUME_OPTIONS.update(total=args.total, budget=args.budget, load_timeout=args.load_timeout,
+                           subset=[subset["limit"], subset["tiers"]] if subset else None,
                            skip_static=args.skip_static_check, memory=args.memory, gpu=args.gpu,
                            test_set=tree_sha256(args.test_set)["sha256"] if args.test_set else None)
-    return grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
+    report = grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
                  budget=args.budget, load_timeout=args.load_timeout,
                  skip_static=args.skip_static_check, no_exec=args.no_exec, jobs=max(1, args.jobs),
                  test_dir=args.test_set, resume_dir=args.out,
-                 memory=memory_options(args.memory, args.gpu))
+                 memory=memory_options(args.memory, args.gpu), subset=subset)
+    if subset:
+        report.checks.append(Check("run.subset", Status.INFO, f"SUBSET: {subset['label']}; a "
+                                   "smoke test, not a score of the test set"))
+    return report
+
+
+def subset_of(args):
+    """--limit / --tier as grade()'s subset (with its label), or None when nothing is left out."""
+    per = args.total // len(TIERS)
+    tiers = sorted(set(args.tier or ()))
+    kept_tiers = len(set(tiers) | {0}) if tiers else len(TIERS)
+    graded = kept_tiers * min(args.limit or per, per)
+    if graded >= args.total:
+        return None
+    return {"limit": args.limit, "tiers": tiers or None,
+            "label": subset_text(graded, args.total, "problems", args)}
 
 
 def kept_seeds(args) -> list:
@@ -3967,6 +4004,13 @@ SUBSET_OPTIONS = ("limit", "only", "problem", "tier", "style")   # any given: a 
 def subset_requested(args) -> bool:
     """Whether the user asked for a subset (--limit N, or an explicit selection)."""
     return any(getattr(args, name, None) for name in SUBSET_OPTIONS)
+
+
+def subset_text(graded: int, total: int, unit: str, args) -> str:
+    """The label of a subset run: what was graded of what, and the options that chose it."""
+    chose = " ".join(f"--{name} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                     for name in SUBSET_OPTIONS if (v := getattr(args, name, None)))
+    return f"{graded} of {total} {unit} ({chose})"
 # =============================================================================
 # REPORTS: usage errors, the run block, progress, many submissions, the
 # leaderboard (the same text in every grader; only the tables LEADERBOARD,
@@ -4310,7 +4354,7 @@ def _doc_value(doc: dict, path: str):
 
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name).  Where the first ranking key that is an estimate has intervals
+    then by submission name; SUBSET runs after every full run).  Where the first ranking key that is an estimate has intervals
     (leaderboard_estimate), each row shows its 95 % interval and whether it overlaps the row
     above's (`overlaps_above`: the order of the two is not resolved)."""
     estimate = leaderboard_estimate(docs)
@@ -4333,9 +4377,9 @@ def leaderboard(docs: list) -> list:
             ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
         return out
-    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    rows.sort(key=lambda r: (r["result"] == "SUBSET", order(r), r["submission"], r["sha256"] or ""))
     for i, row in enumerate(rows):
-        same = i and order(row) == order(rows[i - 1])
+        same = i and order(row) == order(rows[i - 1]) and row["result"] == rows[i - 1]["result"]
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
         if estimate:
             above = rows[i - 1]["ci95"] if i else None
@@ -4428,6 +4472,10 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        full = (result, score)                  # what the exit code is computed from
+        if report.keys.get("subset") and result != "UNGRADED":     # never printed as a full score
+            report.keys.update(subset_result=result, subset_score=score)
+            result, score = "SUBSET", None
         if getattr(args, "plot", None):
             progress_phase("drawing figures")
             report.checks += plot_report(args.plot, submission, result, score, report.checks,
@@ -4444,7 +4492,7 @@ def grade_single(args, submission: str) -> tuple:
     except KeyboardInterrupt:
         return _interrupted_exit(submission)
     progress_end()
-    code = exit_code_of(report, result, score)
+    code = exit_code_of(report, *full)
     print_submission_report(report, result, score, args)
     return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
 

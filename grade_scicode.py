@@ -3365,6 +3365,26 @@ def decode_reply(line: bytes, token: str) -> tuple:
 # =============================================================================
 # GRADING: the checks above, in the protocol's order, over one set of generations
 # =============================================================================
+def select_steps(in_scope: list, args) -> tuple:
+    """--problem PID ..., --only STEP ..., then --limit N (the first N in step order): (the
+    steps kept, the subset's label or None).  A named step or problem not in scope: UsageError."""
+    total = len(in_scope)
+    for option, wanted, of in (("--problem", args.problem, lambda p, s: p.pid),
+                               ("--only", args.only, lambda p, s: s.step)):
+        if wanted:
+            missing = sorted(set(wanted) - {of(p, s) for p, s in in_scope})
+            if missing:
+                raise UsageError(f"{option} {' '.join(missing)}: not an in-scope "
+                                 f"{'problem' if option == '--problem' else 'step'} of this split")
+            in_scope = [(p, s) for p, s in in_scope if of(p, s) in set(wanted)]
+    if args.limit:
+        in_scope = sorted(in_scope, key=lambda ps: _step_key(ps[1].step))[:args.limit]
+    kept = {s.step for _, s in in_scope}
+    in_scope = [(p, s) for p, s in in_scope if s.step in kept]
+    return in_scope, (subset_text(len(in_scope), total, "in-scope steps", args)
+                      if len(in_scope) < total else None)
+
+
 def grade(args) -> Report:
     """Problems, targets and generations loaded; every in-scope step's program assembled; the
     steps run on warm workers (with --out, each result kept as it finishes and reused by a rerun
@@ -3385,6 +3405,11 @@ def grade(args) -> Report:
     if not selected:
         return report
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
+    in_scope, subset = select_steps(in_scope, args)
+    if subset:
+        report.keys["subset"] = subset
+        checks.append(Check("run.subset", Status.INFO, f"SUBSET: {subset}; a smoke test, not a "
+                            "score of the split"))
     report.figures_data["steps"] = [(p.pid, s.index, s.step) for p, s in in_scope]     # PLOTS
     n_probs = len({p.pid for p, _ in in_scope})
     official = SPEC["official_counts"][args.split]
@@ -3480,7 +3505,7 @@ def verdict(checks: list, *, strict: bool, no_exec: bool, dry: bool = False) -> 
 # =============================================================================
 PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
                "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
-               "UNGRADED": "#9e9e9e"}
+               "UNGRADED": "#9e9e9e", "SUBSET": "#6a1b9a"}
 
 
 def plot_usage_error(out_dir: str):
@@ -3779,6 +3804,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "ground_truth_code (default for dev)")
     p.add_argument("--special-steps", metavar="DIR",
                    help="reference code of the no-test steps 13.6, 62.1, 76.3 as DIR/<step>.txt")
+    add_shared_option(p, "--limit", "in-scope steps in step order (a SUBSET run: RESULT: SUBSET, "
+                      "no SCORE line)", type=int, default=None)
+    p.add_argument("--only", nargs="+", metavar="STEP",
+                   help="smoke test: grade only these steps, e.g. 10.1 10.2 (a SUBSET run)")
+    p.add_argument("--problem", nargs="+", metavar="PID",
+                   help="smoke test: grade only these problems' steps (a SUBSET run)")
     add_shared_option(p, "--budget", "one step (default %(default)s)", type=float,
                       default=SPEC["timeout_s"])
     add_deprecated_option(p, "--timeout", type=float)
@@ -4014,6 +4045,13 @@ SUBSET_OPTIONS = ("limit", "only", "problem", "tier", "style")   # any given: a 
 def subset_requested(args) -> bool:
     """Whether the user asked for a subset (--limit N, or an explicit selection)."""
     return any(getattr(args, name, None) for name in SUBSET_OPTIONS)
+
+
+def subset_text(graded: int, total: int, unit: str, args) -> str:
+    """The label of a subset run: what was graded of what, and the options that chose it."""
+    chose = " ".join(f"--{name} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                     for name in SUBSET_OPTIONS if (v := getattr(args, name, None)))
+    return f"{graded} of {total} {unit} ({chose})"
 # =============================================================================
 # REPORTS: usage errors, the run block, progress, many submissions, the
 # leaderboard (the same text in every grader; only the tables LEADERBOARD,
@@ -4357,7 +4395,7 @@ def _doc_value(doc: dict, path: str):
 
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name).  Where the first ranking key that is an estimate has intervals
+    then by submission name; SUBSET runs after every full run).  Where the first ranking key that is an estimate has intervals
     (leaderboard_estimate), each row shows its 95 % interval and whether it overlaps the row
     above's (`overlaps_above`: the order of the two is not resolved)."""
     estimate = leaderboard_estimate(docs)
@@ -4380,9 +4418,9 @@ def leaderboard(docs: list) -> list:
             ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
         return out
-    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    rows.sort(key=lambda r: (r["result"] == "SUBSET", order(r), r["submission"], r["sha256"] or ""))
     for i, row in enumerate(rows):
-        same = i and order(row) == order(rows[i - 1])
+        same = i and order(row) == order(rows[i - 1]) and row["result"] == rows[i - 1]["result"]
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
         if estimate:
             above = rows[i - 1]["ci95"] if i else None
@@ -4475,6 +4513,10 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        full = (result, score)                  # what the exit code is computed from
+        if report.keys.get("subset") and result != "UNGRADED":     # never printed as a full score
+            report.keys.update(subset_result=result, subset_score=score)
+            result, score = "SUBSET", None
         if getattr(args, "plot", None):
             progress_phase("drawing figures")
             report.checks += plot_report(args.plot, submission, result, score, report.checks,
@@ -4491,7 +4533,7 @@ def grade_single(args, submission: str) -> tuple:
     except KeyboardInterrupt:
         return _interrupted_exit(submission)
     progress_end()
-    code = exit_code_of(report, result, score)
+    code = exit_code_of(report, *full)
     print_submission_report(report, result, score, args)
     return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
 

@@ -14,6 +14,7 @@ REQUIRED = {
     "--budget": ("fem", "adi", "modchallenge", "scicode"),      # EngiAI executes nothing
     "--memory": ("fem", "adi", "modchallenge", "scicode"),
     "--out": ("modchallenge", "scicode", "engiai"),
+    "--limit": ("modchallenge", "scicode", "engiai"),           # the graders with countable units
 }
 
 

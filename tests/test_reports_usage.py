@@ -41,6 +41,9 @@ def common_cases(name, t):
         ("html under a file", sub + ["--html", t / "file" / "r.html"]),
         ("html is a directory", sub + ["--html", t]),
     ]
+    if name in ("scicode", "modchallenge", "engiai"):
+        cases += [("--limit 0", sub + ["--limit", "0"]),
+                  ("--merge with a subset", ["--merge", t / "file", "--limit", "2"])]
     if name != "engiai":
         cases += [(f"--budget {v}", sub + ["--budget", v]) for v in ("0", "-1", "nan", "inf")]
         cases += [(f"--memory {v}", sub + ["--memory", v]) for v in ("0", "nan")]

@@ -72,3 +72,10 @@ SUBSET_OPTIONS = ("limit", "only", "problem", "tier", "style")   # any given: a 
 def subset_requested(args) -> bool:
     """Whether the user asked for a subset (--limit N, or an explicit selection)."""
     return any(getattr(args, name, None) for name in SUBSET_OPTIONS)
+
+
+def subset_text(graded: int, total: int, unit: str, args) -> str:
+    """The label of a subset run: what was graded of what, and the options that chose it."""
+    chose = " ".join(f"--{name} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                     for name in SUBSET_OPTIONS if (v := getattr(args, name, None)))
+    return f"{graded} of {total} {unit} ({chose})"

@@ -13,7 +13,7 @@ from graders.common.records import Check, Status
 # =============================================================================
 PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
                "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
-               "UNGRADED": "#9e9e9e"}
+               "UNGRADED": "#9e9e9e", "SUBSET": "#6a1b9a"}
 
 
 def plot_usage_error(out_dir: str):

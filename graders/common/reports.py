@@ -365,7 +365,7 @@ def _doc_value(doc: dict, path: str):
 
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name).  Where the first ranking key that is an estimate has intervals
+    then by submission name; SUBSET runs after every full run).  Where the first ranking key that is an estimate has intervals
     (leaderboard_estimate), each row shows its 95 % interval and whether it overlaps the row
     above's (`overlaps_above`: the order of the two is not resolved)."""
     estimate = leaderboard_estimate(docs)
@@ -388,9 +388,9 @@ def leaderboard(docs: list) -> list:
             ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
         return out
-    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    rows.sort(key=lambda r: (r["result"] == "SUBSET", order(r), r["submission"], r["sha256"] or ""))
     for i, row in enumerate(rows):
-        same = i and order(row) == order(rows[i - 1])
+        same = i and order(row) == order(rows[i - 1]) and row["result"] == rows[i - 1]["result"]
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
         if estimate:
             above = rows[i - 1]["ci95"] if i else None
@@ -483,6 +483,10 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        full = (result, score)                  # what the exit code is computed from
+        if report.keys.get("subset") and result != "UNGRADED":     # never printed as a full score
+            report.keys.update(subset_result=result, subset_score=score)
+            result, score = "SUBSET", None
         if getattr(args, "plot", None):
             progress_phase("drawing figures")
             report.checks += plot_report(args.plot, submission, result, score, report.checks,
@@ -499,7 +503,7 @@ def grade_single(args, submission: str) -> tuple:
     except KeyboardInterrupt:
         return _interrupted_exit(submission)
     progress_end()
-    code = exit_code_of(report, result, score)
+    code = exit_code_of(report, *full)
     print_submission_report(report, result, score, args)
     return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
 

@@ -2,9 +2,9 @@
 import argparse
 import json
 import os
-from graders.common.options import add_shared_option
+from graders.common.options import add_shared_option, subset_text
 from graders.common.printing import print_report
-from graders.common.records import Report
+from graders.common.records import Check, Report, Status
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
     add_report_options, text_table)
 from graders.engiai.grading import grade
@@ -63,11 +63,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_options(p, submissions_help="run directory with reference.h5 and "
                        "trials/<id>/trial.json (reference/engiai/TRIAL_FORMAT.md)")
     p.add_argument("--problem", action="append", choices=list_problems(), metavar="P",
-                   help="grade only this registered problem (repeatable); choices: "
+                   help="grade only this registered problem (repeatable; a SUBSET run when it "
+                        "leaves trials out); choices: "
                         + ", ".join(list_problems()))
     p.add_argument("--style", action="append", choices=list_styles(), metavar="S",
-                   help="grade only this prompt style (repeatable); it must be accepted by a "
+                   help="grade only this prompt style (repeatable; a SUBSET run when it leaves "
+                        "trials out); it must be accepted by a "
                         "selected problem; choices: " + ", ".join(list_styles()))
+    add_shared_option(p, "--limit", "trials in name order that --problem / --style keep (a SUBSET "
+                      "run: RESULT: SUBSET, no SCORE line)", type=int, default=None)
     add_shared_option(p, "--strict", "; anything short of PASS (unscorable cell, invalid "
                       "artefact, trace to review) is RESULT: FAIL, SCORE: 0.0")
     add_shared_option(p, "--no-exec", ": accepted for uniformity; this grader never executes "
@@ -115,7 +119,14 @@ def child_jobs(args) -> int:
 
 def grade_submission(args, submission: str) -> Report:
     problems, styles = resolve_filters(build_parser(), args)
-    report = grade(submission, problems, styles)
+    report = grade(submission, problems, styles, args.limit)
+    trials = report.figures_data["trials"]
+    graded = sum(t.status != "filtered" for t in trials)
+    left_out = report.figures_data.get("left_out", 0) + len(trials) - graded
+    if left_out:
+        report.keys["subset"] = subset_text(graded, graded + left_out, "trials", args)
+        report.checks.append(Check("run.subset", Status.INFO, f"SUBSET: {report.keys['subset']}; "
+                                   "a smoke test, not a score of the run"))
     report.keys.update(score_error(report.checks, report.figures_data["trials"]))
     if args.out:
         write_out_dir(args.out, report.figures_data["trials"], report.figures_data["cells"])

@@ -12,7 +12,7 @@ from graders.engiai.spec import SPEC
 # =============================================================================
 # GRADING: the checks above, in the seed's order, over one run
 # =============================================================================
-def grade(run_dir: str, problems: set, styles: set) -> Report:
+def grade(run_dir: str, problems: set, styles: set, limit: int | None = None) -> Report:
     """Every trial rescored (filtered by problem and style), duplicates, then the cells;
     the trials and cells travel in figures_data (for --out, the JSON report and plots)."""
     t0 = time.monotonic()
@@ -28,6 +28,9 @@ def grade(run_dir: str, problems: set, styles: set) -> Report:
         names = [n for n in sorted(os.listdir(tdir)) if os.path.isdir(os.path.join(tdir, n))]
         t_trials = time.monotonic()
         for i, name in enumerate(names):
+            if limit and sum(t.status != "filtered" for t in trials) >= limit:
+                report.figures_data["left_out"] = len(names) - i          # --limit: a SUBSET
+                break
             trial, more = grade_trial(os.path.join(tdir, name), run, problems, styles)
             report.figures_data.setdefault("trial_dirs", {})[trial.trial_id] = os.path.join(tdir, name)  # PLOTS
             trials.append(trial)

@@ -4,8 +4,8 @@ import json
 import os
 import secrets
 import time
-from graders.common.options import add_shared_option
-from graders.common.records import Report
+from graders.common.options import add_shared_option, subset_text
+from graders.common.records import Check, Report, Status
 from graders.common.reports import (CliParser, EXIT_FULL, UsageError, add_report_options,
     check_output_path, progress_end, progress_phase, progress_start, tree_sha256)
 from graders.modchallenge.gates_runtime import memory_options
@@ -53,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--test-set", metavar="DIR",
                    help="grade on tier_<k>.jsonl files from DIR instead of generating (every row is "
                         "re-checked: expected recomputed, p prime and p, a, b within the tier)")
+    add_shared_option(p, "--limit", "problems of each tier (a SUBSET run: RESULT: SUBSET, no "
+                      "SCORE line)", type=int, default=None)
+    p.add_argument("--tier", type=int, action="append", choices=range(1, len(TIERS)), metavar="K",
+                   help="smoke test: grade only tier K (repeatable; tier 0, the unscored "
+                        "diagnostic, always runs) (a SUBSET run)")
     add_shared_option(p, "--budget", "inference over all tiers, enforced from outside (default "
                       "%(default)s)", type=float, default=SPEC["budget_s"])
     p.add_argument("--load-timeout", type=float, default=SPEC["load_timeout_s"],
@@ -146,14 +151,32 @@ def child_jobs(args) -> int:
 
 
 def grade_submission(args, submission: str) -> Report:
+    subset = subset_of(args)
     _RESUME_OPTIONS.update(total=args.total, budget=args.budget, load_timeout=args.load_timeout,
+                           subset=[subset["limit"], subset["tiers"]] if subset else None,
                            skip_static=args.skip_static_check, memory=args.memory, gpu=args.gpu,
                            test_set=tree_sha256(args.test_set)["sha256"] if args.test_set else None)
-    return grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
+    report = grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
                  budget=args.budget, load_timeout=args.load_timeout,
                  skip_static=args.skip_static_check, no_exec=args.no_exec, jobs=max(1, args.jobs),
                  test_dir=args.test_set, resume_dir=args.out,
-                 memory=memory_options(args.memory, args.gpu))
+                 memory=memory_options(args.memory, args.gpu), subset=subset)
+    if subset:
+        report.checks.append(Check("run.subset", Status.INFO, f"SUBSET: {subset['label']}; a "
+                                   "smoke test, not a score of the test set"))
+    return report
+
+
+def subset_of(args):
+    """--limit / --tier as grade()'s subset (with its label), or None when nothing is left out."""
+    per = args.total // len(TIERS)
+    tiers = sorted(set(args.tier or ()))
+    kept_tiers = len(set(tiers) | {0}) if tiers else len(TIERS)
+    graded = kept_tiers * min(args.limit or per, per)
+    if graded >= args.total:
+        return None
+    return {"limit": args.limit, "tiers": tiers or None,
+            "label": subset_text(graded, args.total, "problems", args)}
 
 
 def kept_seeds(args) -> list:

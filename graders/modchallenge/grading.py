@@ -12,12 +12,15 @@ from graders.modchallenge.seeds import (answers_hidden_check, grade_seed, overal
 # =============================================================================
 def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
           skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None,
-          resume_dir: str | None = None, memory: dict | None = None) -> Report:
+          resume_dir: str | None = None, memory: dict | None = None,
+          subset: dict | None = None) -> Report:
     """Gates 1-3 once, then gates 4-8 per seed (each seed's result kept in resume_dir when
     given, and reused when the same seed, inputs and grader are graded again), then the keys."""
     report = Report(submission)
     checks, phases, keys = report.checks, report.phases, report.keys
     report.figures_data.update(budget=budget, seeds=[])                    # PLOTS
+    if subset:
+        keys["subset"] = subset["label"]
     t = time.monotonic()
     checks += check_manifest(submission)
     manifest = checks[0].measured if checks[0].status is Status.PASS else None
@@ -43,7 +46,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         if r is None:
             r = grade_seed(submission, manifest, seed, total=total, budget=budget,
                            load_timeout=load_timeout, no_exec=no_exec, jobs=jobs, test_dir=test_dir,
-                           prefix=prefix, memory=memory)
+                           prefix=prefix, memory=memory, subset=subset)
             if _INTERRUPT["at"] is None:            # a seed cut short by Ctrl-C is not a result
                 resume_save(resume_dir, submission, seed, prefix, no_exec, r)
         phases[f"seed{i + 1}.generate"] = r["gen_s"]

@@ -23,8 +23,9 @@ def seed_label(seed: bytes) -> str:
 
 def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: float,
                load_timeout: float, no_exec: bool, jobs: int, test_dir: str | None,
-               prefix: str, memory: dict | None = None) -> dict:
-    """Gates 4-8 for one seed; records carry `prefix`; `memory`: memory_options()."""
+               prefix: str, memory: dict | None = None, subset: dict | None = None) -> dict:
+    """Gates 4-8 for one seed; records carry `prefix`; `memory`: memory_options(); `subset`
+    ({"limit": N, "tiers": [...]}, a smoke test): the model sees only those problems."""
     t0 = time.monotonic()
     checks = []
     progress_phase(f"gate 4: {'reading' if test_dir else 'generating'} the test set "
@@ -48,6 +49,8 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
     checks.append(Check("g4.testgen", Status.PASS,
                         f"{n} problems = {n // len(test_set)} x {len(test_set)} tiers (0-10), "
                         f"{origin}, {gen_s:.2f} s", n, total))
+    if subset:
+        test_set = select_problems(test_set, subset)
     result["test_set"] = test_set
     if no_exec:
         checks += [Check(cid, Status.SKIP, "not run (--no-exec)") for cid in
@@ -104,6 +107,14 @@ def seed_keys(results: list, total: int, test_dir: str | None, many: bool) -> di
     if many:
         keys["robustness"] = [robustness_record(r) for r in results]
     return keys
+
+
+def select_problems(test_set: dict, subset: dict) -> dict:
+    """A SUBSET of a generated (or read) test set: the chosen tiers (tier 0, the unscored
+    diagnostic, always) and the first `limit` problems of each."""
+    tiers, limit = subset.get("tiers"), subset.get("limit")
+    return {k: v[:limit] if limit else v for k, v in test_set.items()
+            if not tiers or k == 0 or k in tiers}
 
 
 def tier_error(t) -> dict:

@@ -74,6 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "ground_truth_code (default for dev)")
     p.add_argument("--special-steps", metavar="DIR",
                    help="reference code of the no-test steps 13.6, 62.1, 76.3 as DIR/<step>.txt")
+    add_shared_option(p, "--limit", "in-scope steps in step order (a SUBSET run: RESULT: SUBSET, "
+                      "no SCORE line)", type=int, default=None)
+    p.add_argument("--only", nargs="+", metavar="STEP",
+                   help="smoke test: grade only these steps, e.g. 10.1 10.2 (a SUBSET run)")
+    p.add_argument("--problem", nargs="+", metavar="PID",
+                   help="smoke test: grade only these problems' steps (a SUBSET run)")
     add_shared_option(p, "--budget", "one step (default %(default)s)", type=float,
                       default=SPEC["timeout_s"])
     add_deprecated_option(p, "--timeout", type=float)
