@@ -18,6 +18,7 @@ from graders.common.cli_defaults import (exit_code_of, finish_report, print_subm
 from graders.common.cli_solver import build_parser, child_jobs, standalone_action, usage_checks
 from graders.common.plots import plot_subdir, plot_usage_error, write_leaderboard_figure
 from graders.common.printing import format_check
+from graders.common.html_report import write_html
 from graders.common.options import add_shared_option, resolve_deprecated, subset_requested
 from graders.common.records import Status, _jsonable
 from graders.common.stats import interval_text, intervals_overlap
@@ -536,7 +537,7 @@ def grade_many(args) -> tuple:
     def one(i, sub):
         req = os.path.join(base, f"{i}.request.json")
         out = os.path.join(base, f"{i}.report.json")
-        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
+        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None, html=None,
                      report_child=None, jobs=child_jobs(args),
                      plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
@@ -670,6 +671,8 @@ def _run_cli(argv) -> int:
                     print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))
+        if getattr(args, "html", None):
+            write_html(args.html, docs)
     except UsageError as exc:
         print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED
