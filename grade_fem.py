@@ -4852,13 +4852,22 @@ def _html_phase(check_id: str) -> str:
     return str(check_id).split(".", 1)[0] or "?"
 
 
+def _html_check(c: dict) -> dict:
+    """A record of a report document (possibly merged from elsewhere) as plain strings."""
+    return {"id": str(c.get("id", "")), "status": str(c.get("status", "")),
+            "message": str(c.get("message", "")), "measured": c.get("measured")}
+
+
 def _html_figure(check: dict) -> str:
-    """A figure record's PNG inlined (base64), or a line saying why not: only a `figure.*`
-    record, only a regular file that is a PNG, at most HTML_FIGURE_MAX_BYTES."""
+    """A figure record's PNG inlined (base64), or a line saying why not: only a `figure.<name>`
+    record whose file is named <name>.png (as write_figures names it), a PNG, at most
+    HTML_FIGURE_MAX_BYTES (a merged report cannot have other files of this disk inlined)."""
     path = check.get("measured")
-    name = _h(check.get("id", "figure"))
+    name = _h(check["id"])
     if not isinstance(path, str):
         return ""
+    if os.path.basename(path) != check["id"][len("figure."):] + ".png":
+        return f"<p class='note'>{name}: {_h(path)} is not this figure's file</p>"
     try:
         with open(path, "rb") as fh:
             data = fh.read(HTML_FIGURE_MAX_BYTES + 1)
@@ -4872,7 +4881,8 @@ def _html_figure(check: dict) -> str:
 
 
 def _html_submission(i: int, doc: dict) -> str:
-    checks = [c for c in doc.get("checks") or [] if isinstance(c, dict)]
+    checks = doc.get("checks") if isinstance(doc.get("checks"), list) else []
+    checks = [_html_check(c) for c in checks if isinstance(c, dict)]
     name = os.path.basename(os.path.normpath(str(doc.get("submission"))))
     result, score = doc.get("result"), doc.get("score")
     counts = {s: sum(c.get("status") == s for c in checks) for s in HTML_STATUS_ORDER}
@@ -4887,8 +4897,8 @@ def _html_submission(i: int, doc: dict) -> str:
             + "</table></details>")
     phases = {}
     for c in checks:
-        if not str(c.get("id", "")).startswith("figure."):
-            phases.setdefault(_html_phase(c.get("id", "")), []).append(c)
+        if not c["id"].startswith("figure."):
+            phases.setdefault(_html_phase(c["id"]), []).append(c)
     def worst(cs):
         return min(HTML_STATUS_ORDER.get(c.get("status"), 9) for c in cs)
     for phase, cs in sorted(phases.items(), key=lambda kv: worst(kv[1])):
@@ -4900,7 +4910,7 @@ def _html_submission(i: int, doc: dict) -> str:
         out.append(f"<details{' open' if bad else ''}><summary>{_h(phase)} ({len(cs)} record"
                    f"{'s' if len(cs) != 1 else ''}{f', {bad} FAIL/REVIEW' if bad else ''})</summary>"
                    f"<table><tr><th>status</th><th>id</th><th>message</th></tr>{rows}</table></details>")
-    figures = [_html_figure(c) for c in checks if str(c.get("id", "")).startswith("figure.")]
+    figures = [_html_figure(c) for c in checks if c["id"].startswith("figure.")]
     if figures:
         out.append("<details open><summary>figures</summary>" + "".join(figures) + "</details>")
     return "\n".join(out)
@@ -5038,6 +5048,12 @@ def common_usage_checks(args) -> None:
                          "(--limit, --only, --tier)")
     if getattr(args, "html", None):
         check_output_path(args.html, "--html")
+    outputs = [(f"--{name}", os.path.realpath(getattr(args, name))) for name in ("json", "table", "html")
+               if getattr(args, name, None)]
+    for i, (opt, path) in enumerate(outputs):
+        for other, path2 in outputs[i + 1:]:
+            if path == path2:
+                raise UsageError(f"{opt} and {other} name the same file: give each its own")
     if args.merge:
         if args.submissions:
             raise UsageError("--merge takes report files, not submissions")

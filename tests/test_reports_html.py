@@ -36,7 +36,7 @@ def fake_doc(name, status, message, figure=None):
 def test_every_text_is_escaped_and_nothing_but_pngs_is_inlined(tmp_path):
     G = grader("fem")
     attack = "</td></table><script>alert(1)</script><a href='http://evil/'>x</a>\"'&"
-    secret = tmp_path / "secret.txt"
+    secret = tmp_path / "x.png"                     # the right name, not a PNG
     secret.write_text("TOP SECRET")
     docs = [fake_doc(attack, "FAIL", attack, figure=secret), fake_doc("b", "REVIEW", "m")]
     G.write_html(str(tmp_path / "r.html"), docs)
@@ -47,6 +47,22 @@ def test_every_text_is_escaped_and_nothing_but_pngs_is_inlined(tmp_path):
     assert "is not a PNG" in page
     assert "default-src 'none'" in page                 # no script, no fetch: the CSP
     assert not re.search(r"(src|href)=['\"](?!data:image/png;base64,|#sub-)", page)
+
+
+def test_a_crafted_merged_report_is_shown_not_obeyed(tmp_path):
+    """--merge reads reports written elsewhere: odd types stay text, and a figure record cannot
+    have another PNG of this disk inlined (only <name>.png for figure.<name>)."""
+    G = grader("fem")
+    png = tmp_path / "holiday.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"private" * 10)
+    doc = fake_doc("m", "FAIL", "x")
+    doc["checks"] += [{"id": "figure.x", "status": ["FAIL"], "message": {"a": 1}, "measured": str(png)},
+                      {"id": 7, "status": None, "message": None}, "not a record"]
+    doc["keys"] = {"note": ["<b>", 1], "review_required": "<i>"}
+    G.write_html(str(tmp_path / "r.html"), [doc])
+    page = (tmp_path / "r.html").read_text()
+    assert "holiday.png is not this figure's file" in page and "data:image/png" not in page
+    assert "<b>" not in page and "<i>" not in page
 
 
 def test_records_are_grouped_by_phase_with_failures_first(tmp_path):

@@ -28,6 +28,12 @@ def test_scicode_limit_is_a_labelled_subset(tmp_path, capsys):
     validate(doc, "scicode")
 
 
+def test_scicode_official_outputs_of_a_subset_say_so(tmp_path, capsys):
+    rc, out, err, doc = scicode(["--limit", "1", "--out", tmp_path / "out"], tmp_path, capsys)
+    text = (tmp_path / "out" / "scicode.txt").read_text()
+    assert text.startswith("SUBSET: 1 of 6 in-scope steps") and "correct steps: 1/1" in text
+
+
 def test_scicode_explicit_selection(tmp_path, capsys):
     steps = sorted(c["id"][5:] for c in scicode([], tmp_path, capsys)[3]["checks"] if c["id"].startswith("step."))
     rc, out, err, doc = scicode(["--only", steps[-1]], tmp_path, capsys)

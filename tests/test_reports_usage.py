@@ -40,6 +40,7 @@ def common_cases(name, t):
         ("abbreviated option", sub + ["--qui"]),
         ("html under a file", sub + ["--html", t / "file" / "r.html"]),
         ("html is a directory", sub + ["--html", t]),
+        ("json and html one file", sub + ["--json", t / "r.out", "--html", t / "r.out"]),
     ]
     if name in ("scicode", "modchallenge", "engiai"):
         cases += [("--limit 0", sub + ["--limit", "0"]),

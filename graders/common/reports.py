@@ -119,6 +119,12 @@ def common_usage_checks(args) -> None:
                          "(--limit, --only, --tier)")
     if getattr(args, "html", None):
         check_output_path(args.html, "--html")
+    outputs = [(f"--{name}", os.path.realpath(getattr(args, name))) for name in ("json", "table", "html")
+               if getattr(args, name, None)]
+    for i, (opt, path) in enumerate(outputs):
+        for other, path2 in outputs[i + 1:]:
+            if path == path2:
+                raise UsageError(f"{opt} and {other} name the same file: give each its own")
     if args.merge:
         if args.submissions:
             raise UsageError("--merge takes report files, not submissions")

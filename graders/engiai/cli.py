@@ -2,7 +2,7 @@
 import argparse
 import json
 import os
-from graders.common.options import add_shared_option, subset_text
+from graders.common.options import add_shared_option, subset_requested, subset_text
 from graders.common.printing import print_report
 from graders.common.records import Check, Report, Status
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
@@ -123,7 +123,7 @@ def grade_submission(args, submission: str) -> Report:
     trials = report.figures_data["trials"]
     graded = sum(t.status != "filtered" for t in trials)
     left_out = report.figures_data.get("left_out", 0) + len(trials) - graded
-    if left_out:
+    if left_out and subset_requested(args):
         report.keys["subset"] = subset_text(graded, graded + left_out, "trials", args)
         report.checks.append(Check("run.subset", Status.INFO, f"SUBSET: {report.keys['subset']}; "
                                    "a smoke test, not a score of the run"))

@@ -44,6 +44,8 @@ def write_official_outputs(out_dir: str, results: dict, keys: dict, wall: float)
     solved = [int(p) if p.isdigit() else p for p in order
               if len(passed[p]) == sum(1 for s in results if s.split(".")[0] == p)]
     with open(os.path.join(out_dir, "scicode.txt"), "w") as fh:
+        if keys.get("subset"):          # a smoke test is never written as a full score
+            fh.write(f"SUBSET: {keys['subset']}; not a score of the split\n\n")
         fh.write(f"correct problems: {keys['problems_solved']}/{keys['problems_in_scope']}\n"
                  f"correct steps: {keys['steps_passed']}/{keys['steps_in_scope']}\n\n"
                  f"duration: {wall} seconds\n\ncorrect problems: \n\n{solved}\n")
