@@ -1686,6 +1686,26 @@ def _step_key(step: str) -> tuple:
     return (int(a) if a.isdigit() else 0, int(b) if b.isdigit() else 0)
 
 
+def select_steps(in_scope: list, args) -> tuple:
+    """--problem PID ..., --only STEP ..., then --limit N (the first N in step order): (the
+    steps kept, the subset's label or None).  A named step or problem not in scope: UsageError."""
+    total = len(in_scope)
+    for option, wanted, of in (("--problem", args.problem, lambda p, s: p.pid),
+                               ("--only", args.only, lambda p, s: s.step)):
+        if wanted:
+            missing = sorted(set(wanted) - {of(p, s) for p, s in in_scope})
+            if missing:
+                raise UsageError(f"{option} {' '.join(missing)}: not an in-scope "
+                                 f"{'problem' if option == '--problem' else 'step'} of this split")
+            in_scope = [(p, s) for p, s in in_scope if of(p, s) in set(wanted)]
+    if args.limit:
+        in_scope = sorted(in_scope, key=lambda ps: _step_key(ps[1].step))[:args.limit]
+    kept = {s.step for _, s in in_scope}
+    in_scope = [(p, s) for p, s in in_scope if s.step in kept]
+    return in_scope, (subset_text(len(in_scope), total, "in-scope steps", args)
+                      if len(in_scope) < total else None)
+
+
 def execute_steps(progs: dict, args, selected: list) -> tuple:
     """Run every runnable step in the sandbox and judge it as its reply arrives: the
     targets are read here, in the grader's process, and never sent anywhere.  With --out,
@@ -3367,26 +3387,6 @@ def decode_reply(line: bytes, token: str) -> tuple:
 # =============================================================================
 # GRADING: the checks above, in the protocol's order, over one set of generations
 # =============================================================================
-def select_steps(in_scope: list, args) -> tuple:
-    """--problem PID ..., --only STEP ..., then --limit N (the first N in step order): (the
-    steps kept, the subset's label or None).  A named step or problem not in scope: UsageError."""
-    total = len(in_scope)
-    for option, wanted, of in (("--problem", args.problem, lambda p, s: p.pid),
-                               ("--only", args.only, lambda p, s: s.step)):
-        if wanted:
-            missing = sorted(set(wanted) - {of(p, s) for p, s in in_scope})
-            if missing:
-                raise UsageError(f"{option} {' '.join(missing)}: not an in-scope "
-                                 f"{'problem' if option == '--problem' else 'step'} of this split")
-            in_scope = [(p, s) for p, s in in_scope if of(p, s) in set(wanted)]
-    if args.limit:
-        in_scope = sorted(in_scope, key=lambda ps: _step_key(ps[1].step))[:args.limit]
-    kept = {s.step for _, s in in_scope}
-    in_scope = [(p, s) for p, s in in_scope if s.step in kept]
-    return in_scope, (subset_text(len(in_scope), total, "in-scope steps", args)
-                      if len(in_scope) < total else None)
-
-
 def grade(args) -> Report:
     """Problems, targets and generations loaded; every in-scope step's program assembled; the
     steps run on warm workers (with --out, each result kept as it finishes and reused by a rerun

@@ -1,14 +1,13 @@
 """GRADING (a part of grade_scicode.py; see CONTRIBUTING.md)."""
 import os
 import time
-from graders.common.options import subset_text
 from graders.common.records import Check, Report, Status
 from graders.common.reports import UsageError
 from graders.scicode.census import census
 from graders.scicode.guarded import load_generations, load_problems
 from graders.scicode.protocol import assemble
-from graders.scicode.sandbox_ops import (_step_key, execute_steps, isolation_checks, step_records,
-    summary_keys)
+from graders.scicode.sandbox_ops import (_step_key, execute_steps, isolation_checks, select_steps,
+    step_records, summary_keys)
 from graders.scicode.shim import check_h5
 from graders.scicode.spec import SPEC
 from graders.scicode.workers import prestart_workers
@@ -16,26 +15,6 @@ from graders.scicode.workers import prestart_workers
 # =============================================================================
 # GRADING: the checks above, in the protocol's order, over one set of generations
 # =============================================================================
-def select_steps(in_scope: list, args) -> tuple:
-    """--problem PID ..., --only STEP ..., then --limit N (the first N in step order): (the
-    steps kept, the subset's label or None).  A named step or problem not in scope: UsageError."""
-    total = len(in_scope)
-    for option, wanted, of in (("--problem", args.problem, lambda p, s: p.pid),
-                               ("--only", args.only, lambda p, s: s.step)):
-        if wanted:
-            missing = sorted(set(wanted) - {of(p, s) for p, s in in_scope})
-            if missing:
-                raise UsageError(f"{option} {' '.join(missing)}: not an in-scope "
-                                 f"{'problem' if option == '--problem' else 'step'} of this split")
-            in_scope = [(p, s) for p, s in in_scope if of(p, s) in set(wanted)]
-    if args.limit:
-        in_scope = sorted(in_scope, key=lambda ps: _step_key(ps[1].step))[:args.limit]
-    kept = {s.step for _, s in in_scope}
-    in_scope = [(p, s) for p, s in in_scope if s.step in kept]
-    return in_scope, (subset_text(len(in_scope), total, "in-scope steps", args)
-                      if len(in_scope) < total else None)
-
-
 def grade(args) -> Report:
     """Problems, targets and generations loaded; every in-scope step's program assembled; the
     steps run on warm workers (with --out, each result kept as it finishes and reused by a rerun

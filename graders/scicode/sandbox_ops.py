@@ -3,9 +3,11 @@ import dataclasses
 import functools
 import os
 import time
+from graders.common.options import subset_text
 from graders.common.records import Check, Status
-from graders.common.reports import _INTERRUPT, progress, progress_count
+from graders.common.reports import _INTERRUPT, UsageError, progress, progress_count
 from graders.common.sandbox import sandbox_check, sandbox_level
+from graders.common.stats import binomial_estimate, clustered_estimate
 from graders.scicode.census import classify
 from graders.scicode.comparison import evaluate_case, helper_namespace
 from graders.scicode.protocol import StepProgram
@@ -13,7 +15,6 @@ from graders.scicode.spec import SPEC
 from graders.scicode.target_plan import plan_step
 from graders.scicode.workers import (ResumeStore, WorkerPool, _PRESTARTED, make_job,
     read_step_targets, run_steps, targets_present, warm_grader, warm_modules, worker_count)
-from graders.common.stats import binomial_estimate, clustered_estimate
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # SANDBOX OPS: per-step results and records
@@ -179,6 +180,26 @@ def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bo
 def _step_key(step: str) -> tuple:
     a, _, b = step.partition(".")
     return (int(a) if a.isdigit() else 0, int(b) if b.isdigit() else 0)
+
+
+def select_steps(in_scope: list, args) -> tuple:
+    """--problem PID ..., --only STEP ..., then --limit N (the first N in step order): (the
+    steps kept, the subset's label or None).  A named step or problem not in scope: UsageError."""
+    total = len(in_scope)
+    for option, wanted, of in (("--problem", args.problem, lambda p, s: p.pid),
+                               ("--only", args.only, lambda p, s: s.step)):
+        if wanted:
+            missing = sorted(set(wanted) - {of(p, s) for p, s in in_scope})
+            if missing:
+                raise UsageError(f"{option} {' '.join(missing)}: not an in-scope "
+                                 f"{'problem' if option == '--problem' else 'step'} of this split")
+            in_scope = [(p, s) for p, s in in_scope if of(p, s) in set(wanted)]
+    if args.limit:
+        in_scope = sorted(in_scope, key=lambda ps: _step_key(ps[1].step))[:args.limit]
+    kept = {s.step for _, s in in_scope}
+    in_scope = [(p, s) for p, s in in_scope if s.step in kept]
+    return in_scope, (subset_text(len(in_scope), total, "in-scope steps", args)
+                      if len(in_scope) < total else None)
 
 
 def execute_steps(progs: dict, args, selected: list) -> tuple:
