@@ -3716,8 +3716,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_shared_option(p, "--jobs", "worker processes for the large primes of test generation "
                       "(default %(default)s); with several submissions, how many are graded at a "
                       "time (each then generates with one worker)", type=int, default=_default_jobs())
-    add_shared_option(p, "--out", "each seed's result as it finishes; rerun with the same DIR, "
-                      "submission, options and grader to skip the seeds already graded")
     p.add_argument("--write-tests", metavar="DIR",
                    help="no submission: write the generated set as DIR/tier_<k>.jsonl and exit 0")
     add_shared_option(p, "--strict")
@@ -3763,8 +3761,6 @@ def usage_checks(args) -> None:
     for sub in args.submissions:
         if not os.path.isdir(sub):
             raise UsageError(f"{sub} is not a directory")
-    if args.out and len(args.submissions) > 1:
-        raise UsageError("--out takes one submission (grade several with --json and --table)")
     if args.memory is not None and not 0 < args.memory <= SPEC["memory_gb_max"]:
         raise UsageError(f"--memory must be in (0, {SPEC['memory_gb_max']}] GiB")
 
@@ -3840,6 +3836,85 @@ def kept_seeds(args) -> list:
     return args.seed_list
 
 
+def leaderboard_keys_of(checks: list, args) -> dict:
+    """The ranking keys re-derived from a report's records, as grade() computes them from its
+    seeds (a seed without rank records counts 0.0 and -1; no seed reached: gates 1-3 failed)."""
+    def values(name):
+        return [c.measured for c in checks if c.id == name or c.id.split(".", 1)[-1] == name
+                and c.id[:1] == "s" and c.id.split(".", 1)[0][1:].isdigit()]
+    seeds = len(values("g4.testgen"))
+    overall, htop = values("rank.overall_accuracy"), values("rank.highest_tier_above_90")
+    if not seeds:
+        return {"overall_accuracy": 0.0, "highest_tier_above_90": -1}
+    return {"overall_accuracy": round(sum(overall) / seeds, 4),
+            "highest_tier_above_90": min(htop + [-1] * (seeds - len(htop)))}
+
+
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
+OUT_HELP = ("also each seed's result as it finishes; a rerun with the same DIR, submission, "
+            "options and grader skips the seeds already graded")
+REPORT_SCHEMA = json.loads(    # schemas/grade_modchallenge.report.schema.json, the same document
+    r'{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"grade_modchallenge.report.s'
+    r'chema.json","title":"grade_modchallenge report (--json)","description":"One submission grade'
+    r'd by grade_modchallenge.py: every record, typed keys, the run block. With several submission'
+    r's --json holds one such document per line.","type":"object","required":["grader","version","'
+    r'grader_sha256","submission","submission_sha256","submission_files","submission_bytes","check'
+    r's","review","phases","keys","result","score","run","sandbox"],"properties":{"grader":{"const'
+    r'":"grade_modchallenge"},"version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+"},"grader_'
+    r'sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"submission":{"type":"string"},"label":'
+    r'{"type":"string","minLength":1,"pattern":"^[^\\u0000-\\u001f\\u007f]+$","description":"the r'
+    r'ow name given with --label (else the leaderboard names the row by the shortest path suffix t'
+    r'hat tells it apart)"},"submission_sha256":{"type":["string","null"],"pattern":"^[0-9a-f]{64}'
+    r'$"},"submission_files":{"type":"integer","minimum":0},"submission_bytes":{"type":"integer","'
+    r'minimum":0},"checks":{"type":"array","items":{"type":"object","required":["id","status","mes'
+    r'sage","measured","limit"],"additionalProperties":false,"properties":{"id":{"type":"string","'
+    r'minLength":1},"status":{"enum":["PASS","FAIL","REVIEW","SKIP","INFO"]},"message":{"type":"st'
+    r'ring"},"measured":{},"limit":{}}}},"review":{"type":"array","items":{"type":"object","requir'
+    r'ed":["id","status","message","measured","limit"],"additionalProperties":false,"properties":{'
+    r'"id":{"type":"string","minLength":1},"status":{"const":"REVIEW"},"message":{"type":"string"}'
+    r',"measured":{},"limit":{}}}},"phases":{"type":"object","additionalProperties":{"type":"numbe'
+    r'r","minimum":0}},"keys":{"type":"object","properties":{"seed":{"type":"string"},"total":{"ty'
+    r'pe":"integer"},"tiers":{"type":"array","items":{"type":"object","properties":{"tier":{"type"'
+    r':"integer"},"scored":{"type":"boolean"},"accuracy":{"type":"number","minimum":0,"maximum":1}'
+    r',"accuracy_stderr":{"type":["number","null"],"minimum":0,"description":"standard error of th'
+    r'e estimate (docs/reports.md, Error bars)"},"accuracy_ci95":{"type":["array","null"],"items":'
+    r'{"type":"number","minimum":0,"maximum":1},"minItems":2,"maxItems":2,"description":"95 % inte'
+    r'rval [low, high] (docs/reports.md, Error bars)"},"completed":{"type":"boolean"},"cumulative_'
+    r'wall_s":{"type":["number","null"]}},"required":["tier","scored","accuracy","accuracy_stderr"'
+    r',"accuracy_ci95","completed","cumulative_wall_s"],"additionalProperties":false}},"robustness'
+    r'":{"type":"array","items":{"type":"object","properties":{"seed":{"type":"string"},"t1_t7_min'
+    r'":{"type":["number","null"]},"t8":{"type":["number","null"]},"t9":{"type":["number","null"]}'
+    r',"t10":{"type":["number","null"]},"overall":{"type":["number","null"]},"htop":{"type":"integ'
+    r'er"},"deterministic":{"type":"boolean"}},"required":["seed","t1_t7_min","t8","t9","t10","ove'
+    r'rall","htop","deterministic"],"additionalProperties":false}},"overall_accuracy":{"type":"num'
+    r'ber","minimum":0,"maximum":1},"overall_accuracy_stderr":{"type":["number","null"],"minimum":'
+    r'0,"description":"standard error of the estimate (docs/reports.md, Error bars)"},"overall_acc'
+    r'uracy_ci95":{"type":["array","null"],"items":{"type":"number","minimum":0,"maximum":1},"minI'
+    r'tems":2,"maxItems":2,"description":"95 % interval [low, high] (docs/reports.md, Error bars)"'
+    r'},"overall_accuracy_min":{"type":"number"},"highest_tier_above_90":{"type":"integer","minimu'
+    r'm":-1,"maximum":10},"deterministic":{"type":"boolean"},"ranked":{"type":"boolean"},"subset":'
+    r'{"type":"string","description":"what a SUBSET run graded: `<graded> of <total> <units> (<opt'
+    r'ions>)`"},"subset_result":{"enum":["PASS","PARTIAL","FAIL"],"description":"the verdict over '
+    r'the subset alone"},"subset_score":{"type":["number","null"],"minimum":0,"maximum":1,"descrip'
+    r'tion":"the score over the subset alone (not a score of the benchmark)"}},"additionalProperti'
+    r'es":{"type":["number","integer","boolean","string","array","object","null"]}},"result":{"enu'
+    r'm":["PASS","PARTIAL","FAIL","UNGRADED","SUBSET"],"description":"SUBSET: a smoke test over pa'
+    r'rt of the units (--limit, --only, --problem, --tier); its score is keys.subset_score, never '
+    r'`score`"},"score":{"type":["number","null"],"minimum":0,"maximum":1},"run":{"type":"object",'
+    r'"properties":{"options":{"type":"object"},"exit_code":{"enum":[0,1,2,3,130]},"started":{"typ'
+    r'e":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s":{"type":"numb'
+    r'er","minimum":0},"python":{"type":"string"},"numpy":{"type":["string","null"]},"scipy":{"typ'
+    r'e":["string","null"]},"h5py":{"type":["string","null"]},"platform":{"type":"string"},"sandbo'
+    r'x":{"type":"object"}},"required":["options","exit_code","started","wall_s","python","numpy",'
+    r'"scipy","h5py","platform","sandbox"],"additionalProperties":false},"sandbox":{"type":"object'
+    r'","description":"sandbox_level() of the runner (the same as run.sandbox); {\"available\": fa'
+    r'lse} where no code runs or the runner does not report it"},"signature":{"type":"string","pat'
+    r'tern":"^hmac-sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by '
+    r'the bytes of KEYFILE over this document without its signature, as JSON with sorted keys, no '
+    r'spaces, ASCII only; --merge --sign refuses a report without a matching one"}},"additionalPro'
+    r'perties":false,"allOf":[{"if":{"properties":{"result":{"enum":["UNGRADED","SUBSET"]}}},"then'
+    r'":{"properties":{"score":{"type":"null"}}},"else":{"properties":{"score":{"type":"number"}}}'
+    r'}]}')
 def report_verdict(report: Report, args) -> tuple:
     return verdict(report.checks, strict=args.strict, no_exec=args.no_exec)
 
@@ -4079,10 +4154,9 @@ def _html_figure(check: dict) -> str:
             f"{_h(check.get('message', ''))}</figcaption></figure>")
 
 
-def _html_submission(i: int, doc: dict) -> str:
+def _html_submission(i: int, doc: dict, name: str) -> str:
     checks = doc.get("checks") if isinstance(doc.get("checks"), list) else []
     checks = [_html_check(c) for c in checks if isinstance(c, dict)]
-    name = os.path.basename(os.path.normpath(str(doc.get("submission"))))
     result, score = doc.get("result"), doc.get("score")
     counts = {s: sum(c.get("status") == s for c in checks) for s in HTML_STATUS_ORDER}
     out = [f"<h2 id='sub-{i}'>{_h(name)} <span class='res-{_h(result)}'>RESULT: {_h(result)}"
@@ -4120,10 +4194,10 @@ def write_html(path: str, docs: list) -> None:
     FAIL / REVIEW first and open, FAIL then REVIEW first within a phase) and figures."""
     rows = leaderboard(docs) if docs else []
     columns = leaderboard_columns(rows)
-    index = {id(d): i for i, d in enumerate(docs)}
+    labels = row_labels(docs)                  # the leaderboard's own row names
     names = {}
-    for d in docs:
-        names.setdefault(os.path.basename(os.path.normpath(str(d.get("submission")))), index[id(d)])
+    for i, label in enumerate(labels):
+        names.setdefault(label, i)
     lead = ["<table id='leaderboard'><tr>" + "".join(f"<th>{_h(c)}</th>" for c in columns) + "</tr>"]
     for r in rows:
         cells = []
@@ -4147,7 +4221,7 @@ def write_html(path: str, docs: list) -> None:
             f"<h1>{_h(title)}</h1><p class='note'>{_h(GRADER_NAME)} {_h(GRADER_VERSION)}; "
             "ranked by " + _h(", then ".join(c for c, _, _ in LEADERBOARD)) + "</p>"
             "<h2>leaderboard</h2>" + "\n".join(lead)
-            + "".join(_html_submission(i, d) for i, d in enumerate(docs))
+            + "".join(_html_submission(i, d, label) for i, (d, label) in enumerate(zip(docs, labels)))
             + ("" if docs else "<p>no report (nothing was graded)</p>") + "</body></html>\n")
     with open(path, "w", encoding="utf-8", errors="backslashreplace") as fh:
         fh.write(page)
@@ -4193,12 +4267,31 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
                    " (several: each graded in its own grader process, then a leaderboard)")
     add_shared_option(p, "--json", "(checked writable before grading); with several "
-                      "submissions, one document per line")
+                      "submissions a JSON Lines file, one document per line (name it .jsonl)")
     add_shared_option(p, "--table", ": CSV (.csv) or Markdown (.md)")
     add_shared_option(p, "--html", "(no network, opens from disk): the leaderboard, each "
                       "submission's records by phase with FAIL / REVIEW first, its keys and figures")
     p.add_argument("--merge", nargs="+", metavar="REPORT.json",
-                   help="no grading: build the leaderboard from reports written by --json elsewhere")
+                   help="no grading: build the leaderboard from reports written by --json elsewhere "
+                        "(.json or .jsonl); each is re-judged from its own records by this grader "
+                        "and refused (exit 2, no ranking) when its claims do not follow, it breaks "
+                        "the report schema or another grader file wrote it; the same submission "
+                        "and options twice is listed once; the exit code is the live run's")
+    p.add_argument("--sign", metavar="KEYFILE",
+                   help="sign each report with HMAC-SHA256 keyed by KEYFILE's bytes (at least 32; "
+                        "keep the file where submitted code cannot read it); with --merge or --out, "
+                        "refuse every report not signed with that key")
+    p.add_argument("--allow-other-grader", action="store_true",
+                   help="with --merge: accept reports whose grader_sha256 is not this grader "
+                        "file's (their records are still re-judged by this grader)")
+    p.add_argument("--label", action="append", metavar="NAME",
+                   help="the submission's name in the leaderboard and its report (once per "
+                        "submission, in order; default: the shortest path suffix that tells the "
+                        "submissions apart)")
+    add_shared_option(p, "--out", "each submission's report in DIR/reports/ as it finishes; a "
+                      "rerun with the same DIR reuses every kept report whose submission bytes, "
+                      "grading options and grader file match (with several submissions each one's "
+                      "own outputs go to DIR/subs/NAME/)" + (f"; {OUT_HELP}" if OUT_HELP else ""))
     if jobs:
         add_shared_option(p, "--jobs", "with several submissions, how many are graded at a time "
                           "(default %(default)s)", type=int, default=1)
@@ -4259,6 +4352,19 @@ def common_usage_checks(args) -> None:
         for path in args.merge:
             if not os.path.isfile(path):
                 raise UsageError(f"--merge {path}: no such report file")
+        for name in ("label", "out"):
+            if getattr(args, name, None):
+                raise UsageError(f"--{name} applies to gradings; --merge grades nothing (merged "
+                                 "reports keep the labels they were graded with)")
+    elif getattr(args, "allow_other_grader", False):
+        raise UsageError("--allow-other-grader applies to --merge only")
+    labels = getattr(args, "label", None)
+    if labels:
+        if len(labels) != len(args.submissions):
+            raise UsageError(f"--label given {len(labels)} time(s) for {len(args.submissions)} "
+                             "submission(s): one each, in order")
+        if len(set(labels)) != len(labels) or not all(s.strip() and s.isprintable() for s in labels):
+            raise UsageError("--label: every name must be non-empty, printable and different")
     if args.table and os.path.splitext(args.table)[1].lower() not in TABLE_FORMATS:
         raise UsageError(f"--table {args.table}: the name must end in .csv or .md")
     for name, is_dir in OUTPUT_OPTIONS:
@@ -4266,6 +4372,10 @@ def common_usage_checks(args) -> None:
             check_output_path(getattr(args, name), f"--{name.replace('_', '-')}", directory=is_dir)
     if getattr(args, "plot", None) and (why := plot_usage_error(args.plot)):
         raise UsageError(why)
+    if getattr(args, "sign", None):
+        signing_key(args.sign)
+    if getattr(args, "out", None):
+        check_kept_reports(args.out)
 
 
 HEARTBEAT_S = 1.5      # a phase silent this long gets a line: at least one every 2 s (issue 26)
@@ -4395,7 +4505,8 @@ def run_block(args, exit_code: int, started: float, wall: float) -> dict:
         except importlib.metadata.PackageNotFoundError:
             return None
 
-    options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child")}
+    options = {k: v for k, v in sorted(vars(args).items()) if k not in ("submissions", "report_child",
+                                                                         "keep")}
     level = globals().get("sandbox_level")
     return {"options": _jsonable(options), "exit_code": exit_code,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
@@ -4410,9 +4521,12 @@ def format_value(key: str, value, keys: dict) -> str:
     lists joined by ', ', None -> n/a."""
     fmt = KEY_FORMATS.get(key)
     if fmt is not None:
-        return fmt(value, keys)
+        try:
+            return fmt(value, keys)
+        except (TypeError, ValueError, KeyError, AttributeError):   # e.g. "nan" read back from JSON
+            return str(value)
     if key.endswith("_ci95"):
-        return interval_text(value)
+        return interval_text(value) if _is_interval(value) else str(value)
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -4443,7 +4557,7 @@ def _cell(value) -> str:
         return f"{value:.4f}"
     if _is_interval(value):
         return interval_text(value)
-    return str(value)
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))   # one line
 
 
 def report_doc(report, result: str, score, args, exit_code: int, started: float, wall: float) -> dict:
@@ -4459,6 +4573,10 @@ def report_doc(report, result: str, score, args, exit_code: int, started: float,
            "keys": _jsonable(report.keys), "result": result, "score": score,
            "run": run_block(args, exit_code, started, wall)}
     doc["sandbox"] = doc["run"]["sandbox"]      # also at the top, where CONVENTIONS names it
+    if getattr(args, "label", None):
+        doc["label"] = args.label[0]
+    if getattr(args, "sign", None):
+        doc["signature"] = report_signature(doc, signing_key(args.sign))
     doc.update(_jsonable(report_extra(report)))
     return doc
 
@@ -4474,21 +4592,355 @@ def write_json(path: str, docs: list) -> None:
                 fh.write(json.dumps(doc, allow_nan=False) + "\n")
 
 
-def read_reports(path: str) -> list:
-    """The documents of a --json file (one indented document, or one per line)."""
+def _finite_only(constant: str):
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def read_reports(path: str, option: str = "--merge") -> list:
+    """The documents of a --json file (one indented document, or JSON Lines: one per line); a
+    file that is not that is refused with its reason (UsageError)."""
+    def refuse(why):
+        return UsageError(f"{option} {path}: refused: {why}")
     try:
-        with open(path) as fh:
-            text = fh.read()
-        try:
-            docs = [json.loads(text)]
-        except ValueError:
-            docs = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--merge {path}: not a report ({type(exc).__name__})")
+        with open(path, "rb") as fh:
+            data = fh.read(REPORT_MAX_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot be read ({exc.strerror or exc})")
+    if len(data) > REPORT_MAX_BYTES:
+        raise refuse(f"larger than {REPORT_MAX_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise refuse("not UTF-8 text")
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        raise refuse("empty")
+    try:
+        docs = [json.loads(text, parse_constant=_finite_only)]
+    except (ValueError, RecursionError) as exc:
+        if len(lines) == 1 or not lines[0][1].lstrip().startswith("{") or \
+                lines[0][1].strip() == "{":          # one document, cut short or not JSON
+            raise refuse(f"not JSON (truncated?): {str(exc)[:120]}")
+        docs = []
+        for n, line in lines:
+            try:
+                docs.append(json.loads(line, parse_constant=_finite_only))
+            except (ValueError, RecursionError) as exc:
+                raise refuse(f"line {n} is not JSON (truncated?): {str(exc)[:120]}")
     for doc in docs:
-        if not isinstance(doc, dict) or doc.get("grader") != GRADER_NAME:
-            raise UsageError(f"--merge {path}: not a {GRADER_NAME} report")
+        if not isinstance(doc, dict):
+            raise refuse(f"a JSON {type(doc).__name__}, not a report")
+        if doc.get("grader") != GRADER_NAME:
+            raise refuse(f"not a {GRADER_NAME} report (grader: {str(doc.get('grader'))[:40]!r})")
     return docs
+
+
+REPORT_MAX_BYTES = 1 << 30   # a report file read back (--merge, --out): FEM's reports measure
+                             # 9-13 kB, so this is a bound against a runaway file, not a limit
+SCHEMA_KEYWORDS = {"$schema", "$id", "title", "description", "type", "const", "enum", "required",
+                   "properties", "additionalProperties", "items", "pattern", "minLength", "minimum",
+                   "maximum", "minItems", "maxItems", "allOf", "if", "then", "else"}
+
+
+def _json_type_is(value, name: str) -> bool:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return {"object": isinstance(value, dict), "array": isinstance(value, list),
+            "string": isinstance(value, str), "boolean": isinstance(value, bool),
+            "null": value is None, "number": number,
+            "integer": number and (isinstance(value, int) or float(value).is_integer())}.get(name, False)
+
+
+def _json_equal(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    return a == b
+
+
+def schema_errors(value, schema: dict, where: str = "") -> list:
+    """Where `value` breaks `schema` ([] when it conforms): the subset of JSON Schema 2020-12
+    the report schemas use (SCHEMA_KEYWORDS); a schema using any other keyword is itself an
+    error, so this check never passes what it does not understand."""
+    import re
+    at = where or "the document"
+    unknown = set(schema) - SCHEMA_KEYWORDS
+    if unknown:
+        return [f"{at}: the schema uses {sorted(unknown)}, which this grader cannot check"]
+    if "type" in schema:
+        names = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
+        if not any(_json_type_is(value, n) for n in names):
+            return [f"{at}: {type(value).__name__} where {' or '.join(names)} is required"]
+    errors = []
+    if "const" in schema and not _json_equal(value, schema["const"]):
+        errors.append(f"{at}: {str(value)[:40]!r} is not {schema['const']!r}")
+    if "enum" in schema and not any(_json_equal(value, e) for e in schema["enum"]):
+        errors.append(f"{at}: {str(value)[:40]!r} is not one of {schema['enum']}")
+    if isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            errors.append(f"{at}: shorter than {schema['minLength']}")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            errors.append(f"{at}: {value[:40]!r} does not match {schema['pattern']}")
+    if _json_type_is(value, "number"):
+        if "minimum" in schema and not value >= schema["minimum"]:
+            errors.append(f"{at}: {value} < {schema['minimum']}")
+        if "maximum" in schema and not value <= schema["maximum"]:
+            errors.append(f"{at}: {value} > {schema['maximum']}")
+    if isinstance(value, dict):
+        errors += [f"{at}: '{k}' is missing" for k in schema.get("required", ()) if k not in value]
+        props, extra = schema.get("properties", {}), schema.get("additionalProperties", True)
+        for k, item in value.items():
+            inner = f"{where}.{k}" if where else k
+            if k in props:
+                errors += schema_errors(item, props[k], inner)
+            elif extra is False:
+                errors.append(f"{at}: unexpected key '{k}'")
+            elif isinstance(extra, dict):
+                errors += schema_errors(item, extra, inner)
+    if isinstance(value, list) and not schema.get("minItems", 0) <= len(value) <= \
+            schema.get("maxItems", len(value)):
+        errors.append(f"{at}: {len(value)} items, not {schema.get('minItems', 0)}.."
+                      f"{schema.get('maxItems', 'any')}")
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            errors += schema_errors(item, schema["items"], f"{where}[{i}]")
+    for sub in schema.get("allOf", ()):
+        errors += schema_errors(value, sub, where)
+    if "if" in schema:
+        branch = schema.get("else" if schema_errors(value, schema["if"], where) else "then")
+        if branch is not None:
+            errors += schema_errors(value, branch, where)
+    return errors
+
+
+def _from_json(value):
+    """A measured/limit value as the grader held it before _jsonable (non-finite floats are
+    written as their repr)."""
+    if value in ("nan", "inf", "-inf"):
+        return float(value)
+    return value
+
+
+def report_args(doc: dict) -> argparse.Namespace:
+    """The options a report was graded with, over this grader's defaults."""
+    args = build_parser().parse_args([])
+    for k, v in doc["run"]["options"].items():
+        if k in vars(args):
+            setattr(args, k, v)
+    return args
+
+
+def claims_error(doc: dict):
+    """Why a report's claims do not follow from its own records (None when they do): result,
+    score, exit code, review flags and the ranking keys, re-derived with this grader's verdict."""
+    try:
+        checks = [Check(c["id"], Status(c["status"]), c["message"], _from_json(c["measured"]),
+                        _from_json(c["limit"])) for c in doc["checks"]]
+        args = report_args(doc)
+        record = argparse.Namespace(checks=checks)
+        result, score = report_verdict(record, args)
+        code = exit_code_of(record, result, score)
+        result, score = subset_verdict(checks, result, score)
+        ranking = leaderboard_keys_of(checks, args)
+    except Exception as exc:            # a record this grader's verdict cannot read
+        return f"its records cannot be judged ({type(exc).__name__}: {str(exc)[:80]})"
+    if (doc["result"], doc["score"]) != (result, score):
+        return (f"claims RESULT {doc['result']} SCORE {doc['score']}, but its own records give "
+                f"RESULT {result} SCORE {score}")
+    if doc["run"]["exit_code"] != code:
+        return f"claims exit code {doc['run']['exit_code']}, but its records give {code}"
+    if doc["review"] != [c for c in doc["checks"] if c["status"] == Status.REVIEW.value]:
+        return "its review flags are not its REVIEW records"
+    for key, value in ranking.items():
+        if key in doc["keys"] and not _json_equal(doc["keys"][key], _jsonable(value)):
+            return f"claims {key} = {doc['keys'][key]}, but its records give {_jsonable(value)}"
+    return None
+
+
+def signing_key(path):
+    """The --sign key (the bytes of KEYFILE, read once), or None without --sign; UsageError when
+    it cannot be read or is too short to be a key."""
+    if not path:
+        return None
+    if path not in _SIGNING_KEYS:
+        try:
+            with open(path, "rb") as fh:
+                key = fh.read(1 << 16)
+        except OSError as exc:
+            raise UsageError(f"--sign {path}: cannot be read ({exc.strerror or exc})")
+        if len(key) < 32:
+            raise UsageError(f"--sign {path}: {len(key)} bytes; a key needs at least 32 "
+                             "(e.g. head -c 32 /dev/urandom > KEYFILE)")
+        _SIGNING_KEYS[path] = key
+    return _SIGNING_KEYS[path]
+
+
+_SIGNING_KEYS = {}
+
+
+def report_signature(doc: dict, key: bytes) -> str:
+    """HMAC-SHA256 of the report without its signature, as canonical JSON (sorted keys, no
+    spaces, ASCII): the same after any JSON round trip, different after any edit."""
+    import hmac
+    body = json.dumps({k: v for k, v in doc.items() if k != "signature"}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return "hmac-sha256:" + hmac.new(key, body.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def report_error(doc: dict, *, other_grader: bool = False, key: bytes = None):
+    """Why this grader refuses a report it did not just write (None when it accepts it): the
+    schema, its signature (with --sign), the grader file that wrote it, and claims that do not
+    follow from its records."""
+    import hmac
+    errors = schema_errors(doc, REPORT_SCHEMA)
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return f"breaks the {GRADER_NAME} report schema: {errors[0]}{more}"
+    if key is not None and "signature" not in doc:
+        return "not signed (--sign takes only reports signed with its key)"
+    if key is not None and not hmac.compare_digest(doc["signature"], report_signature(doc, key)):
+        return "its signature does not match (edited after grading, or signed with another key)"
+    if doc["grader_sha256"] != grader_sha256() and not other_grader:
+        return (f"written by another {GRADER_NAME} file (grader_sha256 {doc['grader_sha256'][:12]}, "
+                f"this one {grader_sha256()[:12]}; --allow-other-grader accepts it)")
+    return claims_error(doc)
+
+
+def grading_options(options: dict) -> dict:
+    """The options that can change a grading: all but the outputs and the parallelism (what two
+    reports must share to stand for the same grading)."""
+    run_only = ("submissions", "json", "table", "html", "merge", "jobs", "quiet", "plot", "out", "label",
+                "allow_other_grader", "report_child", "keep", "sign")
+    return {k: v for k, v in sorted(options.items()) if k not in run_only}
+
+
+def report_identity(doc: dict) -> tuple:
+    """One grading: the submission's bytes (its path when it had none) and its grading options."""
+    return (doc["submission_sha256"] or doc["submission"],
+            json.dumps(grading_options(doc["run"]["options"]), sort_keys=True))
+
+
+def merge_reports(args) -> tuple:
+    """The reports of --merge, each re-judged; (exit codes, documents), or a UsageError naming
+    every refused report.  The same grading twice is listed once."""
+    refused, docs, seen = [], [], {}
+    for path in args.merge:
+        try:
+            found = read_reports(path)
+        except UsageError as exc:
+            refused.append(str(exc))
+            continue
+        for n, doc in enumerate(found, 1):
+            where = path if len(found) == 1 else f"{path} (document {n})"
+            why = report_error(doc, other_grader=getattr(args, "allow_other_grader", False),
+                               key=signing_key(getattr(args, "sign", None)))
+            if why:
+                refused.append(f"--merge {where}: refused: {why}")
+                continue
+            key = report_identity(doc)
+            if key in seen:
+                first = docs[seen[key][1]]
+                differs = "" if (first["result"], first["score"]) == (doc["result"], doc["score"]) \
+                    else f" (its RESULT {doc['result']} SCORE {doc['score']} differs: the first is kept)"
+                print(f"{GRADER_NAME}: --merge {where}: the same submission (sha256 "
+                      f"{str(key[0])[:12]}) and options as {seen[key][0]}: listed once{differs}",
+                      file=sys.stderr)
+                continue
+            seen[key] = (where, len(docs))
+            docs.append(doc)
+    if refused:
+        for line in refused[:-1]:
+            print(f"{GRADER_NAME}: {line}", file=sys.stderr)
+        raise UsageError(refused[-1] + (f" ({len(refused)} reports refused, nothing ranked)"
+                                        if len(refused) > 1 else " (nothing ranked)"))
+    return [doc["run"]["exit_code"] for doc in docs], docs
+
+
+def kept_report_path(out: str, submission: str) -> str:
+    """Where --out DIR keeps a submission's report: DIR/reports/<its name>.<12 hex of the sha256
+    of its absolute path>.json."""
+    full = os.path.abspath(submission)
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "_"
+                   for ch in os.path.basename(os.path.normpath(full)))[:60] or "submission"
+    return os.path.join(out, "reports", f"{name}.{hashlib.sha256(full.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}.json")
+
+
+def _is_kept_name(name: str) -> bool:
+    stem, _, tag = name[:-len(".json")].rpartition(".")
+    return name.endswith(".json") and bool(stem) and len(tag) == 12 and \
+        all(ch in "0123456789abcdef" for ch in tag)
+
+
+def check_kept_reports(out: str) -> None:
+    """--out DIR: every file in DIR/reports/ must be a report this grader kept there (a foreign
+    or damaged file is a usage error, never overwritten); left-over *.tmp files are ignored."""
+    folder = os.path.join(out, "reports")
+    if not os.path.isdir(folder):
+        return
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name.startswith(".") and name.endswith(".tmp"):
+            continue
+        why = None
+        if not _is_kept_name(name) or os.path.islink(path) or not os.path.isfile(path):
+            why = "not a name --out gives a report"
+        else:
+            try:
+                read_reports(path, "--out")
+            except UsageError as exc:
+                why = str(exc).split(": refused: ", 1)[-1]
+        if why:
+            raise UsageError(f"--out {out}: {path} is not a report {GRADER_NAME} kept ({why}); "
+                             "move it away or choose another DIR")
+
+
+def reusable_report(args, submission: str, path: str):
+    """The report --out kept for this submission when it stands for this grading (the same
+    bytes, path, grading options and grader file, its claims re-judged); else None."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        doc = read_reports(path, "--out")[0]
+    except UsageError:
+        return None
+    why = report_error(doc, key=signing_key(getattr(args, "sign", None)))
+    if why is None:
+        same = {"submission": os.path.abspath(submission),
+                "submission_sha256": tree_sha256(submission)["sha256"] if os.path.exists(submission)
+                else None,
+                "options": grading_options(_jsonable(dict(vars(args)))),
+                "label": args.label[args.submissions.index(submission)] if args.label else None}
+        kept = {"submission": doc["submission"], "submission_sha256": doc["submission_sha256"],
+                "options": grading_options(doc["run"]["options"]), "label": doc.get("label")}
+        why = next((f"its {k} differs" for k in same if same[k] != kept[k]), None)
+    if why:
+        print(f"{GRADER_NAME}: resume: {path} not reused: {why}", file=sys.stderr)
+        return None
+    return doc
+
+
+def keep_report(path: str, doc: dict, code: int) -> None:
+    """Keep a finished grading's report (written whole, then renamed over the old one); a
+    grading that failed (grader error, interruption) keeps nothing and replaces nothing."""
+    if doc is None or code not in (EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED):
+        return
+    folder = os.path.dirname(path)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(tmp, "w") as fh:
+            json.dump(doc, fh, indent=2, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        print(f"{GRADER_NAME}: --out: could not keep {path} ({exc.strerror or exc})", file=sys.stderr)
+
+
+def print_kept_report(doc: dict, args, stream=None) -> int:
+    """A reused report as the grading printed it (its records, keys and verdict); its exit code."""
+    checks = [Check(c["id"], Status(c["status"]), c["message"], c["measured"], c["limit"])
+              for c in doc["checks"]]
+    print(f"(reused: the report --out kept, graded {doc['run']['started']})", file=stream or sys.stdout)
+    print_report(checks, doc["result"], doc["score"], doc["keys"], stream=stream, quiet=args.quiet)
+    return doc["run"]["exit_code"]
 
 
 def _doc_value(doc: dict, path: str):
@@ -4498,16 +4950,33 @@ def _doc_value(doc: dict, path: str):
     return value
 
 
+def row_labels(docs: list) -> list:
+    """Each report's row name: its --label, else the shortest trailing part of its path that no
+    other report's (different) path ends with (`a/gold`, `b/gold`; `gold` when it is alone)."""
+    paths = [[p for p in os.path.normpath(str(d.get("submission"))).split(os.sep) if p] or ["?"]
+             for d in docs]
+    labels = []
+    for i, (doc, parts) in enumerate(zip(docs, paths)):
+        if isinstance(doc.get("label"), str) and doc["label"]:
+            labels.append(doc["label"])
+            continue
+        others = [p for j, p in enumerate(paths) if j != i and p != parts]
+        k = 1
+        while k < len(parts) and any(o[-k:] == parts[-k:] for o in others):
+            k += 1
+        labels.append("/".join(parts[-k:]))
+    return labels
+
+
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name; SUBSET runs after every full run).  Where the first ranking key that is an estimate has intervals
-    (leaderboard_estimate), each row shows its 95 % interval and whether it overlaps the row
-    above's (`overlaps_above`: the order of the two is not resolved)."""
+    then by submission name; SUBSET runs after every full run).  Where the first ranking key
+    that is an estimate has intervals (leaderboard_estimate), each row shows its 95 % interval
+    and whether it overlaps the row above's (`overlaps_above`: their order is not resolved)."""
     estimate = leaderboard_estimate(docs)
     rows = []
-    for doc in docs:
-        row = {"submission": os.path.basename(os.path.normpath(str(doc.get("submission")))),
-               "result": doc.get("result")}
+    for doc, label in zip(docs, row_labels(docs)):
+        row = {"submission": label, "result": doc.get("result")}
         for column, path, _ in LEADERBOARD:
             row[column] = _doc_value(doc, path)
         if estimate:
@@ -4611,6 +5080,14 @@ def kill_descendants() -> None:
                 pass
 
 
+def subset_verdict(checks: list, result: str, score) -> tuple:
+    """A smoke test over part of the units (its `run.subset` record) is RESULT: SUBSET with no
+    SCORE, whatever its records would score; anything else is left as it is."""
+    if result != "UNGRADED" and any(c.id == "run.subset" for c in checks):
+        return "SUBSET", None
+    return result, score
+
+
 def grade_single(args, submission: str) -> tuple:
     """Grade one submission in this process: (exit code, the JSON document or None)."""
     started, t0 = time.time(), time.monotonic()
@@ -4619,9 +5096,9 @@ def grade_single(args, submission: str) -> tuple:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
         full = (result, score)                  # what the exit code is computed from
-        if report.keys.get("subset") and result != "UNGRADED":     # never printed as a full score
-            report.keys.update(subset_result=result, subset_score=score)
-            result, score = "SUBSET", None
+        result, score = subset_verdict(report.checks, result, score)
+        if result == "SUBSET":                  # never printed as a full score
+            report.keys.update(subset_result=full[0], subset_score=full[1])
         if getattr(args, "plot", None):
             progress_phase("drawing figures")
             report.checks += plot_report(args.plot, submission, result, score, report.checks,
@@ -4661,18 +5138,29 @@ def _grader_error(exc) -> tuple:
     return EXIT_GRADER, None
 
 
-def grade_many(args) -> tuple:
+def grade_many(args, reused: dict) -> tuple:
     """Every submission in its own grader process (`--jobs` at a time), so no state, crash or
-    limit of one reaches another; reports printed in the order given.  (codes, documents)"""
+    limit of one reaches another; reports printed in the order given; `reused` (index -> report
+    --out kept) are printed, not graded.  (codes, documents)"""
     import concurrent.futures
+    import io
     base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-many-")
     children = {}
 
     def one(i, sub):
+        if i in reused:
+            text = io.StringIO()
+            return print_kept_report(reused[i], args, text), text.getvalue(), reused[i]
         req = os.path.join(base, f"{i}.request.json")
         out = os.path.join(base, f"{i}.report.json")
+        own = None
+        if args.out:        # this submission's own outputs (steps, seeds, trials) and its kept report
+            own = os.path.join(args.out, "subs", os.path.basename(kept_report_path(args.out, sub))[:-5])
+            os.makedirs(own, exist_ok=True)
         child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None, html=None,
-                     report_child=None, jobs=child_jobs(args),
+                     report_child=None, jobs=child_jobs(args), out=own,
+                     keep=kept_report_path(args.out, sub) if args.out else None,
+                     label=[args.label[i]] if args.label else None,
                      plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
             json.dump(child, fh)
@@ -4760,6 +5248,28 @@ def run_cli(argv=None) -> int:
             signal.signal(sig, handler)
 
 
+def grade_all(args) -> tuple:
+    """The submissions graded: one here, several in child graders; with --out, what a former
+    run kept for the same grading is reused and each new report kept as it finishes."""
+    subs, reused = args.submissions, {}
+    if args.out and not args.report_child:
+        for i, sub in enumerate(subs):
+            doc = reusable_report(args, sub, kept_report_path(args.out, sub))
+            if doc is not None:
+                reused[i] = doc
+        print(f"{GRADER_NAME}: resume: {len(reused)} of {len(subs)} submission(s) reused from "
+              f"{args.out}", file=sys.stderr)
+    if len(subs) > 1:
+        return grade_many(args, reused)
+    if reused:
+        return [print_kept_report(reused[0], args)], [reused[0]]
+    code, doc = grade_single(args, subs[0])
+    keep = getattr(args, "keep", None) or (kept_report_path(args.out, subs[0]) if args.out else None)
+    if keep and _INTERRUPT["at"] is None:
+        keep_report(keep, doc, code)
+    return [code], [doc] if doc else []
+
+
 def _run_cli(argv) -> int:
     for stream in (sys.stdout, sys.stderr):     # a submission's message may hold lone
         try:                                     # surrogates or text the locale cannot encode
@@ -4784,13 +5294,9 @@ def _run_cli(argv) -> int:
         return EXIT_UNGRADED
     try:
         if args.merge:
-            docs = [doc for path in args.merge for doc in read_reports(path)]
-            codes = [EXIT_FULL]
-        elif len(args.submissions) == 1:
-            code, doc = grade_single(args, args.submissions[0])
-            codes, docs = [code], [doc] if doc else []
+            codes, docs = merge_reports(args)
         else:
-            codes, docs = grade_many(args)
+            codes, docs = grade_all(args)
         if args.json and docs and not args.merge:
             write_json(args.json, docs)
         if len(docs) > 1 or args.merge:

@@ -27,7 +27,7 @@ def run_build(root, *args):
 @pytest.fixture()
 def tree(tmp_path):
     """A private copy of the tree, the tools and the committed graders."""
-    for d in ("graders", "tools"):
+    for d in ("graders", "tools", "schemas"):
         shutil.copytree(REPO / d, tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
     for b in BENCHES:
         shutil.copy(REPO / f"grade_{b}.py", tmp_path)
@@ -71,6 +71,16 @@ def test_one_edit_in_the_tree_changes_exactly_the_graders_that_include_it(tree, 
     for b in changed:
         assert "# one edit\n" in after[b]
     assert run_build(tree, "--check").returncode == 0
+
+
+def test_a_schema_edit_changes_its_grader_only(tree):
+    before = graders_text(tree)
+    path = tree / "schemas" / "grade_adi.report.schema.json"
+    path.write_text(path.read_text().replace('"type": "object"', '"type": "object", "title": "edited"', 1))
+    assert run_build(tree, "--check").returncode == 1
+    assert run_build(tree).returncode == 0
+    after = graders_text(tree)
+    assert {b for b in BENCHES if after[b] != before[b]} == {"adi"} and '"title":"edited"' in after["adi"]
 
 
 def break_section(root):
@@ -195,3 +205,18 @@ def test_map_names_the_tree_file_of_every_line():
     starts = [int(r[0]) for r in rows]
     assert starts == sorted(starts) and starts[0] == 1
     assert any(r[2] == "graders/fem/child_driver.py" for r in rows)
+
+
+def test_port_patch_gives_a_function_added_between_two_parts_to_the_benchmarks_own(tree):
+    rows = [line.split("\t") for line in run_build(tree, "--map", "modchallenge").stdout.splitlines()]
+    first_shared = next(int(r[0]) for r in rows if r[2] == "graders/common/cli_defaults.py")
+    lines = (tree / "grade_modchallenge.py").read_text().splitlines(keepends=True)
+    lines.insert(first_shared - 1, "def brand_new_helper():\n    return 1\n\n\n")
+    out = tree / "edited.py"
+    out.write_text("".join(lines))
+    proc = subprocess.run([sys.executable, str(tree / "tools/port_patch.py"), "--file", str(out),
+                           "--bench", "modchallenge"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "brand_new_helper" in (tree / "graders/modchallenge/cli.py").read_text()
+    assert "brand_new_helper" not in (tree / "graders/common/cli_defaults.py").read_text()
+    assert "brand_new_helper" not in (tree / "grade_fem.py").read_text()

@@ -1,6 +1,7 @@
 """Runs that survive interruption: SciCode interrupted (SIGINT) after some steps keeps them in
 --out DIR, and the rerun grades only the rest with the same totals as an uninterrupted run;
 modchallenge's --seeds the same; Ctrl-C is exit 130, no traceback, children gone."""
+import json
 import os
 import shutil
 import signal
@@ -11,7 +12,7 @@ import time
 import pytest
 
 from conftest import REFERENCE, REPO, run_grader, verdict_lines
-from test_reports_support import call_main, read_docs
+from test_reports_support import call_main, grader, read_docs
 
 SLOW_STEP = "901.1"        # run last (a problem's last step and later steps go first): 1 s a case
 
@@ -99,6 +100,8 @@ def test_scicode_interrupted_then_resumed_grades_only_the_rest(scicode, tmp_path
     rc, out, err, doc = run_grader(grader, *scicode, "--out", tmp_path / "run", "--dry-run",
                                    "--json", tmp_path / "d.json")
     assert "resume: 0 of 6" in err and doc["keys"]["mode"] == "DRY_RUN"   # other inputs: not reused
+    rc, out, err, _ = run_grader(grader, *scicode, "--out", tmp_path / "full")
+    assert rc == 0 and "resume: 1 of 1 submission(s) reused" in err and "steps_passed: 6/6" in out
 
 
 def test_modchallenge_seeds_resume(tmp_path, capsys, monkeypatch):
@@ -112,9 +115,14 @@ def test_modchallenge_seeds_resume(tmp_path, capsys, monkeypatch):
     args = [sub, "--seeds", "public,11", "--total", "110", "--out", tmp_path / "o"]
     rc, out, err = call_main(G, args + ["--json", tmp_path / "a.json"], capsys)
     assert "resume: 0 of 2" in err and rc == 1
+    rc, out, err = call_main(G, args + ["--json", tmp_path / "k.json"], capsys)
+    assert "resume: 1 of 1 submission(s) reused" in err and "model_load" not in err  # the report kept
+    assert read_docs(tmp_path / "k.json") == read_docs(tmp_path / "a.json") and rc == 1
+    shutil.rmtree(tmp_path / "o" / "reports")           # without it, each seed still resumes
     rc, out, err = call_main(G, args + ["--json", tmp_path / "b.json"], capsys)
     assert "resume: 2 of 2 seed(s) reused" in err and "model_load" not in err
     first, again = read_docs(tmp_path / "a.json")[0], read_docs(tmp_path / "b.json")[0]
+    assert G.report_error(first) is None and G.report_error(again) is None   # two seeds re-judged
     assert again["keys"] == first["keys"] and again["score"] == first["score"]
     assert [c for c in again["checks"] if c["id"] != "run.resume"] == \
         [c for c in first["checks"] if c["id"] != "run.resume"]
@@ -144,3 +152,118 @@ def test_ctrl_c_is_exit_130_children_gone_no_traceback(tmp_path):
     assert proc.returncode == 130 and "Traceback" not in err and "RESULT" not in out, (out, err)
     assert kids and not any(alive(p) for p in kids)
     assert not (tmp_path / "r.json").exists()
+
+
+# ---- --out DIR in every grader: each submission's report kept, reused by a rerun -----------------
+FEM = REPO / "grade_fem.py"
+
+
+def fem_subs(tmp_path):
+    subs = tmp_path / "subs"
+    shutil.copytree(REFERENCE / "fem" / "gold", subs / "gold")
+    shutil.copytree(REFERENCE / "fem" / "variants" / "midpoint", subs / "midpoint")
+    return [subs / "gold", subs / "midpoint"]
+
+
+def test_many_submissions_resume_what_out_kept(tmp_path):
+    subs, out = fem_subs(tmp_path), tmp_path / "out"
+    first = run_grader(FEM, *subs, "--out", out, "--quiet", f"--json={tmp_path / 'a.jsonl'}",
+                       "--table", tmp_path / "a.csv")
+    assert first[0] == 1 and "resume: 0 of 2 submission(s) reused" in first[2]
+    kept = sorted((out / "reports").iterdir())
+    assert [p.name.split(".")[0] for p in kept] == ["gold", "midpoint"]
+    again = run_grader(FEM, *subs, "--out", out, "--quiet", f"--json={tmp_path / 'b.jsonl'}",
+                       "--table", tmp_path / "b.csv")
+    assert again[0] == 1 and "resume: 2 of 2 submission(s) reused" in again[2]
+    assert again[1].count("(reused: the report --out kept") == 2 and "[grade_fem" not in again[2]
+    assert (tmp_path / "b.csv").read_text() == (tmp_path / "a.csv").read_text()
+    assert read_docs(tmp_path / "b.jsonl") == read_docs(tmp_path / "a.jsonl")
+    with open(subs[1] / "fem_solver.py", "a") as fh:        # other bytes: graded again
+        fh.write("\n# edited\n")
+    rc, out_text, err, _ = run_grader(FEM, *subs, "--out", out, "--quiet")
+    assert rc == 1 and "resume: 1 of 2 submission(s) reused" in err
+    rc, out_text, err, _ = run_grader(FEM, *subs, "--out", out, "--quiet", "--strict")
+    assert "resume: 0 of 2 submission(s) reused" in err      # other options: graded again
+    rc, out_text, err, _ = run_grader(FEM, *subs, "--out", out, "--quiet", "--strict")
+    assert "resume: 2 of 2 submission(s) reused" in err      # ... and kept in their place
+
+
+def test_a_forged_kept_report_is_graded_again_and_replaced(tmp_path):
+    sub, out = fem_subs(tmp_path)[1], tmp_path / "out"
+    rc, _, err, _ = run_grader(FEM, sub, "--out", out, "--quiet")
+    kept = next((out / "reports").iterdir())
+    doc = json.loads(kept.read_text())
+    doc.update(result="PASS", score=1.0)
+    doc["run"]["exit_code"] = 0
+    kept.write_text(json.dumps(doc))
+    rc, stdout, err, _ = run_grader(FEM, sub, "--out", out)
+    assert rc == 1 and "resume: 0 of 1" in err and "not reused: claims RESULT PASS" in err
+    assert json.loads(kept.read_text())["result"] == "FAIL" and "RESULT: FAIL" in stdout
+
+
+@pytest.mark.parametrize("name, text, why", [
+    ("notes.txt", "mine", "not a name --out gives a report"),
+    ("gold.0123456789ab.json", '{"grader": "grade_fem", "checks": [', "not JSON (truncated?)"),
+    ("gold.0123456789ab.json", '{"grader": "grade_adi"}', "not a grade_fem report"),
+])
+def test_foreign_files_in_out_are_a_usage_error_and_kept(tmp_path, name, text, why):
+    sub, out = fem_subs(tmp_path)[0], tmp_path / "out"
+    (out / "reports").mkdir(parents=True)
+    (out / "reports" / name).write_text(text)
+    rc, stdout, err, _ = run_grader(FEM, sub, "--out", out)
+    path = out / "reports" / name
+    assert rc == 2 and stdout == "" and err.count("\n") == 1
+    assert err.startswith(f"grade_fem: --out {out}: {path} is not a report grade_fem kept (") and why in err
+    assert err.rstrip().endswith("move it away or choose another DIR") and path.read_text() == text
+
+
+def test_a_failed_grading_replaces_nothing_kept(tmp_path, capsys, monkeypatch):
+    G = grader("fem")
+    sub, out = fem_subs(tmp_path)[0], tmp_path / "out"
+    rc, _, err = call_main(G, [sub, "--out", out, "--quiet", "--strict"], capsys)
+    kept = next((out / "reports").iterdir())
+    before = kept.read_bytes()
+
+    def broken(args, submission):
+        raise RuntimeError("a grader bug")
+    monkeypatch.setattr(G, "grade_submission", broken)
+    rc, stdout, err = call_main(G, [sub, "--out", out, "--quiet"], capsys)   # not reused: other options
+    assert rc == 3 and "resume: 0 of 1" in err and "GRADER_ERROR" in stdout
+    assert kept.read_bytes() == before and sorted(p.name for p in (out / "reports").iterdir()) == [kept.name]
+
+
+@pytest.mark.parametrize("name", ["adi", "engiai"])
+def test_single_submission_resume_in_other_graders(name, tmp_path, capsys):
+    G = grader(name)
+    if name == "adi":
+        sub = REFERENCE / "adi" / "gold"
+    else:
+        sys.path.insert(0, str(REFERENCE / "engiai"))
+        import build_engiai_run
+        sub = tmp_path / "gold"
+        build_engiai_run.build_gold(str(sub))
+    out = tmp_path / "out"
+    rc, first, err = call_main(G, [sub, "--out", out, "--json", tmp_path / "a.json"], capsys)
+    assert rc == 0 and "resume: 0 of 1 submission(s) reused" in err
+    rc, again, err = call_main(G, [sub, "--out", out, "--json", tmp_path / "b.json"], capsys)
+    assert rc == 0 and "resume: 1 of 1 submission(s) reused" in err
+    assert read_docs(tmp_path / "b.json") == read_docs(tmp_path / "a.json")
+    assert again.splitlines()[-2:] == first.splitlines()[-2:] == ["RESULT: PASS", "SCORE: 1.0"]
+
+
+def test_an_interrupted_leaderboard_run_continues_where_it_stopped(tmp_path):
+    subs, out = fem_subs(tmp_path), tmp_path / "out"
+    shutil.copytree(REFERENCE / "fem" / "variants" / "gauss2", tmp_path / "subs" / "gauss2")
+    subs.append(tmp_path / "subs" / "gauss2")
+    full = run_grader(FEM, *subs, "--quiet", "--table", tmp_path / "full.csv")
+    kept = out / "reports"
+    rc, stdout, err, kids = interrupt_when(
+        [sys.executable, str(FEM), *map(str, subs), "--quiet", "--out", str(out)],
+        lambda: kept.is_dir() and len(list(kept.glob("*.json"))) >= 1)
+    done = len(list(kept.glob("*.json")))
+    assert rc == 130 and "Traceback" not in err and 1 <= done < 3, (done, err[-500:])
+    assert not any(alive(p) for p in kids) and not list(kept.glob(".*.tmp"))
+    rc, stdout, err, _ = run_grader(FEM, *subs, "--quiet", "--out", out, "--table", tmp_path / "again.csv")
+    assert rc == full[0] == 1 and f"resume: {done} of 3 submission(s) reused" in err
+    assert stdout.count("(reused: the report --out kept") == done
+    assert (tmp_path / "again.csv").read_text() == (tmp_path / "full.csv").read_text()

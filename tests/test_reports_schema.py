@@ -78,6 +78,8 @@ def test_json_report_validates_for_pass_fail_and_ungraded(name, tmp_path, capsys
         assert len(docs) == 1 and docs[0]["result"] == want, (want, out[-2000:], err[-2000:])
         doc = docs[0]
         validate(doc, name)
+        assert G.schema_errors(doc, G.REPORT_SCHEMA) == []        # the grader's own check agrees
+        assert G.report_error(doc) is None                        # --merge accepts it: claims follow
         assert doc["run"]["exit_code"] == rc == {"PASS": 0, "UNGRADED": 2}.get(want, 1)
         assert doc["version"] == G.GRADER_VERSION and len(doc["submission_sha256"]) == 64
         assert doc["run"]["options"]["json"] == str(path)

@@ -26,7 +26,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from graders._embed import PREAMBLE_END, body_of  # noqa: E402  (the tree's own rules)
+from graders._embed import PREAMBLE_END, body_of, json_literal  # noqa: E402  (the tree's own rules)
 
 TREE = os.path.join(ROOT, "graders")
 RULE = "# " + "=" * 77
@@ -36,6 +36,7 @@ REQUIRED_SECTIONS = ("SPEC", "RECORDS", "GUARDED INPUT", "GRADING", "VERDICT", "
 HOIST = "# (imports: tools/build_graders.py writes here every standard-library import the parts declare)\n"
 HOISTED = "(hoisted imports)"
 EMBED_RE = re.compile(r'^([A-Za-z_]\w*) = embed\("([\w/.-]+\.py)"\)\n', re.MULTILINE)
+EMBED_JSON_RE = re.compile(r'^([A-Za-z_]\w*) = embed_json\("([\w/.-]+\.json)"\)\n', re.MULTILINE)
 
 
 class BuildError(Exception):
@@ -57,6 +58,17 @@ def benches() -> list:
 def parts_of(bench: str) -> list:
     lines = read(f"{bench}/PARTS").splitlines()
     return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def json_document(name: str, path: str) -> str:
+    """`NAME = json.loads(...)` for the repository's JSON file at path."""
+    import json
+    try:
+        with open(os.path.join(ROOT, path), encoding="utf-8") as fh:
+            document = json.load(fh)
+        return json_literal(name, document, path)
+    except (OSError, ValueError) as exc:
+        raise BuildError(f"{path}: cannot be embedded as {name} ({exc})")
 
 
 def preamble_lines(text: str) -> int:
@@ -154,6 +166,8 @@ def build(bench: str, with_map: bool = False):
     contract_uses, hoisted = {}, {}
     for rel in parts:
         preamble_imports(rel, texts[rel], hoisted, contract_uses)
+        if EMBED_JSON_RE.search(body_of(texts[rel])):
+            hoisted.setdefault("json", "import json")          # the literal is json.loads(...)
     owner, chunks, line_map = {}, [], []
 
     def emit(piece: str, src: str, first: int) -> None:
@@ -175,11 +189,14 @@ def build(bench: str, with_map: bool = False):
                                  f"and graders/{rel}; one would shadow the other")
             owner[name] = rel
         pos = 0
-        for m in re.finditer(EMBED_RE.pattern + "|^" + re.escape(HOIST), body, re.MULTILINE):
+        pattern = "|".join((EMBED_RE.pattern, EMBED_JSON_RE.pattern, "^" + re.escape(HOIST)))
+        for m in re.finditer(pattern, body, re.MULTILINE):
             line = skipped + body[:m.start()].count("\n") + 1
             emit(body[pos:m.start()], rel, skipped + body[:pos].count("\n") + 1)
             if m.group(0) == HOIST:
                 emit(hoisted_block(hoisted), HOISTED, line)
+            elif m.group(3):
+                emit(json_document(m.group(3), m.group(4)), rel, line)
             else:
                 literal = child_literal(m.group(1), m.group(2))
                 emit(literal.split("\n", 1)[0] + "\n", rel, line)      # NAME = r''' (its own line)

@@ -27,6 +27,15 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import build_graders  # noqa: E402
 
 
+def prefer_previous(before: str, after: str) -> bool:
+    """Lines inserted exactly between two tree files go to the end of the one before, unless the
+    one after is an embedded child (its first lines) or the one before is shared and the one after
+    is the benchmark's own (a benchmark's new function belongs to its own part, not to all)."""
+    if "/child_" in after or before == build_graders.HOISTED:
+        return False
+    return not (before.startswith("common/") and not after.startswith("common/"))
+
+
 def port_text(bench: str, new_text: str) -> list:
     """Write new_text's differences from the built grade_<bench>.py into the tree; the files changed."""
     old_text, line_map = build_graders.build(bench, with_map=True)
@@ -50,6 +59,8 @@ def port_text(bench: str, new_text: str) -> list:
         if not spans:               # a pure insertion before line i1 (or at the end)
             k = chunk_of(min(i1, len(old) - 1)) if i1 < len(old) else len(line_map) - 1
             at = i1 if i1 < len(old) else starts[k] + line_map[k][3]
+            if at == starts[k] and k > 0 and prefer_previous(line_map[k - 1][1], line_map[k][1]):
+                k -= 1              # between two parts: append to the one before (see below)
             spans = [(k, at, at)]
         for n, (k, a, b) in enumerate(spans):
             o, src, first, count = line_map[k]
@@ -58,7 +69,9 @@ def port_text(bench: str, new_text: str) -> list:
             if src == build_graders.HOISTED:
                 raise SystemExit(f"port_patch: grade_{bench}.py line {a + 1}: a hoisted import; declare "
                                  f"it in the preamble of the part that uses it")
-            if offset >= count or embeds_next or ("/child_" in src and offset + (b - a) > count - 1):
+            touches = b > a or offset > 0           # removes lines, or inserts after the first
+            if (offset >= count and b > a) or offset > count or (embeds_next and touches) \
+                    or ("/child_" in src and offset + (b - a) > count - 1):
                 raise SystemExit(f"port_patch: grade_{bench}.py line {a + 1}: the tree does not hold this "
                                  f"line (the build's banner, or an embedded child's opening or closing line)")
             edits.setdefault(src, []).append((first - 1 + offset, b - a, new[j1:j2] if n == 0 else []))

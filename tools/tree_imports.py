@@ -84,7 +84,7 @@ def rewrite(rel: str, graders: dict, defs: dict, hoisted: dict) -> bool:
     lines.update(keep_future)
     for name in sorted(undefined_names(body, rel)):
         placed = False
-        if name == "embed":             # the build's stand-in for a child program's text
+        if name in ("embed", "embed_json"):     # the build's stand-ins for a child's text, a JSON file
             tree_names.setdefault("graders._embed", set()).add(name)
             continue
         for b in users:

@@ -1,4 +1,5 @@
 """PRINTING AND CLI (a part of grade_adi.py; see CONTRIBUTING.md)."""
+from graders._embed import embed_json
 from graders.adi.grading import grade
 from graders.common.cli_solver import apply_memory
 from graders.common.records import Report, Status
@@ -10,7 +11,7 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
 }
 LEADERBOARD = (("score", "score", "desc"), ("review_required", "keys.review_required", "asc"))
 POSITIVE_OPTIONS = ("budget", "memory")
-OUTPUT_OPTIONS = (("json", False), ("table", False))
+OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 SUBMISSIONS_HELP = "directory with adi_solver.py, results.json, reference_arrays.npz"
 
 
@@ -21,3 +22,11 @@ def grade_submission(args, submission: str) -> Report:
     return report
 
 
+def leaderboard_keys_of(checks: list, args) -> dict:
+    """The ranking keys re-derived from a report's records (a merged report's keys must agree)."""
+    return {"review_required": sum(c.status is Status.REVIEW for c in checks)}
+
+
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
+OUT_HELP = ""
+REPORT_SCHEMA = embed_json("schemas/grade_adi.report.schema.json")

@@ -19,10 +19,17 @@ LEADERBOARD: tuple = ()        # (column, report path, "asc"|"desc") ranking key
 POSITIVE_OPTIONS: tuple = ()   # options that must be > 0
 OUTPUT_OPTIONS: tuple = ()     # (option, is_directory) paths checked writable before grading
 SUBMISSIONS_HELP: str = ""     # what one SUBMISSION is (common/cli_solver.py's parser)
+OUT_HELP: str = ""             # --out DIR: what the grader keeps there besides the reports
+REPORT_SCHEMA: dict = {}       # schemas/<grader>.report.schema.json, the same document (--merge, --out)
 
 
 def verdict(checks, *, strict, no_exec):
     """(result, score): the grader's one pure verdict function (common/cli_solver.py)."""
+
+
+def leaderboard_keys_of(checks, args):
+    """The LEADERBOARD keys re-derived from a report's records ({} where only the score ranks):
+    a merged or kept report's keys must agree."""
 
 
 def build_parser():

@@ -7,7 +7,8 @@ import base64
 import html
 import os
 from graders.common.bench import GRADER_NAME, GRADER_VERSION, LEADERBOARD
-from graders.common.reports import _cell, format_value, leaderboard, leaderboard_columns
+from graders.common.reports import (_cell, format_value, leaderboard, leaderboard_columns,
+    row_labels)
 # -- end of source-tree preamble: the build keeps only what follows --
 HTML_STATUS_ORDER = {"FAIL": 0, "REVIEW": 1, "PASS": 2, "SKIP": 3, "INFO": 4}
 HTML_FIGURE_MAX_BYTES = 8 << 20     # a figure larger than this is listed, not inlined
@@ -75,10 +76,9 @@ def _html_figure(check: dict) -> str:
             f"{_h(check.get('message', ''))}</figcaption></figure>")
 
 
-def _html_submission(i: int, doc: dict) -> str:
+def _html_submission(i: int, doc: dict, name: str) -> str:
     checks = doc.get("checks") if isinstance(doc.get("checks"), list) else []
     checks = [_html_check(c) for c in checks if isinstance(c, dict)]
-    name = os.path.basename(os.path.normpath(str(doc.get("submission"))))
     result, score = doc.get("result"), doc.get("score")
     counts = {s: sum(c.get("status") == s for c in checks) for s in HTML_STATUS_ORDER}
     out = [f"<h2 id='sub-{i}'>{_h(name)} <span class='res-{_h(result)}'>RESULT: {_h(result)}"
@@ -116,10 +116,10 @@ def write_html(path: str, docs: list) -> None:
     FAIL / REVIEW first and open, FAIL then REVIEW first within a phase) and figures."""
     rows = leaderboard(docs) if docs else []
     columns = leaderboard_columns(rows)
-    index = {id(d): i for i, d in enumerate(docs)}
+    labels = row_labels(docs)                  # the leaderboard's own row names
     names = {}
-    for d in docs:
-        names.setdefault(os.path.basename(os.path.normpath(str(d.get("submission")))), index[id(d)])
+    for i, label in enumerate(labels):
+        names.setdefault(label, i)
     lead = ["<table id='leaderboard'><tr>" + "".join(f"<th>{_h(c)}</th>" for c in columns) + "</tr>"]
     for r in rows:
         cells = []
@@ -143,7 +143,7 @@ def write_html(path: str, docs: list) -> None:
             f"<h1>{_h(title)}</h1><p class='note'>{_h(GRADER_NAME)} {_h(GRADER_VERSION)}; "
             "ranked by " + _h(", then ".join(c for c, _, _ in LEADERBOARD)) + "</p>"
             "<h2>leaderboard</h2>" + "\n".join(lead)
-            + "".join(_html_submission(i, d) for i, d in enumerate(docs))
+            + "".join(_html_submission(i, d, label) for i, (d, label) in enumerate(zip(docs, labels)))
             + ("" if docs else "<p>no report (nothing was graded)</p>") + "</body></html>\n")
     with open(path, "w", encoding="utf-8", errors="backslashreplace") as fh:
         fh.write(page)

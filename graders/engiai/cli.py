@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+from graders._embed import embed_json
 from graders.common.options import add_shared_option, subset_requested, subset_text
 from graders.common.printing import print_report
 from graders.common.records import Check, Report, Status
@@ -76,8 +77,6 @@ def build_parser() -> argparse.ArgumentParser:
                       "artefact, trace to review) is RESULT: FAIL, SCORE: 0.0")
     add_shared_option(p, "--no-exec", ": accepted for uniformity; this grader never executes "
                       "what it grades (scripts are only parsed), so grading is unchanged")
-    add_shared_option(p, "--out", "trials.json (recomputed terms per trial) and cells.tsv "
-                      "(must not be inside RUN_DIR; one run only)")
     return p
 
 
@@ -105,8 +104,6 @@ def usage_checks(args) -> None:
             if target and (os.path.realpath(target) == run or
                            os.path.realpath(target).startswith(run + os.sep)):
                 raise UsageError(f"{opt} must not be inside RUN_DIR (the run is never modified)")
-    if args.out and len(args.submissions) > 1:
-        raise UsageError("--out takes one run (grade several runs with --json and --table)")
 
 
 def standalone_action(args):
@@ -158,3 +155,11 @@ def report_extra(report: Report) -> dict:
             "cells": report.figures_data["cells"]}
 
 
+def leaderboard_keys_of(checks: list, args) -> dict:
+    """The ranking keys re-derived from a report's records (here: the score alone ranks)."""
+    return {}
+
+
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
+OUT_HELP = "also trials.json (recomputed terms per trial) and cells.tsv (DIR must not be inside RUN_DIR)"
+REPORT_SCHEMA = embed_json("schemas/grade_engiai.report.schema.json")

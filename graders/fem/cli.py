@@ -1,6 +1,7 @@
 """PRINTING AND CLI (a part of grade_fem.py; see CONTRIBUTING.md)."""
+from graders._embed import embed_json
 from graders.common.cli_solver import apply_memory
-from graders.common.records import Report
+from graders.common.records import Report, Status
 from graders.fem.grading import grade
 # -- end of source-tree preamble: the build keeps only what follows --
 KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
@@ -12,7 +13,7 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
 }
 LEADERBOARD = (("score", "score", "desc"), ("review_required", "keys.review_required", "asc"))
 POSITIVE_OPTIONS = ("budget", "memory")
-OUTPUT_OPTIONS = (("json", False), ("table", False))
+OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 SUBMISSIONS_HELP = "directory with fem_solver.py, results.json, reference_arrays.npz"
 
 
@@ -21,3 +22,11 @@ def grade_submission(args, submission: str) -> Report:
     return grade(submission, budget=args.budget, strict=args.strict, no_exec=args.no_exec)
 
 
+def leaderboard_keys_of(checks: list, args) -> dict:
+    """The ranking keys re-derived from a report's records (a merged report's keys must agree)."""
+    return {"review_required": sum(c.status is Status.REVIEW for c in checks)}
+
+
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
+OUT_HELP = ""
+REPORT_SCHEMA = embed_json("schemas/grade_fem.report.schema.json")

@@ -4,6 +4,7 @@ import json
 import os
 import secrets
 import time
+from graders._embed import embed_json
 from graders.common.options import add_shared_option, subset_text
 from graders.common.records import Check, Report, Status
 from graders.common.reports import (CliParser, EXIT_FULL, UsageError, add_report_options,
@@ -74,8 +75,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_shared_option(p, "--jobs", "worker processes for the large primes of test generation "
                       "(default %(default)s); with several submissions, how many are graded at a "
                       "time (each then generates with one worker)", type=int, default=_default_jobs())
-    add_shared_option(p, "--out", "each seed's result as it finishes; rerun with the same DIR, "
-                      "submission, options and grader to skip the seeds already graded")
     p.add_argument("--write-tests", metavar="DIR",
                    help="no submission: write the generated set as DIR/tier_<k>.jsonl and exit 0")
     add_shared_option(p, "--strict")
@@ -121,8 +120,6 @@ def usage_checks(args) -> None:
     for sub in args.submissions:
         if not os.path.isdir(sub):
             raise UsageError(f"{sub} is not a directory")
-    if args.out and len(args.submissions) > 1:
-        raise UsageError("--out takes one submission (grade several with --json and --table)")
     if args.memory is not None and not 0 < args.memory <= SPEC["memory_gb_max"]:
         raise UsageError(f"--memory must be in (0, {SPEC['memory_gb_max']}] GiB")
 
@@ -198,3 +195,21 @@ def kept_seeds(args) -> list:
     return args.seed_list
 
 
+def leaderboard_keys_of(checks: list, args) -> dict:
+    """The ranking keys re-derived from a report's records, as grade() computes them from its
+    seeds (a seed without rank records counts 0.0 and -1; no seed reached: gates 1-3 failed)."""
+    def values(name):
+        return [c.measured for c in checks if c.id == name or c.id.split(".", 1)[-1] == name
+                and c.id[:1] == "s" and c.id.split(".", 1)[0][1:].isdigit()]
+    seeds = len(values("g4.testgen"))
+    overall, htop = values("rank.overall_accuracy"), values("rank.highest_tier_above_90")
+    if not seeds:
+        return {"overall_accuracy": 0.0, "highest_tier_above_90": -1}
+    return {"overall_accuracy": round(sum(overall) / seeds, 4),
+            "highest_tier_above_90": min(htop + [-1] * (seeds - len(htop)))}
+
+
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
+OUT_HELP = ("also each seed's result as it finishes; a rerun with the same DIR, submission, "
+            "options and grader skips the seeds already graded")
+REPORT_SCHEMA = embed_json("schemas/grade_modchallenge.report.schema.json")

@@ -3,6 +3,7 @@ import argparse
 import dataclasses
 import json
 import os
+from graders._embed import embed_json
 from graders.common.options import add_deprecated_option, add_shared_option
 from graders.common.printing import print_report, print_submission_output
 from graders.common.records import Report, Status
@@ -10,7 +11,7 @@ from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_GRADE
     UsageError, add_report_options)
 from graders.scicode.grading import grade
 from graders.scicode.header import GRADER_NAME
-from graders.scicode.sandbox_ops import strict_uncertified
+from graders.scicode.sandbox_ops import strict_uncertified, summary_keys
 from graders.scicode.spec import SPEC
 from graders.scicode.verdict import verdict
 from graders.scicode.workers import discard_prestarted
@@ -98,10 +99,6 @@ def build_parser() -> argparse.ArgumentParser:
                       "code fails its step; without file isolation the run is not certified "
                       "(UNGRADED, exit 3)")
     add_shared_option(p, "--no-exec", ": diagnostics only, RESULT: UNGRADED, exit 2")
-    add_shared_option(p, "--out", "official-style outputs (scicode.json, scicode.txt, logs/) and "
-                      "resume/: each step's judged result as it finishes; a rerun with the same "
-                      "DIR, inputs and grader skips the steps already graded (one generation set "
-                      "per DIR)")
     return p
 
 
@@ -123,8 +120,6 @@ def usage_checks(args) -> None:
     for sub in args.submissions:
         if not os.path.exists(sub):
             raise UsageError(f"{sub}: no such file or folder")
-    if args.out and len(args.submissions) > 1:
-        raise UsageError("--out takes one generation set (grade several with --json and --table)")
 
 
 def standalone_action(args):
@@ -174,3 +169,14 @@ def report_extra(report: Report) -> dict:
     return {"steps": {s: dataclasses.asdict(r) for s, r in report.outcomes.items()}}
 
 
+def leaderboard_keys_of(checks: list, args) -> dict:
+    """The ranking keys re-derived from a report's records (a merged report's keys must agree)."""
+    keys = summary_keys(checks, {}, "", "", False)
+    return {k: keys[k] for k in ("step_accuracy", "problem_accuracy")}
+
+
+# --out DIR: what this grader keeps there besides the reports (the shared help says the rest)
+OUT_HELP = ("also official-style outputs (scicode.json, scicode.txt, logs/) and resume/: each step's "
+            "judged result as it finishes; a rerun with the same DIR, inputs and grader skips the "
+            "steps already graded (one generation set per DIR)")
+REPORT_SCHEMA = embed_json("schemas/grade_scicode.report.schema.json")
