@@ -96,3 +96,20 @@ def test_bad_subset_options_are_usage_errors(name, argv, capsys, monkeypatch):
     monkeypatch.setattr(G, "grade", lambda *a, **k: (_ for _ in ()).throw(AssertionError("graded")))
     rc, out, err = call_main(G, argv, capsys)
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_subset_report_merges_as_a_subset_and_cannot_claim_a_score(tmp_path, capsys):
+    """--merge re-judges each report from its records: a SUBSET report (its run.subset record)
+    is accepted as SUBSET; the same report edited to claim its subset score as a full SCORE is
+    refused."""
+    import json
+    G = grader("engiai")
+    run = REFERENCE / "engiai" / "sample_run"
+    call_main(G, [run, "--limit", "3", "--json", tmp_path / "r.json"], capsys)
+    rc, out, err = call_main(G, ["--merge", tmp_path / "r.json"], capsys)
+    assert rc == 1 and "SUBSET" in out, err
+    doc = read_docs(tmp_path / "r.json")[0]
+    doc["result"], doc["score"] = doc["keys"]["subset_result"], doc["keys"]["subset_score"]
+    (tmp_path / "forged.json").write_text(json.dumps(doc))
+    rc, out, err = call_main(G, ["--merge", tmp_path / "forged.json"], capsys)
+    assert rc == 2 and "refused" in err and "RESULT SUBSET" in err, err
