@@ -3407,11 +3407,6 @@ def grade(args) -> Report:
     if not selected:
         return report
     in_scope = [(p, s) for p in selected for s in p.steps if s.step not in SPEC["special_steps"]]
-    in_scope, subset = select_steps(in_scope, args)
-    if subset:
-        report.keys["subset"] = subset
-        checks.append(Check("run.subset", Status.INFO, f"SUBSET: {subset}; a smoke test, not a "
-                            "score of the split"))
     report.figures_data["steps"] = [(p.pid, s.index, s.step) for p, s in in_scope]     # PLOTS
     n_probs = len({p.pid for p, _ in in_scope})
     official = SPEC["official_counts"][args.split]
@@ -3421,6 +3416,11 @@ def grade(args) -> Report:
                         f"official {args.split}: {official[0]} / {official[1]}"
                         + ("" if (len(in_scope), n_probs) == official else " (these files differ)"),
                         [len(in_scope), n_probs], list(official)))
+    in_scope, subset = select_steps(in_scope, args)        # the scope above stays the split's
+    if subset:
+        report.keys["subset"] = subset
+        checks.append(Check("run.subset", Status.INFO, f"SUBSET: {subset}; a smoke test, not a "
+                            "score of the split"))
     gens = load_generations(args.submission, {s.step for p in selected for s in p.steps})
     prestart_workers(args, selected, len(in_scope) if args.h5 and os.path.isfile(args.h5) else 0, gens)
     if args.no_exec and not os.path.exists(args.h5):

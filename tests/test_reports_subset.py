@@ -16,6 +16,10 @@ def scicode(argv, tmp_path, capsys):
     return rc, out, err, (read_docs(tmp_path / "r.json")[0] if (tmp_path / "r.json").exists() else None)
 
 
+def doc_checks(tmp_path):
+    return read_docs(tmp_path / "r.json")[0]["checks"]
+
+
 def test_scicode_limit_is_a_labelled_subset(tmp_path, capsys):
     rc, out, err, doc = scicode(["--limit", "2"], tmp_path, capsys)
     keys = verdict_lines(out)
@@ -23,6 +27,8 @@ def test_scicode_limit_is_a_labelled_subset(tmp_path, capsys):
     assert keys["subset"] == "2 of 6 in-scope steps (--limit 2)" and keys["steps_in_scope"] == "2"
     assert keys["subset_result"] == "PASS" and keys["subset_score"] == "1.0000"
     assert "INFO  run.subset" in out and "not a score of the split" in out
+    scope = next(c for c in doc_checks(tmp_path) if c["id"] == "input.scope")
+    assert scope["measured"] == [6, 3]              # the split's scope, not the subset's
     assert doc["result"] == "SUBSET" and doc["score"] is None and doc["keys"]["subset_score"] == 1.0
     assert len([c for c in doc["checks"] if c["id"].startswith("step.")]) == 2
     validate(doc, "scicode")
