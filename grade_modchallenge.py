@@ -3756,6 +3756,8 @@ def usage_checks(args) -> None:
     if args.write_tests:
         if args.submissions or args.test_set or len(args.seed_list) != 1:
             raise UsageError("--write-tests takes no submission and one seed")
+        if subset_requested(args):
+            raise UsageError("--write-tests writes the whole test set: it takes no --limit or --tier")
         check_output_path(args.write_tests, "--write-tests", directory=True)
         return
     for sub in args.submissions:

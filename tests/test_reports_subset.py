@@ -96,12 +96,14 @@ def test_subset_runs_rank_after_every_full_run():
     ("engiai", [str(REFERENCE / "engiai" / "sample_run"), "--limit", "0"]),
     ("modchallenge", [str(REFERENCE / "modchallenge" / "submissions" / "zero_baseline"), "--limit", "-1"]),
     ("engiai", ["--merge", str(REFERENCE / "engiai" / "sample_run" / "reference.h5"), "--limit", "2"]),
+    ("modchallenge", ["--write-tests", "/nonexistent-i26/w", "--public", "--tier", "2"]),
 ])
 def test_bad_subset_options_are_usage_errors(name, argv, capsys, monkeypatch):
     G = grader(name)
     monkeypatch.setattr(G, "grade", lambda *a, **k: (_ for _ in ()).throw(AssertionError("graded")))
     rc, out, err = call_main(G, argv, capsys)
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "--write-tests" not in argv or "takes no --limit or --tier" in err
 
 
 def test_a_subset_report_merges_as_a_subset_and_cannot_claim_a_score(tmp_path, capsys):

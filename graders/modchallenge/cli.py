@@ -5,7 +5,7 @@ import os
 import secrets
 import time
 from graders._embed import embed_json
-from graders.common.options import add_shared_option, subset_text
+from graders.common.options import add_shared_option, subset_requested, subset_text
 from graders.common.records import Check, Report, Status
 from graders.common.reports import (CliParser, EXIT_FULL, UsageError, add_report_options,
     check_output_path, progress_end, progress_phase, progress_start, tree_sha256)
@@ -115,6 +115,8 @@ def usage_checks(args) -> None:
     if args.write_tests:
         if args.submissions or args.test_set or len(args.seed_list) != 1:
             raise UsageError("--write-tests takes no submission and one seed")
+        if subset_requested(args):
+            raise UsageError("--write-tests writes the whole test set: it takes no --limit or --tier")
         check_output_path(args.write_tests, "--write-tests", directory=True)
         return
     for sub in args.submissions:
