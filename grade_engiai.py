@@ -21,12 +21,16 @@ training code = six weighted terms, model_quality = clip(baseline_mmd / agent_mm
 A trial the harness could not make scorable (no baseline, no usable MMD, no ground truth,
 thermoelastic2d unsupported by the agent's tools) has score None, and its (problem, style)
 cell is printed UNSCORABLE / UNSUPPORTED with its reasons, never averaged; so is a cell holding
-a trial whose record is malformed (INVALID): a bad trial is never silently dropped.
+a trial whose record is malformed (INVALID): a bad trial is never silently dropped.  The
+answer key is the harness's: reference.h5 lists every trial the harness ran, keyed by
+(problem, style, example id, seed), with its expectations; a trial under a key it does not
+list is INVALID, each key counts once, a missing one counts 0.
 
-Score: the mean over fully scorable (problem, style) cells of the cell means.  RESULT: PASS
+Score: the mean over fully scorable (problem, style) cells of the cell means, every INVALID
+cell counting 0.0.  RESULT: PASS
 when every trial was scorable and every artefact valid; PARTIAL when some cell is not
 scorable, some artefact invalid or some trace needs review (the score covers the scorable
-cells); UNGRADED when no cell is scorable; FAIL (score 0.0) only under --strict, which makes
+cells); UNGRADED when no cell is scorable or counts 0.0; FAIL (score 0.0) only under --strict, which makes
 anything short of PASS fail (a gate on the run: trials and cells keep their None).  Exit codes: 0 PASS with score 1.0, 1 graded below that,
 2 UNGRADED or usage error, 3 grader failure.  --no-exec changes nothing here: this grader
 never executes what it grades (training scripts are only parsed), so it is accepted for
@@ -109,6 +113,24 @@ SPEC = {
                                        # rate) tolerated beyond copy_max_share
     "copy_max_ground_truths": 4096,    # design copy check: more ground truths of a problem than
                                        # this -> only the run's own examples are compared
+    "copy_baseline_frac": 0.5,         # issue 24: a sample is a near-copy of the references only
+                                       # when it also lies nearer than this fraction of the
+                                       # baseline's own samples' median distance to them (a model
+                                       # as near as the baseline is not copying)
+    # issue 24: the answer key is the harness's (TRIAL_FORMAT.md "The harness manifest")
+    "harness_dataset": "harness/trials",   # reference.h5: the trials the harness ran, keyed by
+    "harness_format": "engiai-harness/1",  # (problem, prompt_style, example_id, seed), with
+    "max_harness_bytes": 16 << 20,         # each one's expectations (JSON text, uint8 dataset)
+    # spec "Registry": designs in [0, 1]; a value outside by more than round-off is a finding
+    "density_range": (0.0, 1.0),
+    "density_tol": 1e-6,               # not in seed: float round-off of a clipped optimizer
+    "max_artefact_names": 1000,        # not in seed: names in artefacts.stl (listed once each)
+    # not in seed: a budget for the run as a whole (issue 24); what is not read past it is a
+    # FAIL record and scores 0 (never a None that leaves the SCORE)
+    "run_max_read_bytes": 4 << 30,     # bytes of trial artefacts read over the run (an honest
+                                       # run of 100 training-code trials, 100 float32 120x120
+                                       # samples each, reads ~0.6 GB; the sample run 0.5 MB)
+    "run_max_seconds": 1800.0,         # seconds of grading over the run (--budget overrides)
 }
 
 # ---- REGISTRY: the one table every CLI choice list and every weight comes from ----
@@ -380,8 +402,10 @@ def first_nonfinite(arr):
     return n, (tuple(int(i) for i in np.argwhere(bad)[0]) if n else None)
 
 
-def check_array(arr, name: str, shape: tuple, check_id: str, ndim: int | None = None):
-    """numpy.testing order: dtype, shape, then non-finite positions.  Returns float64."""
+def check_array(arr, name: str, shape: tuple, check_id: str, ndim: int | None = None,
+                density: bool = False):
+    """numpy.testing order: dtype, shape, then non-finite positions, then (density) the domain
+    [0, 1] within density_tol.  Returns float64."""
     import numpy as np
     if arr.dtype.kind not in "biuf":
         raise Reject(check_id, f"array {name} has dtype {arr.dtype}, expected a real number type")
@@ -395,6 +419,15 @@ def check_array(arr, name: str, shape: tuple, check_id: str, ndim: int | None = 
     n, idx = first_nonfinite(out)
     if n:
         raise Reject(check_id, f"array {name}: {n} non-finite value(s), first at index {idx}", n, 0)
+    if density:
+        lo, hi = SPEC["density_range"]
+        tol = SPEC["density_tol"]
+        bad = (out < lo - tol) | (out > hi + tol)
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise Reject(check_id, f"array {name}: {int(bad.sum())} value(s) outside the density "
+                                   f"domain [{lo:g}, {hi:g}] (first {out[idx]:.6g} at index {idx}): "
+                                   "out of domain, not binarised", int(bad.sum()), 0)
     return out
 
 
@@ -433,8 +466,10 @@ def _h5_get(fh, name: str, check_id: str):
     return cur
 
 
-def read_h5_array(path: str, name: str, check_id: str, *, shape=None, ndim=None):
-    """One numeric dataset of an HDF5 file, checked (dtype, size, shape, finiteness)."""
+def read_h5_array(path: str, name: str, check_id: str, *, shape=None, ndim=None,
+                  density: bool = False, budget=None):
+    """One numeric dataset of an HDF5 file, checked (dtype, size, shape, finiteness; with
+    density, the domain [0, 1]); its bytes are charged to the run's budget when given."""
     import h5py
     with _h5_open(path, check_id) as fh:
         obj = _h5_get(fh, name, check_id)
@@ -450,11 +485,14 @@ def read_h5_array(path: str, name: str, check_id: str, *, shape=None, ndim=None)
         if obj.dtype.kind not in "biuf":
             raise Reject(check_id, f"{os.path.basename(path)}: {name} has dtype {obj.dtype}, "
                                    "expected a real number type")
+        if budget is not None:
+            budget.charge(int(obj.size) * int(obj.dtype.itemsize), f"{os.path.basename(path)}:{name}",
+                          check_id)
         try:
             arr = obj[()]
         except Exception as exc:
             raise Reject(check_id, f"{os.path.basename(path)}: {name} unreadable: {str(exc)[:120]}")
-    return check_array(arr, name, shape, check_id, ndim)
+    return check_array(arr, name, shape, check_id, ndim, density)
 
 
 def read_h5_attrs(path: str, group: str, check_id: str):
@@ -479,8 +517,9 @@ def read_h5_attrs(path: str, group: str, check_id: str):
         return out
 
 
-def read_stl(path: str, check_id: str):
-    """Triangles (n, 3, 3) float64 of a binary or ASCII STL; Reject when malformed."""
+def read_stl(path: str, check_id: str, budget=None):
+    """Triangles (n, 3, 3) float64 of a binary or ASCII STL; Reject when malformed (or past
+    the run's read budget)."""
     import numpy as np
     name = os.path.basename(path)
     if not os.path.isfile(path) or os.path.islink(path):
@@ -488,6 +527,8 @@ def read_stl(path: str, check_id: str):
     size = os.path.getsize(path)
     if size > SPEC["max_stl_bytes"]:
         raise Reject(check_id, f"{name} is {size} bytes", size, SPEC["max_stl_bytes"])
+    if budget is not None:
+        budget.charge(size, name, check_id)
     with open(path, "rb") as fh:
         data = fh.read()
     declared = int(np.frombuffer(data, dtype="<u4", count=1, offset=80)[0]) if size >= 84 else None
@@ -595,8 +636,9 @@ class Trial:
     terms: dict = dataclasses.field(default_factory=dict)
     reasons: list = dataclasses.field(default_factory=list)
     claims: dict = dataclasses.field(default_factory=dict)
-    record_sha256: str | None = None   # of trial.json without trial_id (duplicate detection)
+    content_sha256: str | None = None  # of what is scored: trace, arrays, STL (duplicate detection)
     artefact_none: bool = False        # score None because of the agent's own artefact (SCORE 0.0)
+    key: tuple | None = None           # (problem, style, example_id, seed): its harness manifest entry
 
     def as_dict(self) -> dict:
         return _jsonable(dataclasses.asdict(self))
@@ -655,6 +697,48 @@ def weighted(weights: dict, terms: dict) -> float:
 def succeeded(call: dict) -> bool:
     """A tool call whose recorded result says success: true (exactly the JSON true)."""
     return call["result"].get("success") is True
+
+
+# Outcomes, not calls (issue 24): a workflow step counts only when its tool call succeeded and,
+# for a SLURM job, when the job reached a completed state; read the same way in the HPC and the
+# training-code families.  A recovered failure (diagnose_job_failure, resubmit, complete) completes.
+def job_id_of(value):
+    """A job id as text ('81234' and 81234 are one id), or None when empty or not a scalar."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    text = str(value).strip()[:200]
+    return text or None
+
+
+def submitted_jobs(calls: list) -> list:
+    """(call index, job id) of every successful submit_slurm_job that returned a job id."""
+    return [(i, job_id_of(c["result"].get("job_id"))) for i, c in enumerate(calls)
+            if c["name"] == "submit_slurm_job" and succeeded(c)
+            and job_id_of(c["result"].get("job_id")) is not None]
+
+
+def job_completed(calls: list) -> bool:
+    """Some successful monitor_job_until_complete reported state COMPLETED for a job submitted
+    before it (the job it names, or any when it names none)."""
+    jobs = submitted_jobs(calls)
+    for i, c in enumerate(calls):
+        if c["name"] != "monitor_job_until_complete" or not succeeded(c) or \
+                c["result"].get("state") != "COMPLETED":
+            continue
+        named = c["args"].get("job_id", c["result"].get("job_id"))
+        before = {j for k, j in jobs if k < i}
+        if before and (named is None or job_id_of(named) in before):
+            return True
+    return False
+
+
+def evaluation_calls(calls: list) -> list:
+    """Successful model evaluations: evaluate_model, or execute_cli_command running
+    engiopt.*.evaluate_* (public HPC scorer)."""
+    return [c for c in calls if succeeded(c) and (
+        c["name"] == "evaluate_model" or
+        (c["name"] == "execute_cli_command" and isinstance(c["args"].get("command"), str)
+         and "engiopt." in c["args"]["command"] and ".evaluate_" in c["args"]["command"]))]
 
 
 def tool_efficiency(calls: list, optimal: tuple) -> float:
@@ -1133,7 +1217,11 @@ def stl_witness(rep: dict, design, exports: list, caps=None) -> dict:
                 for mir in mirrors:
                     tried += 1
                     if solid_fit(rep, design, s, thr, mir, strict, caps):
-                        return {"ok": True, "why": (
+                        # the solid witnessed: its cells, scale, mirroring and height (files
+                        # that are one solid, e.g. a copy with float noise, count once)
+                        solid = (hashlib.sha256(np.packbits(mask).tobytes()).hexdigest(), mir,
+                                 f"{s:.5g}", f"{rep['z_extent']:.5g}")
+                        return {"ok": True, "solid": solid, "why": (
                             f"its volume, x/y centroid and footprint are those of the design's "
                             f"{int(mask.sum())} cells {'>' if strict else '>='} {thr:g} at scale_xy "
                             f"{s:g}, mirrored {mir}"
@@ -1213,18 +1301,75 @@ def distractor_check(got: dict, expected, tid: str) -> list:
                   {"export": ev, "preview": pv})]
 
 
+def array_digest(a) -> str:
+    """sha256 of an array's content (shape and float64 values), whatever file held it."""
+    import numpy as np
+    a = np.ascontiguousarray(np.asarray(a, dtype=np.float64))
+    return hashlib.sha256(repr(a.shape).encode() + a.tobytes()).hexdigest()
+
+
+def read_stl_set(names, tdir: str, run: "RunRefs", tid: str) -> tuple:
+    """(reports {name: watertight_report}, caps {name: cap faces}, units, checks) of the STL
+    files a trial lists, as a set by content (issue 24: a name listed nine times was averaged
+    nine times): a name listed again is read once; names whose triangles are identical are one
+    unit (read, analysed once); an unreadable name is a unit of its own (FAIL record).
+    Watertightness is the fraction of units that witness the design."""
+    import copy
+    cid = f"trial.{tid}.stl"
+    if not isinstance(names, list):
+        return {}, {}, [], [Check(cid, Status.FAIL, "artefacts.stl must be a list")]
+    if len(names) > SPEC["max_artefact_names"]:
+        return {}, {}, [["\0refused"]], [Check(
+            cid, Status.FAIL, f"artefacts.stl lists {len(names)} names (more than "
+            f"{SPEC['max_artefact_names']}): not read, watertightness 0", len(names),
+            SPEC["max_artefact_names"])]
+    reports, caps, units, checks, listed = {}, {}, {}, [], set()
+    repeated = 0
+    for raw in names:
+        ukey = ("name", raw) if isinstance(raw, str) else ("bad", short(raw, 60, as_repr=True))
+        if ukey in listed:
+            repeated += 1
+            continue
+        listed.add(ukey)
+        try:
+            tris = read_stl(safe_member(tdir, raw, cid), cid, run.budget)
+        except Reject as exc:
+            checks.append(exc.check)
+            units[ukey] = [None]
+            continue
+        digest = array_digest(tris)
+        if digest in units:
+            first = units[digest][0]
+            reports[raw] = dict(copy.deepcopy(reports[first]), witness=None)
+            caps[raw] = caps[first]
+            units[digest].append(raw)
+            continue
+        rep = watertight_report(tris)
+        reports[raw], units[digest] = rep, [raw]
+        caps[raw] = cap_faces(tris, rep) if rep["ok"] else None
+    run.content.setdefault(tid, []).append(("stl", sorted(k for k in units if isinstance(k, str))))
+    same = sum(len(u) - 1 for u in units.values())
+    if repeated or same:
+        checks.append(Check(f"trial.{tid}.stl_set", Status.INFO,
+                            f"artefacts.stl lists {len(names)} name(s): {len(units)} distinct "
+                            f"file(s) by content ({repeated} name(s) listed again, {same} file(s) "
+                            "with the content of another): each counts once", len(units),
+                            len(names)))
+    return reports, caps, list(units.values()), checks
+
+
 def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, run: "RunRefs",
-                 tid: str) -> tuple:
-    """(terms, checks) for a design-optimization trial."""
+                 tid: str, key: dict) -> tuple:
+    """(terms, checks) for a design-optimization trial, against the harness manifest entry
+    `key` (its example_id picks the ground truth, its expected metadata the export parameters)."""
     import numpy as np
     cfg = PROBLEMS[problem]
     checks = []
-    ex = rec.get("example_id")
-    if isinstance(ex, bool) or not isinstance(ex, int):
-        raise Unscorable("example_id missing or not an integer: no ground truth to compare with")
+    ex = key["example_id"]
     gt_design, gt = run.ground_truth(problem, ex)
     arts = rec.get("artefacts") if isinstance(rec.get("artefacts"), dict) else {}
-    # the agent's design: declared absent -> 0 (agent produced none); declared but bad -> FAIL, 0
+    # the agent's design: declared absent -> 0 (agent produced none); declared but bad (wrong
+    # shape, non-finite, densities outside [0, 1]) -> FAIL, 0
     design = None
     if arts.get("design") is None:
         checks.append(Check(f"trial.{tid}.design", Status.INFO, "no design produced (artefacts.design "
@@ -1232,28 +1377,16 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
     else:
         try:
             design = read_h5_array(safe_member(tdir, SPEC["arrays_file"], f"trial.{tid}.design"),
-                                   "design", f"trial.{tid}.design", shape=cfg["design_shape"])
+                                   "design", f"trial.{tid}.design", shape=cfg["design_shape"],
+                                   density=True, budget=run.budget)
+            run.content.setdefault(tid, []).append(("design", array_digest(design)))
             checks.append(Check(f"trial.{tid}.design", Status.PASS,
-                                f"design {cfg['design_shape']} finite"))
+                                f"design {cfg['design_shape']} finite, densities in [0, 1]"))
         except Reject as exc:
             checks.append(Check(exc.check.id, Status.FAIL, exc.check.message + ": design terms 0",
                                 exc.check.measured, exc.check.limit))
-    # exported STL files: each read from disk, watertightness from its own geometry
-    stl_reports, caps = {}, {}
-    stl_names = arts.get("stl", [])
-    if not isinstance(stl_names, list):
-        checks.append(Check(f"trial.{tid}.stl", Status.FAIL, "artefacts.stl must be a list"))
-        stl_names = []
-    for name in stl_names:
-        cid = f"trial.{tid}.stl"
-        try:
-            tris = read_stl(safe_member(tdir, name, cid), cid)
-            rep = watertight_report(tris)
-        except Reject as exc:
-            checks.append(exc.check)
-            continue
-        stl_reports[name] = rep
-        caps[name] = cap_faces(tris, rep) if rep["ok"] else None
+    stl_reports, caps, stl_units, more = read_stl_set(arts.get("stl", []), tdir, run, tid)
+    checks += more
     # watertight = a closed solid of positive volume that is the design's (the witness)
     for name, rep in stl_reports.items():
         if rep["ok"]:
@@ -1262,10 +1395,30 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
                 and c["result"].get("stl_path") == name], caps.get(name))
         checks.append(Check(f"trial.{tid}.stl", Status.INFO, f"{name}: {describe_watertight(rep)}",
                             rep))
-    watertight = (float(np.mean([isinstance(n, str) and n in stl_reports and stl_reports[n]["ok"]
-                                 and stl_reports[n]["witness"]["ok"] for n in stl_names]))
-                  if stl_names else 0.0)
-    if not stl_names:
+    # each distinct file counts once, for its content: a unit is the names sharing one content
+    # (or one unreadable name); it is watertight when one of its names witnesses the design
+    # files that witness one and the same solid of the design are one unit too (a copy with a
+    # vertex moved by an ulp is other bytes, but not another export)
+    merged, by_solid = [], {}
+    for unit in stl_units:
+        solid = next((stl_reports[n]["witness"]["solid"] for n in unit if n in stl_reports
+                      and stl_reports[n]["ok"] and stl_reports[n]["witness"]["ok"]), None)
+        if solid is not None and solid in by_solid:
+            by_solid[solid].extend(unit)
+            continue
+        merged.append(list(unit))
+        if solid is not None:
+            by_solid[solid] = merged[-1]
+    if len(merged) < len(stl_units):
+        checks.append(Check(f"trial.{tid}.stl_solids", Status.INFO,
+                            f"{len(stl_units)} distinct file(s) are {len(merged)} distinct solid(s) "
+                            "(files witnessing the same cells at the same scale, mirroring and "
+                            "height count once)", len(merged), len(stl_units)))
+    stl_units = merged
+    watertight = (float(np.mean([any(n in stl_reports and stl_reports[n]["ok"] and
+                                     stl_reports[n]["witness"]["ok"] for n in unit)
+                                 for unit in stl_units])) if stl_units else 0.0)
+    if not stl_units:
         checks.append(Check(f"trial.{tid}.stl", Status.INFO, "no STL exported: watertightness 0"))
     sims = [c for c in calls if c["name"] == "simulate_design" and succeeded(c)]
     agent_obj = sims[-1]["result"].get("objectives", {}) if sims else {}
@@ -1283,7 +1436,7 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
     optimal = cfg["optimal"][style]
     terms["tool_efficiency"] = tool_efficiency(calls, optimal)
     checks += optimal_count_check(rec, optimal, tid)
-    tc, tc_checks = task_completion(style, calls, rec.get("expected"), gt, stl_reports, tid)
+    tc, tc_checks = task_completion(style, calls, key.get("expected"), gt, stl_reports, tid)
     terms["task_completion"] = tc
     checks += tc_checks + export_geometry_checks(calls, design, stl_reports, tid, caps)
     terms["overall"] = weighted(cfg["weights"], terms)
@@ -1409,7 +1562,97 @@ def rag_param(calls: list, param: str) -> tuple:
     return None, None
 
 
-_PASSAGE_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(\s*%)?")
+# numbers as people write them (issue 24: "35 percent" was not read as 0.35): digits, decimals
+# and exponents; a percentage (`35%`, `35 percent`, `35 per cent`, `35 pct`) reads as 0.35 as well
+# as 35; a fraction `7/20` as 0.35; number words up to 999 ("thirty-five percent", "zero point
+# three five", "one half", "a third", "three quarters")
+_PASSAGE_NUMBER = re.compile(
+    r"(?<![\w.])([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+    r"(?:\s*/\s*(\d+(?:\.\d*)?|\.\d+)(?![\w.]))?"
+    r"(\s*(?:%|(?:percent|per\s+cent|pct)(?![A-Za-z])))?", re.IGNORECASE)
+_UNIT_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS_WORDS = {w: 10 * (i + 2) for i, w in enumerate(
+    "twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_FRACTION_WORDS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4,
+                   "fourth": 4, "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6,
+                   "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8, "ninth": 9,
+                   "ninths": 9, "tenth": 10, "tenths": 10}
+
+
+def _cardinal(words: list, i: int) -> tuple:
+    """(value, next index) of the number words starting at words[i] (0..999), or (None, i)."""
+    def below_100(k):
+        if k < len(words) and words[k] in _TENS_WORDS:
+            v = _TENS_WORDS[words[k]]
+            if k + 1 < len(words) and words[k + 1] in _UNIT_WORDS and 0 < _UNIT_WORDS[words[k + 1]] < 10:
+                return v + _UNIT_WORDS[words[k + 1]], k + 2
+            return v, k + 1
+        if k < len(words) and words[k] in _UNIT_WORDS:
+            return _UNIT_WORDS[words[k]], k + 1
+        return None, k
+    v, k = below_100(i)
+    if v is None:
+        return None, i
+    if k < len(words) and words[k] == "hundred" and 0 < v < 10:
+        v, k = v * 100, k + 1
+        nxt = k + 1 if k < len(words) and words[k] == "and" else k
+        rest, k2 = below_100(nxt)
+        if rest is not None:
+            v, k = v + rest, k2
+    return v, k
+
+
+def word_numbers(text: str) -> list:
+    """Values written in words: cardinals, `point` decimals, fractions, percentages."""
+    words = re.findall(r"[a-z]+", text.lower())
+    out, i = [], 0
+    while i < len(words):
+        v, k = _cardinal(words, i)
+        if v is None:
+            if words[i] == "a" and i + 1 < len(words) and words[i + 1] in _FRACTION_WORDS:
+                out.append(1.0 / _FRACTION_WORDS[words[i + 1]])
+                i += 2
+            else:
+                i += 1
+            continue
+        value = float(v)
+        if k < len(words) and words[k] == "point":
+            digits = []
+            while k + 1 < len(words) and words[k + 1] in _UNIT_WORDS and _UNIT_WORDS[words[k + 1]] < 10:
+                digits.append(str(_UNIT_WORDS[words[k + 1]]))
+                k += 1
+            if digits:
+                value = float(f"{v}.{''.join(digits)}")
+                k += 1
+        if k < len(words) and words[k] in _FRACTION_WORDS:
+            out.append(value / _FRACTION_WORDS[words[k]])
+            k += 1
+        elif k < len(words) and (words[k] in ("percent", "pct") or
+                                 (words[k] == "per" and k + 1 < len(words) and words[k + 1] == "cent")):
+            out += [value, value / 100.0]
+            k += 2 if words[k] == "per" else 1
+        else:
+            out.append(value)
+        i = k
+    return out
+
+
+def passage_numbers(text: str) -> list:
+    """Every value a passage states (digits, percentages, fractions, number words)."""
+    out = []
+    for m in _PASSAGE_NUMBER.finditer(text):
+        try:
+            x = float(m.group(1))
+            if m.group(2) is not None:
+                d = float(m.group(2))
+                out += [x, d] + ([x / d] if d != 0 else [])
+                continue
+        except (ValueError, OverflowError):
+            continue
+        out += [x, x / 100.0] if m.group(3) else [x]
+    return out + word_numbers(text)
 
 
 def passage_text(p):
@@ -1420,20 +1663,14 @@ def passage_text(p):
 
 def passages_state(call: dict, value: float, tol: float) -> bool:
     """Does a successful retrieval's text state `value` (some number in its passages within
-    tol of it; `35%` reads as 0.35 as well as 35)?  A retrieval that carries no such number
-    could not have informed that answer (TRIAL_FORMAT.md decision 10)."""
+    tol of it, read as people write numbers: passage_numbers)?  A retrieval that carries no
+    such number could not have informed that answer (TRIAL_FORMAT.md decision 10)."""
     for p in call["result"].get("results") or ():
         text = passage_text(p)
         if not isinstance(text, str):
             continue
-        for m in _PASSAGE_NUMBER.finditer(text[:1 << 20]):
-            try:
-                x = float(m.group(0).rstrip("% \t\r\n"))
-            except ValueError:
-                continue
-            if any(math.isfinite(v) and abs(v - value) <= tol
-                   for v in ((x, x / 100.0) if m.group(1) else (x,))):
-                return True
+        if any(math.isfinite(v) and abs(v - value) <= tol for v in passage_numbers(text[:1 << 20])):
+            return True
     return False
 
 
@@ -1456,16 +1693,16 @@ def retrieval_failure(call: dict):
     return None
 
 
-def score_rag(rec: dict, calls: list, tid: str) -> tuple:
+def score_rag(key: dict, calls: list, tid: str) -> tuple:
     """rag_accuracy: mode-weighted parameter accuracy plus the weight for using the RAG tool.
     `rag_tool_called` needs a successful retrieval (retrieval_failure); a parameter's accuracy
     counts only when a successful retrieval precedes the optimize_design call that gave the
     answer and states the answered value (passages_state): a failed or empty retrieval, one
     after the answer, or one whose passages carry no such number, is a lucky guess (seed:
     "a lucky guess scores nothing")."""
-    cond = (rec.get("expected") or {}).get("conditions") if isinstance(rec.get("expected"), dict) else None
+    cond = (key.get("expected") or {}).get("conditions") if isinstance(key.get("expected"), dict) else None
     if not isinstance(cond, dict) or as_number(cond.get("expected_volfrac")) is None:
-        raise Unscorable("expected.conditions.expected_volfrac missing from the trial record")
+        raise Unscorable("expected.conditions.expected_volfrac missing from the harness manifest")
     tested = tuple(p for p in ("forcedist", "rmin") if cond.get(f"expected_{p}") is not None)
     weights = SPEC["rag_modes"][tested]
     searches = [(i, retrieval_failure(c)) for i, c in enumerate(calls) if c["name"] == "search_documents"]
@@ -1476,8 +1713,11 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
         exp = as_number(cond.get(f"expected_{p}"))
         if exp is None:
             raise Unscorable(f"expected.conditions.expected_{p} is not a number")
-        tol = as_number(cond.get(f"expected_{p}_tolerance"))
-        tol = SPEC["rag_default_tol"] if tol is None else tol
+        tol = cond.get(f"expected_{p}_tolerance")
+        tol = SPEC["rag_default_tol"] if tol is None else as_number(tol)
+        if tol is None or tol < 0:
+            raise Unscorable(f"expected.conditions.expected_{p}_tolerance in the harness manifest "
+                             "is not a non-negative number")
         got, at = rag_param(calls, p)
         acc = 1.0 if got is not None and abs(got - exp) <= tol else 0.0
         before = [i for i in good if at is not None and i < at]
@@ -1489,7 +1729,7 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
         detail.append(f"{p} {got!r} vs {exp:g}+-{tol:g}: {'ok' if acc else 'off'}"
                       + ("" if informed or not acc else f" (not credited: {why})"))
     terms["rag_accuracy"] = rag
-    terms["overall"] = weighted(PROBLEMS[rec["problem"]]["weights"], terms)
+    terms["overall"] = weighted(PROBLEMS[key["problem"]]["weights"], terms)
     if not searches:
         head = "search_documents NOT called: parameter accuracy not credited; "
     else:
@@ -1502,17 +1742,20 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
 # =============================================================================
 # SCORING: HPC orchestration (workflow completion, tool efficiency)
 # =============================================================================
-def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tuple:
+def score_hpc(key: dict, calls: list, problem: str, style: str, tid: str, rec=None) -> tuple:
     """workflow_completion = w_step * steps/4 + 0.15 config (when generate_training_command
-    was called) + 0.15 eval metrics (when evaluate_model was called); w_step takes the rest."""
+    succeeded) + 0.15 eval metrics (when an evaluation succeeded); w_step takes the rest.  A
+    step counts only for its outcome: a successful generate_training_command, a submitted job
+    (job id), a job that reached COMPLETED, a successful evaluation (issue 24).  The expected
+    config is the harness manifest entry's (`key`), never the record's."""
     cfg, checks = PROBLEMS[problem], []
-    want = (rec.get("expected") or {}).get("training_config") if isinstance(rec.get("expected"), dict) else None
+    want = (key.get("expected") or {}).get("training_config") if isinstance(key.get("expected"), dict) else None
     if not isinstance(want, dict):
-        raise Unscorable("expected.training_config missing from the trial record")
-    for key in ("seed", "epochs"):
-        if as_number(want.get(key)) is None:
-            raise Unscorable(f"expected.training_config.{key} missing or not a number: the "
-                             "config cannot be checked")
+        raise Unscorable("expected.training_config missing from the harness manifest")
+    for k in ("seed", "epochs"):
+        if as_number(want.get(k)) is None:
+            raise Unscorable(f"expected.training_config.{k} missing or not a number in the harness "
+                             "manifest: the config cannot be checked")
     if want.get("algorithm", hpc_algorithm(style)) != hpc_algorithm(style) or \
             want.get("problem_id", cfg["base_problem"]) != cfg["base_problem"]:
         checks.append(Check(f"trial.{tid}.config", Status.FAIL,
@@ -1520,12 +1763,12 @@ def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tup
                             f"{short(want.get('problem_id'), as_repr=True)} contradicts the registry "
                             f"({hpc_algorithm(style)}/{cfg['base_problem']}); the registry's is used"))
     want = dict(want, algorithm=hpc_algorithm(style), problem_id=cfg["base_problem"])
-    names = [c["name"] for c in calls]
-    evaluated = [c for c in calls if c["name"] == "evaluate_model" or
-                 (c["name"] == "execute_cli_command" and isinstance(c["args"].get("command"), str)
-                  and "engiopt." in c["args"]["command"] and ".evaluate_" in c["args"]["command"])]
-    done = {s: (s in names) for s in SPEC["hpc_steps"][:3]}
-    done["evaluate_model"] = bool(evaluated)
+    generated = [c for c in calls if c["name"] == "generate_training_command" and succeeded(c)]
+    evaluated = evaluation_calls(calls)
+    done = {"generate_training_command": bool(generated),
+            "submit_slurm_job": bool(submitted_jobs(calls)),
+            "monitor_job_until_complete": job_completed(calls),
+            "evaluate_model": bool(evaluated)}
     rate = sum(done.values()) / len(done)
 
     def same_number(x, y):
@@ -1540,7 +1783,7 @@ def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tup
                 same_number(a.get("epochs"), want.get("epochs")) and
                 a.get("algorithm", "cgan_cnn_2d") == want["algorithm"] and
                 a.get("problem_id", "beams2d") == want["problem_id"])
-    config = 1.0 if any(config_ok(c) for c in calls if c["name"] == "generate_training_command") else 0.0
+    config = 1.0 if any(config_ok(c) for c in generated) else 0.0
     metrics = {}
     for c in evaluated:
         m = c["result"].get("metrics")
@@ -1555,11 +1798,12 @@ def score_hpc(rec: dict, calls: list, problem: str, style: str, tid: str) -> tup
     terms = {"step_completion": rate, "config_correct": config, "eval_metrics": eval_score,
              "workflow_completion": wc, "tool_efficiency": tool_efficiency(calls, optimal)}
     terms["overall"] = weighted(cfg["weights"], terms)
-    checks += optimal_count_check(rec, optimal, tid)
+    checks += optimal_count_check(rec or {}, optimal, tid)
     missing = [s for s, ok in done.items() if not ok]
     checks.append(Check(f"trial.{tid}.workflow", Status.INFO,
-                        f"steps {sum(done.values())}/{len(done)}"
-                        + (f" (missing {', '.join(missing)})" if missing else "")
+                        f"steps {sum(done.values())}/{len(done)} (a step counts when its call "
+                        "succeeded; the job when it reached COMPLETED)"
+                        + (f"; not done: {', '.join(missing)}" if missing else "")
                         + f"; config {'correct' if config else 'wrong/absent'}; "
                           f"{len(metrics)}/{len(SPEC['hpc_eval_metrics'])} evaluation metrics"))
     return terms, checks
@@ -1637,9 +1881,10 @@ def copy_ratios(samples, known, spacing: dict, *, rigid: bool = False, same: boo
     return ratio
 
 
-def reference_near_rate(refs, group, spacing: dict, *, same: bool, rigid: bool = False) -> tuple:
+def reference_near_rate(refs, group, spacing: dict, *, same: bool, rigid: bool = False,
+                        frac: float | None = None) -> tuple:
     """(near rate, exact rate) of the reference designs against a group of known designs: the
-    fraction of reference designs nearer than copy_distance_frac of the spacing (either space;
+    fraction of reference designs nearer than frac (default copy_distance_frac) of the spacing (either space;
     with rigid, also to a rigid move of a group design) to some row of the group, and the
     fraction byte-identical to one.  With same=True the group is the references themselves
     (each against the others; duplicates count).  A reference design is a fresh draw of the
@@ -1655,7 +1900,19 @@ def reference_near_rate(refs, group, spacing: dict, *, same: bool, rigid: bool =
     rh = [hashlib.sha256(r.tobytes()).digest() for r in refs]
     count = collections.Counter(gh)
     exact = sum(count[h] > (1 if same else 0) for h in rh)
-    return float(np.mean(ratio < SPEC["copy_distance_frac"])), exact / n
+    frac = SPEC["copy_distance_frac"] if frac is None else frac
+    return float(np.mean(ratio < frac)), exact / n
+
+
+def baseline_threshold(refs, bsm, spacing: dict, rigid: bool) -> tuple:
+    """(threshold, median): the near-copy threshold against the reference designs, as a
+    fraction of the spacing: copy_distance_frac, or copy_baseline_frac of the median distance
+    of the baseline's own samples to the references when that is smaller (issue 24: a model
+    whose samples lie as near the references as the committed baseline's do is not copying;
+    the sample run's baseline lies at 0.2 of the spacing, so its threshold is 0.1)."""
+    import numpy as np
+    med = float(np.median(copy_ratios(bsm, refs, spacing, rigid=rigid)))
+    return min(SPEC["copy_distance_frac"], SPEC["copy_baseline_frac"] * med), med
 
 
 _COPY_GROUPS = (("reference", "reference designs"), ("baseline_samples", "baseline's samples"))
@@ -1684,14 +1941,18 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
     ratios, near_any, held_by = np.full(m, np.inf), np.zeros(m, dtype=bool), []
     excess = np.zeros(m, dtype=bool)
     exact_total = 0
+    # against the references the threshold is the baseline's (baseline_threshold), against the
+    # baseline's samples copy_distance_frac
+    ref_thr, ref_med = base.get("ref_threshold" if rigid else "ref_threshold_plain") or (frac, None)
     for key, label in _COPY_GROUPS:
+        thr = ref_thr if key == "reference" else frac
         group = base[key]
         gset = {hashlib.sha256(r.tobytes()).digest() for r in group}
         exact = sum(h in gset for h in rows)
         r = copy_ratios(samples, group, base["spacing"], rigid=rigid)
         ratios = np.minimum(ratios, r)
-        near_any |= r < frac
-        near = int(np.sum(r < frac))
+        near_any |= r < thr
+        near = int(np.sum(r < thr))
         p, p_exact = base["near_rate" if rigid else "near_rate_plain"][key]
         # beyond the count the data's own rate predicts (plus copy_share_z of its noise), the
         # nearest near-copies are excess; with p = 0 every near-copy is
@@ -1703,7 +1964,7 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
             pt * (1.0 - pt) * (1.0 / m + 1.0 / n_ref))
         exact_total += exact
         if (exact > 0 and p_exact == 0.0) or near / m > allowed:
-            held_by.append(f"{near} of {m} nearer than {frac:g} of the reference spacing to the "
+            held_by.append(f"{near} of {m} nearer than {thr:.3g} of the reference spacing to the "
                            f"{label} ({exact} exact; the reference designs' own rate against "
                            f"them is {p:.3g}, at most {allowed:.1%} allowed)")
     near = int(near_any.sum())
@@ -1718,8 +1979,10 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                             f"nearest sample at {float(ratios.min()):.3g} of the reference spacing "
                             f"(median {float(np.median(ratios)):.3g}; spacing "
                             + ", ".join(f"{k} {v:.4g}" for k, v in spaced.items())
-                            + f"); near-copy below {frac:g}: {near} of {m}; the reference "
-                              "designs' own near rate "
+                            + f"); near-copy below {frac:g} ({ref_thr:.3g} against the references"
+                            + (f", half the baseline's own samples' median {ref_med:.3g}"
+                               if ref_thr < frac else "")
+                            + f"): {near} of {m}; the reference designs' own near rate "
                             + ", ".join(f"{base['near_rate' if rigid else 'near_rate_plain'][k][0]:.3g}"
                                         f" ({lab})" for k, lab in _COPY_GROUPS)
                             + ("; flips and shifts by up to "
@@ -1742,9 +2005,24 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
         k = int(excess.sum())
         checks.append(Check(f"trial.{tid}.sample_copies_excluded", Status.INFO,
                             f"{k} of {m} samples are near-copies beyond what the reference designs' "
-                            f"own rate predicts (nearer than {frac:g} of the reference spacing to a "
+                            f"own rate predicts (nearer than {ref_thr:.3g}/{frac:g} of the reference spacing to a "
                             "known design, within the allowed share): left out of the MMD", k, 0))
     return held, credited, checks
+
+
+def sample_domain_checks(samples, tid: str) -> list:
+    """Samples are designs: densities in [0, 1] (within density_tol).  Values outside are a
+    finding (REVIEW, model_quality not credited until cleared), never clipped or binarised
+    silently (issue 24); an unclamped generator's overshoot is for a reviewer to clear."""
+    lo, hi = SPEC["density_range"]
+    bad = (samples < lo - SPEC["density_tol"]) | (samples > hi + SPEC["density_tol"])
+    if not bad.any():
+        return []
+    return [Check(f"trial.{tid}.sample_domain", Status.REVIEW,
+                  f"{int(bad.sum())} sample value(s) outside the density domain [{lo:g}, {hi:g}] "
+                  f"(min {float(samples.min()):.6g}, max {float(samples.max()):.6g}): the MMD of "
+                  "out-of-domain designs is not credited until a reviewer clears it",
+                  int(bad.sum()), 0)]
 
 
 def mmd(x, y, sigma: float) -> float:
@@ -1774,14 +2052,14 @@ def last_result(calls: list, name: str):
 
 
 def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "RunRefs",
-                        tid: str) -> tuple:
+                        tid: str, key: dict) -> tuple:
     """(terms, checks): syntax (the script parses), code_quality (validate_training_script, the
     local one-epoch gate, succeeded), dryrun (dryrun_training_script, the one-epoch SLURM job,
     succeeded), slurm_accepted (submit_slurm_job returned a job id), job_completion (the
     monitored job ended COMPLETED), model_quality (MMD against the recorded baseline)."""
     cfg, checks, terms = PROBLEMS[problem], [], {}
     arts = rec.get("artefacts") if isinstance(rec.get("artefacts"), dict) else {}
-    algorithm, seed = rec.get("algorithm", ALGORITHMS[0]), rec["seed"]   # checked in grade_trial
+    algorithm, seed = key["algorithm"] or ALGORITHMS[0], key["seed"]    # the harness's, not the record's
     # syntax: parsed, never executed
     syntax = 0.0
     if arts.get("training_script") is None:
@@ -1794,8 +2072,10 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
                 raise Reject(cid, f"{arts['training_script']} missing")
             if os.path.getsize(path) > SPEC["max_script_bytes"]:
                 raise Reject(cid, f"{arts['training_script']} larger than {SPEC['max_script_bytes']} bytes")
+            run.budget.charge(os.path.getsize(path), arts["training_script"], cid)
             with open(path, "rb") as fh:
                 src = fh.read()
+            run.content.setdefault(tid, []).append(("script", hashlib.sha256(src).hexdigest()))
             try:
                 parse_python(src, arts["training_script"], cid)
                 syntax = 1.0
@@ -1812,11 +2092,8 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
     terms["code_quality"] = 1.0 if v is not None and succeeded(v) else 0.0
     d = last_result(calls, "dryrun_training_script")
     terms["dryrun"] = 1.0 if d is not None and succeeded(d) else 0.0
-    subs = [c for c in calls if c["name"] == "submit_slurm_job" and succeeded(c)
-            and short(c["result"].get("job_id", ""), 200).strip()]
-    terms["slurm_accepted"] = 1.0 if subs else 0.0
-    m = last_result(calls, "monitor_job_until_complete")
-    terms["job_completion"] = 1.0 if m is not None and m["result"].get("state") == "COMPLETED" else 0.0
+    terms["slurm_accepted"] = 1.0 if submitted_jobs(calls) else 0.0
+    terms["job_completion"] = 1.0 if job_completed(calls) else 0.0
     # model quality: the grader's own MMD, or None with the reason
     try:
         base = run.baseline(problem, algorithm, seed)
@@ -1825,15 +2102,18 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
                              "(artefacts.samples is null)", artefact=True)
         cid = f"trial.{tid}.samples"
         try:
-            samples = read_h5_array(safe_member(tdir, SPEC["arrays_file"], cid), "samples", cid, ndim=3)
+            samples = read_h5_array(safe_member(tdir, SPEC["arrays_file"], cid), "samples", cid, ndim=3,
+                                    budget=run.budget)
             if tuple(samples.shape[1:]) != tuple(cfg["design_shape"]) or samples.shape[0] < 1:
                 raise Reject(cid, f"array samples has shape {samples.shape}, expected "
                                   f"(n, {cfg['design_shape'][0]}, {cfg['design_shape'][1]})")
         except Reject as exc:
             checks.append(exc.check)
             raise Unscorable(f"no usable MMD: {exc.check.message}", artefact=True)
+        run.content.setdefault(tid, []).append(("samples", array_digest(samples)))
         held, credited, more = sample_copy_checks(samples, base, tid)
-        checks += more
+        checks += more + sample_domain_checks(samples, tid)
+        held = held or any(c.id.endswith(".sample_domain") for c in checks)
         agent = mmd(samples[credited], base["reference"], base["sigma"])
         terms["agent_mmd"], terms["baseline_mmd"], terms["sigma"] = agent, base["mmd"], base["sigma"]
         terms["model_quality"] = model_quality(base["mmd"], agent)
@@ -1857,15 +2137,167 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
 # =============================================================================
 # RUN: reference file (ground truth, baselines) and the trial loop
 # =============================================================================
-class RunRefs:
-    """RUN_DIR/reference.h5, read on demand: ground truth per (problem, example) and MMD
-    baselines per (problem, algorithm, seed).  A missing entry is Unscorable."""
+class RunBudget:
+    """Bytes of trial artefacts read and seconds spent over the whole run (issue 24: one 8 MiB
+    STL listed 150 times was parsed 150 times, > 4 minutes; the 64 MiB cap is per file).  A read
+    past either limit raises Reject (the term it feeds scores 0, with a FAIL record), never a
+    silent skip; `refused` lists what was not read for the run's FAIL run.budget record."""
 
-    def __init__(self, run_dir: str):
+    def __init__(self, max_bytes: int, max_seconds: float):
+        self.max_bytes, self.max_seconds = int(max_bytes), float(max_seconds)
+        self.bytes = 0
+        self.t0 = time.monotonic()
+        self.refused = []
+
+    def exhausted(self):
+        """Why the run's budget is spent, or None."""
+        spent = time.monotonic() - self.t0
+        if spent > self.max_seconds:
+            return f"the run's time budget is spent ({spent:.0f} s of {self.max_seconds:g} s)"
+        if self.bytes >= self.max_bytes:
+            return f"the run's read budget is spent ({self.bytes} of {self.max_bytes} bytes)"
+        return None
+
+    def charge(self, n: int, what: str, check_id: str) -> None:
+        why = self.exhausted()
+        if why is None and self.bytes + n > self.max_bytes:
+            why = (f"reading it ({n} bytes) would pass the run's read budget ({self.bytes} of "
+                   f"{self.max_bytes} bytes read)")
+        if why is not None:
+            self.refused.append(f"{check_id}: {what}")
+            raise Reject(check_id, f"{what} not read: {why}", self.bytes + n, self.max_bytes)
+        self.bytes += n
+
+
+def manifest_entry_problem(e):
+    """Why one entry of the harness manifest is unusable, or None."""
+    if not isinstance(e, dict):
+        return "not an object"
+    p, s = e.get("problem"), e.get("prompt_style")
+    if not isinstance(p, str) or p not in PROBLEMS:
+        return f"problem {short(p, as_repr=True)} is not registered"
+    if not isinstance(s, str) or s not in PROBLEMS[p]["styles"]:
+        return f"prompt_style {short(s, as_repr=True)} is not accepted by {p}"
+    for f in ("example_id", "seed"):
+        v = e.get(f)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            return f"{f} {short(v, as_repr=True)} is not an integer"
+    fam = PROBLEMS[p]["family"]
+    if fam in ("design_optimization", "rag_retrieval") and e.get("example_id") is None:
+        return f"a {fam} trial needs an example_id"
+    if fam == "training_code" and e.get("seed") is None:
+        return "a training-code trial needs a seed (it selects the baseline)"
+    if e.get("algorithm") is not None and e.get("algorithm") not in ALGORITHMS:
+        return f"algorithm {short(e.get('algorithm'), as_repr=True)} is not one of {', '.join(ALGORITHMS)}"
+    if e.get("expected") is not None and not isinstance(e.get("expected"), dict):
+        return "expected is not an object"
+    return None
+
+
+def trial_key(problem: str, style: str, example_id, seed) -> tuple:
+    return (problem, style, example_id, seed)
+
+
+def show_key(key: tuple) -> str:
+    p, s, ex, seed = key
+    return f"{p}/{s} example_id={short(ex, 20, as_repr=True)} seed={short(seed, 20, as_repr=True)}"
+
+
+class RunRefs:
+    """RUN_DIR/reference.h5, read on demand: the harness manifest (the key: which trials the
+    harness ran and what each prompt expects), ground truth per (problem, example) and MMD
+    baselines per (problem, algorithm, seed).  A missing ground truth or baseline of a trial
+    the manifest lists is Unscorable (a harness gap with harness-side evidence); a trial the
+    manifest does not list is invalid."""
+
+    def __init__(self, run_dir: str, seconds: float | None = None):
         self.path = os.path.join(run_dir, SPEC["reference_file"])
         self._cache = {}
         self._reported = set()   # baseline notes are printed once, not once per trial
         self.designs = {}        # trial id -> the scored design trial's design (copy checks)
+        self.content = {}        # trial id -> digests of what was scored (duplicate checks)
+        self.keys = None         # (problem, style, example_id, seed) -> manifest entry
+        self.manifest_error = None
+        self.budget = RunBudget(SPEC["run_max_read_bytes"],
+                                SPEC["run_max_seconds"] if seconds is None else seconds)
+
+    def load_manifest(self) -> list:
+        """Read the harness manifest (SPEC harness_dataset) once; records saying what it holds.
+        Unusable entries are left out (a trial claiming one is then unknown: invalid)."""
+        import numpy as np
+        import h5py
+        self.keys = {}
+        try:
+            with _h5_open(self.path, "run.harness") as fh:
+                obj = _h5_get(fh, SPEC["harness_dataset"], "run.harness")
+                if not isinstance(obj, h5py.Dataset) or obj.dtype != np.uint8 or obj.ndim != 1:
+                    raise Reject("run.harness", f"{SPEC['reference_file']} has no "
+                                 f"{SPEC['harness_dataset']} (a uint8 JSON document)")
+                if obj.size > SPEC["max_harness_bytes"]:
+                    raise Reject("run.harness", f"{SPEC['harness_dataset']} is {obj.size} bytes",
+                                 obj.size, SPEC["max_harness_bytes"])
+                text = obj[()].tobytes().decode("utf-8")
+            doc = json.loads(text, parse_constant=lambda c: float(c))
+        except Reject as exc:
+            self.manifest_error = exc.check.message
+        except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
+            self.manifest_error = (f"{SPEC['harness_dataset']} is not a readable JSON document "
+                                   f"({type(exc).__name__})")
+        except Exception as exc:   # h5py errors reading a harness dataset
+            self.manifest_error = f"{SPEC['harness_dataset']} unreadable ({type(exc).__name__})"
+        else:
+            if not isinstance(doc, dict) or doc.get("format") != SPEC["harness_format"] or \
+                    not isinstance(doc.get("trials"), list):
+                self.manifest_error = (f"{SPEC['harness_dataset']} is not an "
+                                       f"{SPEC['harness_format']!r} document with a trials list")
+        if self.manifest_error is not None:
+            return [Check("run.harness", Status.FAIL, f"no harness manifest: {self.manifest_error}; "
+                          "no trial's key can be checked, so every trial is invalid (counted 0)")]
+        bad = []
+        for i, e in enumerate(doc["trials"]):
+            why = manifest_entry_problem(e)
+            key = None if why else trial_key(e["problem"], e["prompt_style"], e.get("example_id"),
+                                              e.get("seed"))
+            if key is not None and key in self.keys:
+                why = f"{show_key(key)} listed twice (the first kept)"
+            if why:
+                bad.append(f"trials[{i}]: {why}")
+                continue
+            alg = e.get("algorithm")
+            if PROBLEMS[e["problem"]]["family"] == "training_code" and alg is None:
+                alg = ALGORITHMS[0]                   # seed: cgan_cnn_2d is the default
+            self.keys[key] = {"key": key, "problem": e["problem"], "prompt_style": e["prompt_style"],
+                              "example_id": e.get("example_id"), "seed": e.get("seed"),
+                              "algorithm": alg, "expected": e.get("expected")}
+        out = [Check("run.harness", Status.INFO, f"harness manifest: {len(self.keys)} trial(s) "
+                     "keyed by (problem, prompt_style, example_id, seed); expectations, tolerances "
+                     "and algorithms are read from it, never from a trial record")]
+        if bad:
+            out.append(Check("run.harness_entries", Status.FAIL, f"{len(bad)} unusable manifest "
+                             f"entr{'y' if len(bad) == 1 else 'ies'} left out: " + "; ".join(bad[:5])
+                             + (" ..." if len(bad) > 5 else ""), len(bad), 0))
+        return out
+
+    def key_of(self, rec: dict, problem: str, style: str, check_id: str) -> dict:
+        """The manifest entry of a record's (problem, prompt_style, example_id, seed); Reject
+        (an invalid trial, counted 0) when the harness lists no such trial."""
+        if self.keys is None:
+            self.load_manifest()
+        for f in ("example_id", "seed"):
+            v = rec.get(f)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise Reject(check_id, f"{f} {short(v, as_repr=True)} is not an integer: the trial "
+                                       "names no key the harness knows")
+        key = trial_key(problem, style, rec.get("example_id"), rec.get("seed"))
+        if self.manifest_error is not None:
+            raise Reject(check_id, f"{show_key(key)}: no harness manifest to check it against "
+                                   f"({self.manifest_error})")
+        entry = self.keys.get(key)
+        if entry is None:
+            raise Reject(check_id, f"{show_key(key)} is not a trial the harness ran (the manifest "
+                                   f"{SPEC['reference_file']}:{SPEC['harness_dataset']} does not "
+                                   "list it): an unknown key is invalid, never a harness gap")
+        return entry
 
     def all_ground_truths(self, problem: str, wanted: set) -> tuple:
         """({example: design} of the readable ground truths of a problem, all compared): every
@@ -1896,7 +2328,7 @@ class RunRefs:
                 if attrs is None:
                     raise Unscorable(f"no ground truth for {problem} example {example} in reference.h5")
                 design = read_h5_array(self.path, f"{grp}/optimal_design", "run.reference",
-                                       shape=PROBLEMS[problem]["design_shape"])
+                                       shape=PROBLEMS[problem]["design_shape"], density=True)
                 self._cache[key] = (design, attrs)
             except Reject as exc:
                 raise Unscorable(f"ground truth unusable: {exc.check.message}")
@@ -1927,8 +2359,10 @@ class RunRefs:
                     not 0.0 < 0.5 / (sigma * sigma) < math.inf:
                 return f"baseline ({algorithm}, seed {seed}) records no usable positive sigma " \
                        f"({sigma!r})"
-            ref = read_h5_array(self.path, f"{grp}/reference_designs", "run.reference", ndim=3)
-            bsm = read_h5_array(self.path, f"{grp}/baseline_samples", "run.reference", ndim=3)
+            ref = read_h5_array(self.path, f"{grp}/reference_designs", "run.reference", ndim=3,
+                                density=True)
+            bsm = read_h5_array(self.path, f"{grp}/baseline_samples", "run.reference", ndim=3,
+                                density=True)
             for name, a in (("reference_designs", ref), ("baseline_samples", bsm)):
                 if tuple(a.shape[1:]) != tuple(shape) or a.shape[0] < 1:
                     return f"baseline ({algorithm}, seed {seed}): {name} has shape {a.shape}"
@@ -1946,14 +2380,19 @@ class RunRefs:
         spacing = reference_spacing(ref)
         rigid = rigid_affordable(len(ref), len(ref) + len(bsm), int(ref[0].size))
 
-        def rates(rig):
-            return {"reference": reference_near_rate(ref, ref, spacing, same=True, rigid=rig),
+        thr_plain = baseline_threshold(ref, bsm, spacing, False)
+        thr_rigid = baseline_threshold(ref, bsm, spacing, True) if rigid else thr_plain
+
+        def rates(rig, thr):
+            return {"reference": reference_near_rate(ref, ref, spacing, same=True, rigid=rig,
+                                                     frac=thr[0]),
                     "baseline_samples": reference_near_rate(ref, bsm, spacing, same=False,
                                                             rigid=rig)}
-        plain = rates(False)
+        plain = rates(False, thr_plain)
         return {"mmd": value, "sigma": sigma, "reference": ref, "baseline_samples": bsm,
                 "spacing": spacing, "checks": checks, "rigid": rigid, "near_rate_plain": plain,
-                "near_rate": rates(True) if rigid else plain}
+                "near_rate": rates(True, thr_rigid) if rigid else plain,
+                "ref_threshold_plain": thr_plain, "ref_threshold": thr_rigid}
 
 
 TERM_NAMES = ("overall", "design_quality", "iou", "pixel_accuracy", "objective_match",
@@ -1990,30 +2429,180 @@ def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
                        + "; ".join(diffs[:6]) + (" ..." if len(diffs) > 6 else ""), len(diffs))]
 
 
-def record_fingerprint(rec: dict):
-    """sha256 of the record with its trial_id left out: two folders holding the same record
-    (a copied trial, renamed or not) have the same fingerprint."""
+# the fields of a tool call the grader reads (args: RAG answers, HPC config, CLI command, job
+# ids; results: outcomes, objectives, export parameters, passages, metrics): a trial's content
+# fingerprint is made of these, so a copy that varies anything else is still a copy
+_RAG_ARGS = frozenset(a for v in _RAG_ALIASES.values() for a in v) | {"problem_config"}
+_HPC_ARGS = frozenset({"cfg", "seed", "epochs", "algorithm", "problem_id", "command", "job_id"})
+_SCORED_FIELDS = {   # family -> (args read, result fields read); other fields never change a score
+    "design_optimization": (frozenset(), frozenset({
+        "success", "objectives", "stl_path", "scale_xy", "scale_z", "threshold", "mirrored"})),
+    "rag_retrieval": (_RAG_ARGS, frozenset({"success", "error", "results"})),
+    "hpc_orchestration": (_HPC_ARGS, frozenset({"success", "job_id", "state", "metrics"})),
+    "training_code": (frozenset({"job_id"}), frozenset({"success", "job_id", "state"})),
+}
+
+
+def _scored_result(problem: str, key: str, value):
+    """A result field as the grader reads it: passages as their text, objectives and metrics
+    restricted to the names scored."""
+    if key == "results" and isinstance(value, list):
+        return [passage_text(p) for p in value]
+    if key == "objectives" and isinstance(value, dict):
+        return {n: value.get(n) for n, _, _ in PROBLEMS[problem]["objectives"]}
+    if key == "metrics" and isinstance(value, dict):
+        return {n: value.get(n) for n in SPEC["hpc_eval_metrics"]}
+    return value
+
+
+def content_fingerprint(problem: str, calls: list, content) -> str | None:
+    """sha256 of what a trial is scored on (issue 24): its problem, the trace reduced to the
+    fields its family's scoring reads (_SCORED_FIELDS; every call's name, since the count is
+    scored), and the content digests of its arrays, STL files and script (`content`, noted
+    while scoring); None when the trace cannot be serialised."""
+    args_read, results_read = _SCORED_FIELDS[PROBLEMS[problem]["family"]]
+    trace = [[c["name"], {k: v for k, v in c["args"].items() if k in args_read},
+              {k: _scored_result(problem, k, v) for k, v in c["result"].items()
+               if k in results_read}] for c in calls]
     try:
-        text = json.dumps({k: v for k, v in rec.items() if k != "trial_id"}, sort_keys=True)
+        text = json.dumps([problem, trace, sorted(content)], sort_keys=True, default=str)
     except (ValueError, TypeError, RecursionError):
         return None
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def duplicate_checks(trials: list) -> list:
-    """A trial whose record repeats an earlier one's would count twice in its cell: flagged for
-    review (a deterministic agent can repeat itself; a copied folder is the other reading)."""
+    """A trial whose scored content (trace, arrays, STL, script: content_fingerprint) repeats
+    another's under a different harness key is flagged for review (a deterministic agent can
+    repeat itself on two prompts; a copied trial is the other reading); both keep their keys.
+    Trials claiming the same key are counted once (key_accounting)."""
     first, out = {}, []
     for t in trials:
-        if t.record_sha256 is None or t.status == "filtered":
+        if t.content_sha256 is None or t.status in ("filtered", "duplicate", "missing"):
             continue
-        if t.record_sha256 in first:
+        if t.content_sha256 in first:
             out.append(Check(f"trial.{t.trial_id}.duplicate", Status.REVIEW,
-                             f"record identical (apart from trial_id) to trial "
-                             f"{first[t.record_sha256]}: counted in its cell, but a copied trial "
-                             "would weigh twice", first[t.record_sha256]))
+                             f"scored content (trace, arrays, STL files, script) identical to trial "
+                             f"{first[t.content_sha256]}'s, under another harness key: a copied "
+                             "trial, or a deterministic agent repeating itself; a reviewer decides",
+                             first[t.content_sha256]))
         else:
-            first[t.record_sha256] = t.trial_id
+            first[t.content_sha256] = t.trial_id
+    return out
+
+
+def first_difference(a, b, path: str = ""):
+    """The first path at which two JSON values differ (numbers by value, booleans only equal to
+    booleans), or None when they agree."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return None if type(a) is type(b) and a == b else (path or "(value)")
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        try:
+            return None if float(a) == float(b) else (path or "(value)")
+        except OverflowError:
+            return None if a == b else (path or "(value)")
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                return f"{path}.{k}".lstrip(".")
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d is not None:
+                return d.lstrip(".")
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path} (length {len(a)} vs {len(b)})".lstrip(".")
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d is not None:
+                return d.lstrip(".")
+        return None
+    return None if a == b else (path or "(value)").lstrip(".")
+
+
+def key_checks(rec: dict, key: dict, tid: str) -> list:
+    """A record's own copy of the key (its `expected` metadata, a training-code `algorithm`)
+    against the harness manifest: the manifest's is used; a disagreement is a FAIL finding
+    (issue 24: a rewritten `expected` turned a wrong export into task completion 1.0)."""
+    diffs = []
+    try:
+        if rec.get("expected") is not None:
+            d = first_difference(rec["expected"], key.get("expected") or {})
+            if d is not None:
+                diffs.append(f"expected.{d}")
+        if PROBLEMS[key["problem"]]["family"] == "training_code" and "algorithm" in rec and \
+                rec["algorithm"] != key["algorithm"]:
+            diffs.append(f"algorithm {short(rec['algorithm'], as_repr=True)} (harness "
+                         f"{key['algorithm']!r})")
+    except (RecursionError, MemoryError):
+        diffs.append("expected (nested too deeply to compare)")
+    if not diffs:
+        return []
+    return [Check(f"trial.{tid}.key", Status.FAIL,
+                  "the record's own copy of its key disagrees with the harness manifest at "
+                  + "; ".join(short(d, 120) for d in diffs) + ": the harness's is used", diffs)]
+
+
+def key_accounting(trials: list, run: "RunRefs", problems: set, styles: set) -> tuple:
+    """Each harness key counts once in its cell (issue 24).  (placeholders, checks):
+    several trial folders claiming one key keep the worst of them in the cell (invalid, then a
+    None of the agent's own artefact, then a None, then the lowest score) and the others are
+    `duplicate` (REVIEW, not counted); a key the manifest lists with no trial claiming it is a
+    `missing` trial in its cell (its cell INVALID, counted 0: dropping a weak trial can never
+    raise a mean)."""
+    by_key, checks = {}, []
+    for t in trials:
+        if t.key is not None and t.status != "filtered":
+            by_key.setdefault(t.key, []).append(t)
+
+    def rank(t):
+        if t.status == "invalid":
+            return (0, 0.0, t.trial_id)
+        if t.score is None:
+            return (1 if t.artefact_none else 2, 0.0, t.trial_id)
+        return (3, t.score, t.trial_id)
+    for key, ts in by_key.items():
+        if len(ts) < 2:
+            continue
+        keep = min(ts, key=rank)
+        for t in ts:
+            if t is keep:
+                continue
+            t.status = "duplicate"
+            checks.append(Check(f"trial.{t.trial_id}.duplicate_key", Status.REVIEW,
+                                f"claims the harness key {show_key(key)} that trial {keep.trial_id} "
+                                f"also claims: the key counts once, with {keep.trial_id}'s "
+                                "outcome (the worse of the claimants); this one is not counted",
+                                keep.trial_id))
+    missing = []
+    for key, e in sorted((run.keys or {}).items(), key=lambda kv: repr(kv[0])):
+        if key in by_key or e["problem"] not in problems or e["prompt_style"] not in styles:
+            continue
+        # ':' and '/' never occur in a folder's trial id (sanitised), so no folder shares it
+        name = f"missing:{e['problem']}/{e['prompt_style']}/ex{short(e['example_id'], 20)}" \
+               f"/seed{short(e['seed'], 20)}"
+        t = Trial(name, problem=e["problem"], style=e["prompt_style"], status="missing", key=key)
+        t.reasons.append(f"{show_key(key)}: the harness ran it but no trial folder claims it")
+        missing.append(t)
+    if missing:
+        checks.append(Check("run.missing_trials", Status.FAIL,
+                            f"{len(missing)} trial(s) the harness manifest lists have no trial "
+                            "folder (each counted 0 in its cell, whose mean is then not taken): "
+                            + ", ".join(show_key(t.key) for t in missing[:5])
+                            + (" ..." if len(missing) > 5 else ""), len(missing), 0))
+    return missing, checks
+
+
+def budget_checks(run: "RunRefs") -> list:
+    """What the run's budget (RunBudget) read and refused."""
+    b = run.budget
+    spent = time.monotonic() - b.t0
+    out = [Check("run.budget", Status.INFO if not b.refused else Status.FAIL,
+                 f"{b.bytes} bytes of trial files read in {spent:.1f} s (budget {b.max_bytes} bytes, "
+                 f"{b.max_seconds:g} s)" + (f"; {len(b.refused)} read(s) refused past it, each "
+                 "scoring 0 on what it feeds: " + "; ".join(b.refused[:5]) +
+                 (" ..." if len(b.refused) > 5 else "") + " (--budget raises the time budget)"
+                 if b.refused else ""), b.bytes, b.max_bytes)]
     return out
 
 
@@ -2073,16 +2662,25 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
             raise Reject(cid, "trial folder is a symlink (refused)")
         if os.path.islink(os.path.join(tdir, SPEC["trial_file"])):
             raise Reject(cid, f"{SPEC['trial_file']} is a symlink (refused)")
-        rec = read_json_file(os.path.join(tdir, SPEC["trial_file"]), cid, SPEC["max_json_bytes"])
+        path = os.path.join(tdir, SPEC["trial_file"])
+        if os.path.isfile(path):        # charged to the run's budget (refused past it)
+            run.budget.charge(min(os.path.getsize(path), SPEC["max_json_bytes"]),
+                              SPEC["trial_file"], cid)
+        rec = read_json_file(path, cid, SPEC["max_json_bytes"])
         if not isinstance(rec, dict):
             raise Reject(cid, "trial.json is not a JSON object")
-        trial.record_sha256 = record_fingerprint(rec)
         problem, style = rec.get("problem"), rec.get("prompt_style")
         problem_ok = isinstance(problem, str) and problem in PROBLEMS
+        key, unknown = None, None
         if problem_ok and isinstance(style, str) and style in PROBLEMS[problem]["styles"]:
             # the cell is known from here on: a trial invalid past this point still counts in
             # its cell (as None), so dropping a bad trial can never raise a cell's mean
             trial.problem, trial.style = problem, style
+            try:        # the harness's key: claimed even when the record is otherwise malformed
+                key = run.key_of(rec, problem, style, cid)
+                trial.key = key["key"]
+            except Reject as exc:
+                unknown = exc
         if rec.get("format") != SPEC["trial_format"]:
             raise Reject(cid, f"format {short(rec.get('format'))!r}, expected {SPEC['trial_format']!r}")
         if not problem_ok:
@@ -2094,21 +2692,18 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         if problem not in problems or style not in styles:
             trial.status = "filtered"
             return trial, []
+        if unknown is not None:
+            raise unknown
         if not isinstance(rec.get("artefacts", {}), dict):
             raise Reject(cid, "trial.json: artefacts must be an object")
-        if PROBLEMS[problem]["family"] == "training_code":
-            if rec.get("algorithm", ALGORITHMS[0]) not in ALGORITHMS:
-                raise Reject(cid, f"algorithm {short(rec.get('algorithm'))!r} is not one of "
-                                  f"{', '.join(ALGORITHMS)}")
-            if isinstance(rec.get("seed"), bool) or not isinstance(rec.get("seed"), int):
-                raise Reject(cid, "seed missing or not an integer (it selects the baseline)")
         calls = parse_trace(rec, tid)
     except Reject as exc:
         return invalid_trial(trial, exc.check, os.path.basename(tdir.rstrip(os.sep)), problems,
                              styles)
     cfg = PROBLEMS[problem]
-    checks.append(Check(cid, Status.PASS, f"{problem} / {style}, {len(calls)} tool call(s)"))
-    checks += trace_checks(calls, problem, tid)
+    checks.append(Check(cid, Status.PASS, f"{problem} / {style}, {len(calls)} tool call(s); "
+                        f"harness key {show_key(trial.key)}"))
+    checks += key_checks(rec, key, tid) + trace_checks(calls, problem, tid)
     if not cfg["agent_tools_support"]:
         # seed warning: the agent's EngiBench tools support only beams2d and photonics2d
         fail = [c for c in calls if c["name"] == "create_problem" and not succeeded(c)]
@@ -2122,13 +2717,13 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     try:
         fam = cfg["family"]
         if fam == "design_optimization":
-            terms, more = score_design(rec, calls, problem, style, tdir, run, tid)
+            terms, more = score_design(rec, calls, problem, style, tdir, run, tid, key)
         elif fam == "rag_retrieval":
-            terms, more = score_rag(rec, calls, tid)
+            terms, more = score_rag(key, calls, tid)
         elif fam == "hpc_orchestration":
-            terms, more = score_hpc(rec, calls, problem, style, tid)
+            terms, more = score_hpc(key, calls, problem, style, tid, rec)
         else:
-            terms, more = score_training_code(rec, calls, problem, tdir, run, tid)
+            terms, more = score_training_code(rec, calls, problem, tdir, run, tid, key)
     except Unscorable as exc:
         terms, more = {"overall": None}, []
         trial.reasons.append(str(exc))
@@ -2155,35 +2750,41 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         checks.append(Check(f"trial.{tid}.score", Status.INFO, f"{trial.score:.4f} ({shown})",
                             trial.score))
     trial.claims, cl = compare_claims(rec, terms, tid)
+    trial.content_sha256 = content_fingerprint(problem, calls, run.content.get(tid, ()))
     return trial, checks + cl
 
 
 # =============================================================================
 # AGGREGATION: per (problem, style) cell, never averaging a None
 # =============================================================================
-def aggregate(trials: list) -> list:
+def aggregate(trials: list, expected=None) -> list:
     """One dict per (problem, style) cell that holds a trial: mean and count when every trial
-    is scored; otherwise INVALID (some trial record of the cell is malformed), UNSCORABLE or
-    UNSUPPORTED (every None is an unsupported trial), with the reasons, never averaged.  A
-    malformed record whose problem and style are readable stays in its cell as a None."""
+    is scored; otherwise INVALID (some trial record of the cell is malformed or names a key the
+    harness does not know, or a trial the harness ran is missing), UNSCORABLE or UNSUPPORTED
+    (every None is an unsupported trial), with the reasons, never averaged.  A malformed record
+    whose problem and style are readable stays in its cell as a None; a duplicate claimant of a
+    key is not counted (key_accounting).  `expected`: {(problem, style): trials the harness
+    manifest lists}, reported beside the count."""
     cells = {}
     for t in trials:
-        if t.status in ("scored", "unscorable", "unsupported") or \
+        if t.status in ("scored", "unscorable", "unsupported", "missing") or \
                 (t.status == "invalid" and t.problem is not None and t.style is not None):
             cells.setdefault((t.problem, t.style), []).append(t)
     out = []
     for (p, s), ts in sorted(cells.items()):
         nones = [t for t in ts if t.score is None]
         cell = {"problem": p, "style": s, "n": len(ts), "n_none": len(nones),
-                "n_artefact_none": sum(t.artefact_none for t in nones)}
+                "n_artefact_none": sum(t.artefact_none for t in nones),
+                "n_expected": (expected or {}).get((p, s), 0)}
         if not nones:
             se, ci = mean_estimate([t.score for t in ts])      # n = 1: None (no spread seen)
             cell.update(status="scored", mean=sum(t.score for t in ts) / len(ts), stderr=se,
                         ci95=ci, reasons=[])
         else:
-            kind = "INVALID" if any(t.status == "invalid" for t in nones) else \
+            kind = "INVALID" if any(t.status in ("invalid", "missing") for t in nones) else \
                 "UNSUPPORTED" if all(t.status == "unsupported" for t in nones) else "UNSCORABLE"
-            reasons = sorted({(f"invalid record {t.trial_id}: " if t.status == "invalid" else "") + r
+            reasons = sorted({(f"invalid record {t.trial_id}: " if t.status == "invalid" else
+                               "missing trial: " if t.status == "missing" else "") + r
                               for t in nones for r in t.reasons})
             cell.update(status=kind.lower(), mean=None, stderr=None, ci95=None, reasons=reasons)
         out.append(cell)
@@ -2195,7 +2796,8 @@ def cell_checks(cells: list) -> list:
     for c in cells:
         cid = f"cell.{c['problem']}/{c['style']}"
         if c["status"] == "scored":
-            out.append(Check(cid, Status.INFO, f"mean {c['mean']:.4f} over n={c['n']}", c, None))
+            out.append(Check(cid, Status.INFO, f"mean {c['mean']:.4f} over n={c['n']} (the harness "
+                             f"ran {c.get('n_expected', 0)})", c, None))
         else:
             zero = (f"; {c['n_artefact_none']} None from the agent's own artefact: the cell counts "
                     "0.0 in the SCORE" if c.get("n_artefact_none") else "")
@@ -2225,7 +2827,7 @@ def filter_checks(trials: list) -> list:
 
 
 def key_lines(trials: list, cells: list, checks: list) -> dict:
-    graded = [t for t in trials if t.status != "filtered"]
+    graded = [t for t in trials if t.status not in ("filtered", "missing")]
     scored = [t for t in graded if t.status == "scored"]
     return {
         "trials": len(graded),
@@ -2233,6 +2835,8 @@ def key_lines(trials: list, cells: list, checks: list) -> dict:
         "trials_unscorable": sum(t.status == "unscorable" for t in graded),
         "trials_unsupported": sum(t.status == "unsupported" for t in graded),
         "trials_invalid": sum(t.status == "invalid" for t in graded),
+        "trials_missing": sum(t.status == "missing" for t in trials),
+        "trials_duplicate": sum(t.status == "duplicate" for t in graded),
         "cells": len(cells),
         "cells_scored": sum(c["status"] == "scored" for c in cells),
         "claims_disagreeing": sum(1 for t in graded for v in t.claims.values() if not v["agree"]),
@@ -2244,7 +2848,8 @@ def key_lines(trials: list, cells: list, checks: list) -> dict:
 # =============================================================================
 # GRADING: the checks above, in the seed's order, over one run
 # =============================================================================
-def grade(run_dir: str, problems: set, styles: set, limit: int | None = None) -> Report:
+def grade(run_dir: str, problems: set, styles: set, seconds: float | None = None,
+          limit: int | None = None) -> Report:
     """Every trial rescored (filtered by problem and style), duplicates, then the cells;
     the trials and cells travel in figures_data (for --out, the JSON report and plots)."""
     t0 = time.monotonic()
@@ -2256,7 +2861,8 @@ def grade(run_dir: str, problems: set, styles: set, limit: int | None = None) ->
         checks.append(Check("run.trials", Status.FAIL, f"{SPEC['trials_dir']}/ missing in {run_dir}"))
     else:
         checks += reference_file_check(run_dir)
-        run = RunRefs(run_dir)
+        run = RunRefs(run_dir, seconds)
+        checks += run.load_manifest()
         names = [n for n in sorted(os.listdir(tdir)) if os.path.isdir(os.path.join(tdir, n))]
         t_trials = time.monotonic()
         for i, name in enumerate(names):
@@ -2269,9 +2875,18 @@ def grade(run_dir: str, problems: set, styles: set, limit: int | None = None) ->
             checks += more
             if (i + 1) % 25 == 0 or i + 1 == len(names):
                 progress_count("trials", i + 1, len(names), t_trials)
-        checks += duplicate_checks(trials) + unplaced_checks(trials) + design_copy_checks(trials, run, checks)
+        missing, more = key_accounting(trials, run, problems, styles)
+        if report.figures_data.get("left_out"):     # --limit: the unread keys were left out, not lost
+            missing, more = [], [c for c in more if c.id != "run.missing_trials"]
+        trials += missing
+        checks += more + duplicate_checks(trials) + unplaced_checks(trials)
+        checks += design_copy_checks(trials, run, checks) + budget_checks(run)
         checks += filter_checks(trials)
-        cells = aggregate(trials)
+        expected = {}
+        for e in (run.keys or {}).values():
+            cell = (e["problem"], e["prompt_style"])
+            expected[cell] = expected.get(cell, 0) + 1
+        cells = aggregate(trials, expected)
         checks += cell_checks(cells)
         report.figures_data["cells"] = cells
         report.figures_data["run_refs"] = run                                # PLOTS
@@ -2291,15 +2906,16 @@ def verdict(checks: list, *, strict: bool) -> tuple:
     cells of harness gaps only (the seed's None: no baseline, no ground truth) stay out of it."""
     cells = [c.measured for c in checks if c.id.startswith("cell.") and isinstance(c.measured, dict)]
     means = [c["mean"] for c in cells if c.get("status") == "scored"]
+    zeros = [0.0] * sum(c.get("status") == "invalid" or
+                        (c.get("status") == "unscorable" and bool(c.get("n_artefact_none")))
+                        for c in cells)
+    zeros += [0.0] * sum(int(c.measured) for c in checks if c.id == "run.unplaced_trials")
     inconclusive = any(c.status in (Status.FAIL, Status.REVIEW) for c in checks)
     if strict and (inconclusive or not means):
         return "FAIL", 0.0
-    if not means:
+    if not means and not zeros:
         return "UNGRADED", None
-    means += [0.0] * sum(c.get("status") == "invalid" or
-                         (c.get("status") == "unscorable" and bool(c.get("n_artefact_none")))
-                         for c in cells)
-    means += [0.0] * sum(int(c.measured) for c in checks if c.id == "run.unplaced_trials")
+    means += zeros          # a run of broken trials only is graded 0.0 (issue 24), not UNGRADED
     exact = sum(means) / len(means)
     score = round(exact, 4)
     if score == 1.0 and exact < 1.0 - SPEC["full_score_tol"]:
@@ -2673,7 +3289,7 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
     "trial_mean": lambda v, keys: "n/a" if v is None else f"{v:.4f}",
 }
 LEADERBOARD = (("score", "score", "desc"),)
-POSITIVE_OPTIONS = ()
+POSITIVE_OPTIONS = ("budget",)
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -2712,8 +3328,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="RESULT: PASS every trial scorable and every artefact valid; PARTIAL some cell "
                "INVALID/UNSCORABLE/UNSUPPORTED, some artefact invalid or some trace to review; UNGRADED "
-               "no scorable cell; FAIL only with --strict.  SCORE: mean of the scorable cells' "
-               "means.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
+               "no cell to score; FAIL only with --strict.  SCORE: mean of the scorable cells' "
+               "means, an INVALID cell counting 0.0.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
                "usage error, 3 grader failure, 130 interrupted; with several runs, the largest")
     add_report_options(p, submissions_help="run directory with reference.h5 and "
                        "trials/<id>/trial.json (reference/engiai/TRIAL_FORMAT.md)")
@@ -2729,6 +3345,9 @@ def build_parser() -> argparse.ArgumentParser:
                       "run: RESULT: SUBSET, no SCORE line)", type=int, default=None)
     add_shared_option(p, "--strict", "; anything short of PASS (unscorable cell, invalid "
                       "artefact, trace to review) is RESULT: FAIL, SCORE: 0.0")
+    add_shared_option(p, "--budget", f"the whole run's reading (default "
+                      f"{SPEC['run_max_seconds']:g}); what is not read within it scores 0 with a "
+                      "FAIL record", type=float, default=None)
     add_shared_option(p, "--no-exec", ": accepted for uniformity; this grader never executes "
                       "what it grades (scripts are only parsed), so grading is unchanged")
     return p
@@ -2770,7 +3389,7 @@ def child_jobs(args) -> int:
 
 def grade_submission(args, submission: str) -> Report:
     problems, styles = resolve_filters(build_parser(), args)
-    report = grade(submission, problems, styles, args.limit)
+    report = grade(submission, problems, styles, getattr(args, "budget", None), args.limit)
     trials = report.figures_data["trials"]
     graded = sum(t.status != "filtered" for t in trials)
     left_out = report.figures_data.get("left_out", 0) + len(trials) - graded
@@ -2839,45 +3458,50 @@ REPORT_SCHEMA = json.loads(    # schemas/grade_engiai.report.schema.json, the sa
     r'imum":0}},"keys":{"type":"object","properties":{"trials":{"type":"integer","minimum":0},"tri'
     r'als_scored":{"type":"integer","minimum":0},"trials_unscorable":{"type":"integer","minimum":0'
     r'},"trials_unsupported":{"type":"integer","minimum":0},"trials_invalid":{"type":"integer","mi'
-    r'nimum":0},"cells":{"type":"integer","minimum":0},"cells_scored":{"type":"integer","minimum":'
-    r'0},"claims_disagreeing":{"type":"integer","minimum":0},"trial_mean":{"type":["number","null"'
-    r']},"trial_mean_stderr":{"type":["number","null"],"minimum":0,"description":"standard error o'
-    r'f the estimate (docs/reports.md, Error bars)"},"trial_mean_ci95":{"type":["array","null"],"i'
-    r'tems":{"type":"number","minimum":0,"maximum":1},"minItems":2,"maxItems":2,"description":"95 '
-    r'% interval [low, high] (docs/reports.md, Error bars)"},"score_stderr":{"type":["number","nul'
-    r'l"],"minimum":0,"description":"standard error of the estimate (docs/reports.md, Error bars)"'
-    r'},"score_ci95":{"type":["array","null"],"items":{"type":"number","minimum":0,"maximum":1},"m'
-    r'inItems":2,"maxItems":2,"description":"95 % interval [low, high] (docs/reports.md, Error bar'
-    r's)"},"subset":{"type":"string","description":"what a SUBSET run graded: `<graded> of <total>'
-    r' <units> (<options>)`"},"subset_result":{"enum":["PASS","PARTIAL","FAIL"],"description":"the'
-    r' verdict over the subset alone"},"subset_score":{"type":["number","null"],"minimum":0,"maxim'
-    r'um":1,"description":"the score over the subset alone (not a score of the benchmark)"}},"addi'
-    r'tionalProperties":{"type":["number","integer","boolean","string","array","object","null"]}},'
-    r'"result":{"enum":["PASS","PARTIAL","FAIL","UNGRADED","SUBSET"],"description":"SUBSET: a smok'
-    r'e test over part of the units (--limit, --only, --problem, --tier); its score is keys.subset'
-    r'_score, never `score`"},"score":{"type":["number","null"],"minimum":0,"maximum":1},"run":{"t'
-    r'ype":"object","properties":{"options":{"type":"object"},"exit_code":{"enum":[0,1,2,3,130]},"'
-    r'started":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s"'
-    r':{"type":"number","minimum":0},"python":{"type":"string"},"numpy":{"type":["string","null"]}'
-    r',"scipy":{"type":["string","null"]},"h5py":{"type":["string","null"]},"platform":{"type":"st'
-    r'ring"},"sandbox":{"type":"object"}},"required":["options","exit_code","started","wall_s","py'
-    r'thon","numpy","scipy","h5py","platform","sandbox"],"additionalProperties":false},"trials":{"'
-    r'type":"array","items":{"type":"object","required":["trial_id"]}},"cells":{"type":"array","it'
-    r'ems":{"type":"object","required":["problem","style","n","n_none","status","mean","reasons","'
-    r'stderr","ci95"],"properties":{"problem":{"type":"string"},"style":{"type":"string"},"n":{"ty'
-    r'pe":"integer"},"n_none":{"type":"integer"},"status":{"enum":["scored","invalid","unscorable"'
-    r',"unsupported"]},"mean":{"type":["number","null"]},"stderr":{"type":["number","null"],"minim'
-    r'um":0,"description":"standard error of the estimate (docs/reports.md, Error bars)"},"ci95":{'
-    r'"type":["array","null"],"items":{"type":"number","minimum":0,"maximum":1},"minItems":2,"maxI'
-    r'tems":2,"description":"95 % interval [low, high] (docs/reports.md, Error bars)"},"reasons":{'
-    r'"type":"array","items":{"type":"string"}}}}},"sandbox":{"type":"object","description":"sandb'
-    r'ox_level() of the runner (the same as run.sandbox); {\"available\": false} where no code run'
-    r's or the runner does not report it"},"signature":{"type":"string","pattern":"^hmac-sha256:[0'
-    r'-9a-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of KEYFILE o'
-    r'ver this document without its signature, as JSON with sorted keys, no spaces, ASCII only; --'
-    r'merge --sign refuses a report without a matching one"}},"additionalProperties":false,"allOf"'
-    r':[{"if":{"properties":{"result":{"enum":["UNGRADED","SUBSET"]}}},"then":{"properties":{"scor'
-    r'e":{"type":"null"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
+    r'nimum":0},"trials_missing":{"type":"integer","minimum":0,"description":"trials the harness m'
+    r'anifest lists that no trial folder claims (each counted 0 in its cell)"},"trials_duplicate":'
+    r'{"type":"integer","minimum":0,"description":"trial folders claiming a harness key another fo'
+    r'lder also claims (not counted)"},"cells":{"type":"integer","minimum":0},"cells_scored":{"typ'
+    r'e":"integer","minimum":0},"claims_disagreeing":{"type":"integer","minimum":0},"trial_mean":{'
+    r'"type":["number","null"]},"trial_mean_stderr":{"type":["number","null"],"minimum":0,"descrip'
+    r'tion":"standard error of the estimate (docs/reports.md, Error bars)"},"trial_mean_ci95":{"ty'
+    r'pe":["array","null"],"items":{"type":"number","minimum":0,"maximum":1},"minItems":2,"maxItem'
+    r's":2,"description":"95 % interval [low, high] (docs/reports.md, Error bars)"},"score_stderr"'
+    r':{"type":["number","null"],"minimum":0,"description":"standard error of the estimate (docs/r'
+    r'eports.md, Error bars)"},"score_ci95":{"type":["array","null"],"items":{"type":"number","min'
+    r'imum":0,"maximum":1},"minItems":2,"maxItems":2,"description":"95 % interval [low, high] (doc'
+    r's/reports.md, Error bars)"},"subset":{"type":"string","description":"what a SUBSET run grade'
+    r'd: `<graded> of <total> <units> (<options>)`"},"subset_result":{"enum":["PASS","PARTIAL","FA'
+    r'IL"],"description":"the verdict over the subset alone"},"subset_score":{"type":["number","nu'
+    r'll"],"minimum":0,"maximum":1,"description":"the score over the subset alone (not a score of '
+    r'the benchmark)"}},"additionalProperties":{"type":["number","integer","boolean","string","arr'
+    r'ay","object","null"]}},"result":{"enum":["PASS","PARTIAL","FAIL","UNGRADED","SUBSET"],"descr'
+    r'iption":"SUBSET: a smoke test over part of the units (--limit, --only, --problem, --tier); i'
+    r'ts score is keys.subset_score, never `score`"},"score":{"type":["number","null"],"minimum":0'
+    r',"maximum":1},"run":{"type":"object","properties":{"options":{"type":"object"},"exit_code":{'
+    r'"enum":[0,1,2,3,130]},"started":{"type":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d'
+    r'\\d:\\d\\dZ$"},"wall_s":{"type":"number","minimum":0},"python":{"type":"string"},"numpy":{"t'
+    r'ype":["string","null"]},"scipy":{"type":["string","null"]},"h5py":{"type":["string","null"]}'
+    r',"platform":{"type":"string"},"sandbox":{"type":"object"}},"required":["options","exit_code"'
+    r',"started","wall_s","python","numpy","scipy","h5py","platform","sandbox"],"additionalPropert'
+    r'ies":false},"trials":{"type":"array","items":{"type":"object","required":["trial_id"]}},"cel'
+    r'ls":{"type":"array","items":{"type":"object","required":["problem","style","n","n_none","sta'
+    r'tus","mean","reasons","stderr","ci95"],"properties":{"problem":{"type":"string"},"style":{"t'
+    r'ype":"string"},"n":{"type":"integer"},"n_none":{"type":"integer"},"status":{"enum":["scored"'
+    r',"invalid","unscorable","unsupported"]},"mean":{"type":["number","null"]},"stderr":{"type":['
+    r'"number","null"],"minimum":0,"description":"standard error of the estimate (docs/reports.md,'
+    r' Error bars)"},"ci95":{"type":["array","null"],"items":{"type":"number","minimum":0,"maximum'
+    r'":1},"minItems":2,"maxItems":2,"description":"95 % interval [low, high] (docs/reports.md, Er'
+    r'ror bars)"},"reasons":{"type":"array","items":{"type":"string"}},"n_expected":{"type":"integ'
+    r'er","minimum":0,"description":"trials the harness manifest lists for this cell"}}}},"sandbox'
+    r'":{"type":"object","description":"sandbox_level() of the runner (the same as run.sandbox); {'
+    r'\"available\": false} where no code runs or the runner does not report it"},"signature":{"ty'
+    r'pe":"string","pattern":"^hmac-sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC'
+    r'-SHA256 keyed by the bytes of KEYFILE over this document without its signature, as JSON with'
+    r' sorted keys, no spaces, ASCII only; --merge --sign refuses a report without a matching one"'
+    r'}},"additionalProperties":false,"allOf":[{"if":{"properties":{"result":{"enum":["UNGRADED","'
+    r'SUBSET"]}}},"then":{"properties":{"score":{"type":"null"}}},"else":{"properties":{"score":{"'
+    r'type":"number"}}}}]}')
 Z95 = 1.959963984540054     # the standard normal's 97.5 % quantile
 # Student's t 97.5 % quantiles for 1..30 degrees of freedom (beyond 30: within 4 % of Z95)
 T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,

@@ -232,20 +232,24 @@ def hpc_rec(epochs=50):
 
 def test_hpc_full_workflow():
     calls = [C("generate_training_command", {"cfg": {"seed": 1, "epochs": 50, "algorithm": "cgan_cnn_2d",
-                                                     "problem_id": "beams2d"}}),
-             C("submit_slurm_job"), C("monitor_job_until_complete"),
-             C("evaluate_model", metrics={"IOG": 1, "COG": 1, "FOG": 1, "MMD": 1, "DPP": 1, "viol": 0})]
+                                                     "problem_id": "beams2d"}}, success=True),
+             C("submit_slurm_job", success=True, job_id="7"),
+             C("monitor_job_until_complete", {"job_id": "7"}, success=True, state="COMPLETED"),
+             C("evaluate_model", success=True,
+               metrics={"IOG": 1, "COG": 1, "FOG": 1, "MMD": 1, "DPP": 1, "viol": 0})]
     terms, _ = G.score_hpc(hpc_rec(), calls, "hpc_train_beams2d", "hpc-train-cgan", "t")
     assert terms["workflow_completion"] == pytest.approx(1.0)
     assert terms["overall"] == pytest.approx(1.0)
 
 
 def test_hpc_partial_workflow_hand_computed():
-    # generate (wrong epochs), submit, monitor x3; no evaluate:
-    # w_cfg 0.15 (generate called), w_eval 0 -> w_step 0.85; steps 3/4; config 0
-    calls = [C("generate_training_command", {"seed": 1, "epochs": 5}), C("submit_slurm_job"),
-             C("monitor_job_until_complete"), C("monitor_job_until_complete"),
-             C("monitor_job_until_complete")]
+    # generate (wrong epochs), submit, monitor x3 (RUNNING, RUNNING, COMPLETED); no evaluate:
+    # w_cfg 0.15 (generate succeeded), w_eval 0 -> w_step 0.85; steps 3/4; config 0
+    calls = [C("generate_training_command", {"seed": 1, "epochs": 5}, success=True),
+             C("submit_slurm_job", success=True, job_id=81),
+             C("monitor_job_until_complete", success=True, state="RUNNING"),
+             C("monitor_job_until_complete", success=True, state="RUNNING"),
+             C("monitor_job_until_complete", {"job_id": "81"}, success=True, state="COMPLETED")]
     terms, _ = G.score_hpc(hpc_rec(), calls, "hpc_train_beams2d", "hpc-train-cgan", "t")
     wc = 0.85 * 0.75
     assert terms["workflow_completion"] == pytest.approx(wc)
@@ -255,7 +259,7 @@ def test_hpc_partial_workflow_hand_computed():
 
 def test_hpc_style_fixes_the_algorithm():
     calls = [C("generate_training_command", {"seed": 1, "epochs": 50, "algorithm": "cgan_cnn_2d",
-                                             "problem_id": "beams2d"})]
+                                             "problem_id": "beams2d"}, success=True)]
     # hpc-train-diff asks for diffusion_2d_cond: the cgan config is not correct, and the record
     # claiming cgan contradicts the registry
     terms, checks = G.score_hpc(hpc_rec(), calls, "hpc_train_beams2d", "hpc-train-diff", "t")

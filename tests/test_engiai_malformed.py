@@ -151,7 +151,10 @@ def test_a_broken_trial_cannot_be_dropped_to_raise_its_cell_mean(run):
     """Regression: an invalid trial with a readable problem and style used to vanish from its
     cell, so corrupting the record of a bad trial raised the cell's mean."""
     shutil.copytree(run / "trials" / "beams2d-full", run / "trials" / "beams2d-full-bad")
-    edit_record(run, "beams2d-full-bad", lambda r: r.update(trial_id="beams2d-full-bad",
+    prompts = B.read_prompts(run)       # the harness ran a second beams2d/full trial (seed 99)
+    prompts.append(dict([e for e in prompts if e["prompt_style"] == "full"][0], seed=99))
+    B.write_prompts(run, prompts)
+    edit_record(run, "beams2d-full-bad", lambda r: r.update(trial_id="beams2d-full-bad", seed=99,
                                                             tool_calls="garbled"))
     checks, trials, cells = grade(run)
     assert trials["beams2d-full-bad"].status == "invalid"
@@ -161,11 +164,12 @@ def test_a_broken_trial_cannot_be_dropped_to_raise_its_cell_mean(run):
     result, score = G.verdict(checks, strict=False)
     assert result == "PARTIAL"
     # a record whose problem is unreadable takes the cell its folder name gives (issue 16)
+    # (its key is then claimed by no folder: the missing trial sits in the cell too, issue 24)
     edit_record(run, "beams2d-full-bad", lambda r: r.update(problem=None))
     _, trials, cells = grade(run)
     assert trials["beams2d-full-bad"].status == "invalid"
     (cell,) = [x for x in cells if (x["problem"], x["style"]) == ("beams2d", "full")]
-    assert cell["n"] == 2 and cell["status"] == "invalid"
+    assert cell["n"] == 3 and cell["status"] == "invalid" and cell["n_expected"] == 2
 
 
 # ---------------------------------------------------------------- records
@@ -263,12 +267,15 @@ def test_unusable_samples_make_the_trial_unscorable(run, samples, needle):
     assert "no usable MMD" in t.terms["model_quality_unscorable_reason"]
 
 
-def test_bad_algorithm_invalidates(run):
+def test_record_algorithm_disagreeing_with_the_harness_is_a_finding(run):
+    """The algorithm (which picks the baseline) is the harness's; the record's own copy is
+    compared with it (issue 24)."""
     edit_record(run, "code", lambda r: r.update(algorithm="gpt_2d"))
     checks, trials, _ = grade(run)
-    (c,) = by_id(checks, "trial.code.record")
-    assert c.status is G.Status.FAIL and "gpt_2d" in c.message
-    assert trials["code"].status == "invalid"
+    (c,) = by_id(checks, "trial.code.key")
+    assert c.status is G.Status.FAIL and "gpt_2d" in c.message and "cgan_cnn_2d" in c.message
+    assert trials["code"].status == "scored" and trials["code"].score == pytest.approx(1.0)
+    assert G.verdict(checks, strict=False)[0] == "PARTIAL"
 
 
 def test_syntax_error_scores_zero_syntax_without_running_anything(run, tmp_path):
@@ -283,17 +290,21 @@ def test_syntax_error_scores_zero_syntax_without_running_anything(run, tmp_path)
 
 # ---------------------------------------------------------------- run level
 def test_missing_reference_file(run):
+    """The reference holds the harness's key (issue 24): without it no trial is known; every
+    trial is invalid and the run is graded 0.0, never a harness gap left out of the SCORE."""
     os.remove(run / "reference.h5")
     checks, trials, cells = grade(run)
-    assert by_id(checks, "run.reference")[0].status is G.Status.INFO
-    assert trials["beams2d-full"].status == "unscorable"
-    assert "ground truth" in trials["beams2d-full"].reasons[0]
-    assert trials["rag"].status == "scored" and trials["hpc"].status == "scored"
-    assert G.verdict(checks, strict=False)[0] == "PARTIAL"      # through the unscorable trials
+    (h,) = by_id(checks, "run.harness")
+    assert h.status is G.Status.FAIL and "reference.h5 missing" in h.message
+    assert all(t.status == "invalid" for t in trials.values())
+    assert "no harness manifest" in trials["rag"].reasons[0]
+    assert G.verdict(checks, strict=False) == ("PARTIAL", 0.0)
 
 
-def test_rag_and_hpc_only_run_needs_no_reference_file(run):
-    os.remove(run / "reference.h5")
+def test_rag_and_hpc_only_run_needs_no_ground_truth_or_baseline(run):
+    """Honest: a reference.h5 holding only the manifest grades RAG and HPC trials in full."""
+    prompts = [e for e in B.read_prompts(run) if e["problem"].startswith(("rag", "hpc"))]
+    B.write_reference(str(run), {}, {}, prompts=prompts)
     for tid in ("beams2d-full", "beams2d-workflow-random", "photonics2d-multi", "code"):
         shutil.rmtree(run / "trials" / tid)
     checks, trials, _ = grade(run)
@@ -367,8 +378,9 @@ def _hpc_seed(r, v):
      lambda t: t.terms["tool_efficiency"] == 1.0),
     ("rag", lambda r: r.update(claimed_scores={"overall": HUGE}),
      lambda t: t.score == 1.0 and t.claims["overall"]["agree"] is False),
+    # the record's copy of the expectation is not used (issue 24): scored on the harness's
     ("hpc", lambda r: r["expected"]["training_config"].update(seed=float("inf")),
-     lambda t: t.status == "unscorable" and "training_config.seed" in t.reasons[0]),
+     lambda t: t.status == "scored" and t.score == 1.0),
     ("hpc", lambda r: _hpc_seed(r, HUGE), lambda t: t.terms["config_correct"] == 0.0),
     ("hpc", lambda r: _hpc_seed(r, "5"), lambda t: t.terms["config_correct"] == 0.0),
     ("hpc", lambda r: _hpc_seed(r, 5.9), lambda t: t.terms["config_correct"] == 0.0),
@@ -379,7 +391,7 @@ def _hpc_seed(r, v):
         prompt_style="workflow-conditional",
         expected={"stl_expected_params": {"compliance_threshold": HUGE, "branch_high": {},
                                           "branch_low": {}, "common": {}}}),
-     lambda t: t.status == "unscorable" and "compliance_threshold" in t.reasons[0]),
+     lambda t: t.status == "invalid" and "not a trial the harness ran" in t.reasons[0]),
     ("photonics2d-multi", lambda r: r["artefacts"].update(stl=[["a.stl"], {}, 3]),
      lambda t: t.terms["watertightness"] == 0.0),
 ])

@@ -46,10 +46,10 @@ def test_honest_gold_model_keeps_full_model_quality_with_a_margin(gold):
 
 @pytest.mark.parametrize("attack", [
     lambda r, b, rng: r + 1e-9,                                     # the issue's attack
-    lambda r, b, rng: r + rng.uniform(-0.45, 0.45, r.shape) * (r < 0.5) - 0.4 * (r > 0.5),  # raw far, binarised identical
+    lambda r, b, rng: r + rng.uniform(0, 0.45, r.shape) * (r < 0.5) - 0.4 * (r > 0.5),  # raw far, binarised identical
     lambda r, b, rng: np.abs(r - (rng.random(r.shape) < 6 / r[0].size)),   # ~6 cells flipped per sample
-    lambda r, b, rng: b + rng.normal(0, 1e-3, b.shape),             # the baseline's samples, jittered
-    lambda r, b, rng: r + 0.02 * np.sin(np.arange(r[0].size)).reshape(r.shape[1:]),  # structured noise
+    lambda r, b, rng: np.clip(b + rng.normal(0, 1e-3, b.shape), 0, 1),   # the baseline's samples, jittered
+    lambda r, b, rng: np.clip(r + 0.02 * np.sin(np.arange(r[0].size)).reshape(r.shape[1:]), 0, 1),  # structured noise
 ])
 def test_near_copied_samples_are_held_and_not_credited(run, attack):
     refs, bsm = refs_and_baseline(run)
@@ -130,6 +130,9 @@ def two_example_run(run):
     rec = json.loads((src / "trial.json").read_text())
     rec.update(trial_id="beams2d-full-ex1", example_id=1, seed=11)
     (dst / "trial.json").write_text(json.dumps(rec))
+    prompts = B.read_prompts(run)                  # the harness ran it (issue 24)
+    prompts.append(dict([e for e in prompts if e["prompt_style"] == "full"][0], example_id=1, seed=11))
+    B.write_prompts(run, prompts)
     return gt1, dst
 
 

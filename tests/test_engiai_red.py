@@ -14,7 +14,8 @@ from test_engiai_support import grade_run as grade
 
 SAMPLE = REPO / "reference" / "engiai" / "sample_run"
 PHO = "training_code_photonics2d-t4-func-verbose-seed3"
-INTACT = 0.8253                     # the sample run's SCORE (test_engiai_sample pins it)
+INTACT = 0.8111                     # the sample run's SCORE (0.8253 before issue 24: its photonics
+                                    # HPC job never reached COMPLETED, a step no longer counted)
 
 
 @pytest.fixture

@@ -47,3 +47,22 @@ def edit_record(run_dir, tid, fn):
     rec = json.loads(p.read_text())
     fn(rec)
     p.write_text(json.dumps(rec))
+
+
+def edit_key(run_dir, tid, fn):
+    """Apply fn to the harness manifest entry (reference.h5) of a trial's key: what the trial
+    is scored against is the harness's, never the record's (issue 24)."""
+    rec = json.loads(rec_path(run_dir, tid).read_text())
+    prompts = B.read_prompts(run_dir)
+    key = (rec["problem"], rec["prompt_style"], rec.get("example_id"), rec.get("seed"))
+    (i,) = [i for i, e in enumerate(prompts)
+            if (e["problem"], e["prompt_style"], e["example_id"], e["seed"]) == key]
+    fn(prompts[i])
+    B.write_prompts(run_dir, prompts)
+
+
+def rekey(run_dir, tid, **fields):
+    """The harness ran this trial under other key fields: its manifest entry and its record
+    both change."""
+    edit_key(run_dir, tid, lambda e: e.update(fields))
+    edit_record(run_dir, tid, lambda r: r.update(fields))

@@ -10,7 +10,7 @@ from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRA
     add_report_options, text_table)
 from graders.engiai.grading import grade
 from graders.engiai.header import GRADER_NAME
-from graders.engiai.spec import PROBLEMS, list_problems, list_styles
+from graders.engiai.spec import PROBLEMS, SPEC, list_problems, list_styles
 from graders.engiai.verdict import verdict
 from graders.common.stats import interval_text
 from graders.engiai.uncertainty import score_error
@@ -19,7 +19,7 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
     "trial_mean": lambda v, keys: "n/a" if v is None else f"{v:.4f}",
 }
 LEADERBOARD = (("score", "score", "desc"),)
-POSITIVE_OPTIONS = ()
+POSITIVE_OPTIONS = ("budget",)
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -58,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="RESULT: PASS every trial scorable and every artefact valid; PARTIAL some cell "
                "INVALID/UNSCORABLE/UNSUPPORTED, some artefact invalid or some trace to review; UNGRADED "
-               "no scorable cell; FAIL only with --strict.  SCORE: mean of the scorable cells' "
-               "means.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
+               "no cell to score; FAIL only with --strict.  SCORE: mean of the scorable cells' "
+               "means, an INVALID cell counting 0.0.  exit codes: 0 PASS with score 1.0, 1 graded below that, 2 UNGRADED or "
                "usage error, 3 grader failure, 130 interrupted; with several runs, the largest")
     add_report_options(p, submissions_help="run directory with reference.h5 and "
                        "trials/<id>/trial.json (reference/engiai/TRIAL_FORMAT.md)")
@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                       "run: RESULT: SUBSET, no SCORE line)", type=int, default=None)
     add_shared_option(p, "--strict", "; anything short of PASS (unscorable cell, invalid "
                       "artefact, trace to review) is RESULT: FAIL, SCORE: 0.0")
+    add_shared_option(p, "--budget", f"the whole run's reading (default "
+                      f"{SPEC['run_max_seconds']:g}); what is not read within it scores 0 with a "
+                      "FAIL record", type=float, default=None)
     add_shared_option(p, "--no-exec", ": accepted for uniformity; this grader never executes "
                       "what it grades (scripts are only parsed), so grading is unchanged")
     return p
@@ -116,7 +119,7 @@ def child_jobs(args) -> int:
 
 def grade_submission(args, submission: str) -> Report:
     problems, styles = resolve_filters(build_parser(), args)
-    report = grade(submission, problems, styles, args.limit)
+    report = grade(submission, problems, styles, getattr(args, "budget", None), args.limit)
     trials = report.figures_data["trials"]
     graded = sum(t.status != "filtered" for t in trials)
     left_out = report.figures_data.get("left_out", 0) + len(trials) - graded

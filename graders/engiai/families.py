@@ -18,8 +18,9 @@ class Trial:
     terms: dict = dataclasses.field(default_factory=dict)
     reasons: list = dataclasses.field(default_factory=list)
     claims: dict = dataclasses.field(default_factory=dict)
-    record_sha256: str | None = None   # of trial.json without trial_id (duplicate detection)
+    content_sha256: str | None = None  # of what is scored: trace, arrays, STL (duplicate detection)
     artefact_none: bool = False        # score None because of the agent's own artefact (SCORE 0.0)
+    key: tuple | None = None           # (problem, style, example_id, seed): its harness manifest entry
 
     def as_dict(self) -> dict:
         return _jsonable(dataclasses.asdict(self))
@@ -78,6 +79,48 @@ def weighted(weights: dict, terms: dict) -> float:
 def succeeded(call: dict) -> bool:
     """A tool call whose recorded result says success: true (exactly the JSON true)."""
     return call["result"].get("success") is True
+
+
+# Outcomes, not calls (issue 24): a workflow step counts only when its tool call succeeded and,
+# for a SLURM job, when the job reached a completed state; read the same way in the HPC and the
+# training-code families.  A recovered failure (diagnose_job_failure, resubmit, complete) completes.
+def job_id_of(value):
+    """A job id as text ('81234' and 81234 are one id), or None when empty or not a scalar."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    text = str(value).strip()[:200]
+    return text or None
+
+
+def submitted_jobs(calls: list) -> list:
+    """(call index, job id) of every successful submit_slurm_job that returned a job id."""
+    return [(i, job_id_of(c["result"].get("job_id"))) for i, c in enumerate(calls)
+            if c["name"] == "submit_slurm_job" and succeeded(c)
+            and job_id_of(c["result"].get("job_id")) is not None]
+
+
+def job_completed(calls: list) -> bool:
+    """Some successful monitor_job_until_complete reported state COMPLETED for a job submitted
+    before it (the job it names, or any when it names none)."""
+    jobs = submitted_jobs(calls)
+    for i, c in enumerate(calls):
+        if c["name"] != "monitor_job_until_complete" or not succeeded(c) or \
+                c["result"].get("state") != "COMPLETED":
+            continue
+        named = c["args"].get("job_id", c["result"].get("job_id"))
+        before = {j for k, j in jobs if k < i}
+        if before and (named is None or job_id_of(named) in before):
+            return True
+    return False
+
+
+def evaluation_calls(calls: list) -> list:
+    """Successful model evaluations: evaluate_model, or execute_cli_command running
+    engiopt.*.evaluate_* (public HPC scorer)."""
+    return [c for c in calls if succeeded(c) and (
+        c["name"] == "evaluate_model" or
+        (c["name"] == "execute_cli_command" and isinstance(c["args"].get("command"), str)
+         and "engiopt." in c["args"]["command"] and ".evaluate_" in c["args"]["command"]))]
 
 
 def tool_efficiency(calls: list, optimal: tuple) -> float:

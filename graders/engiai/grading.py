@@ -6,13 +6,15 @@ from graders.common.reports import progress_count
 from graders.engiai.aggregation import (aggregate, cell_checks, filter_checks, key_lines,
     reference_file_check)
 from graders.engiai.prompts import design_copy_checks
-from graders.engiai.run import RunRefs, duplicate_checks, grade_trial, unplaced_checks
+from graders.engiai.run import (RunRefs, budget_checks, duplicate_checks, grade_trial,
+    key_accounting, unplaced_checks)
 from graders.engiai.spec import SPEC
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # GRADING: the checks above, in the seed's order, over one run
 # =============================================================================
-def grade(run_dir: str, problems: set, styles: set, limit: int | None = None) -> Report:
+def grade(run_dir: str, problems: set, styles: set, seconds: float | None = None,
+          limit: int | None = None) -> Report:
     """Every trial rescored (filtered by problem and style), duplicates, then the cells;
     the trials and cells travel in figures_data (for --out, the JSON report and plots)."""
     t0 = time.monotonic()
@@ -24,7 +26,8 @@ def grade(run_dir: str, problems: set, styles: set, limit: int | None = None) ->
         checks.append(Check("run.trials", Status.FAIL, f"{SPEC['trials_dir']}/ missing in {run_dir}"))
     else:
         checks += reference_file_check(run_dir)
-        run = RunRefs(run_dir)
+        run = RunRefs(run_dir, seconds)
+        checks += run.load_manifest()
         names = [n for n in sorted(os.listdir(tdir)) if os.path.isdir(os.path.join(tdir, n))]
         t_trials = time.monotonic()
         for i, name in enumerate(names):
@@ -37,9 +40,18 @@ def grade(run_dir: str, problems: set, styles: set, limit: int | None = None) ->
             checks += more
             if (i + 1) % 25 == 0 or i + 1 == len(names):
                 progress_count("trials", i + 1, len(names), t_trials)
-        checks += duplicate_checks(trials) + unplaced_checks(trials) + design_copy_checks(trials, run, checks)
+        missing, more = key_accounting(trials, run, problems, styles)
+        if report.figures_data.get("left_out"):     # --limit: the unread keys were left out, not lost
+            missing, more = [], [c for c in more if c.id != "run.missing_trials"]
+        trials += missing
+        checks += more + duplicate_checks(trials) + unplaced_checks(trials)
+        checks += design_copy_checks(trials, run, checks) + budget_checks(run)
         checks += filter_checks(trials)
-        cells = aggregate(trials)
+        expected = {}
+        for e in (run.keys or {}).values():
+            cell = (e["problem"], e["prompt_style"])
+            expected[cell] = expected.get(cell, 0) + 1
+        cells = aggregate(trials, expected)
         checks += cell_checks(cells)
         report.figures_data["cells"] = cells
         report.figures_data["run_refs"] = run                                # PLOTS

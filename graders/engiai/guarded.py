@@ -60,8 +60,10 @@ def first_nonfinite(arr):
     return n, (tuple(int(i) for i in np.argwhere(bad)[0]) if n else None)
 
 
-def check_array(arr, name: str, shape: tuple, check_id: str, ndim: int | None = None):
-    """numpy.testing order: dtype, shape, then non-finite positions.  Returns float64."""
+def check_array(arr, name: str, shape: tuple, check_id: str, ndim: int | None = None,
+                density: bool = False):
+    """numpy.testing order: dtype, shape, then non-finite positions, then (density) the domain
+    [0, 1] within density_tol.  Returns float64."""
     import numpy as np
     if arr.dtype.kind not in "biuf":
         raise Reject(check_id, f"array {name} has dtype {arr.dtype}, expected a real number type")
@@ -75,6 +77,15 @@ def check_array(arr, name: str, shape: tuple, check_id: str, ndim: int | None = 
     n, idx = first_nonfinite(out)
     if n:
         raise Reject(check_id, f"array {name}: {n} non-finite value(s), first at index {idx}", n, 0)
+    if density:
+        lo, hi = SPEC["density_range"]
+        tol = SPEC["density_tol"]
+        bad = (out < lo - tol) | (out > hi + tol)
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise Reject(check_id, f"array {name}: {int(bad.sum())} value(s) outside the density "
+                                   f"domain [{lo:g}, {hi:g}] (first {out[idx]:.6g} at index {idx}): "
+                                   "out of domain, not binarised", int(bad.sum()), 0)
     return out
 
 
@@ -113,8 +124,10 @@ def _h5_get(fh, name: str, check_id: str):
     return cur
 
 
-def read_h5_array(path: str, name: str, check_id: str, *, shape=None, ndim=None):
-    """One numeric dataset of an HDF5 file, checked (dtype, size, shape, finiteness)."""
+def read_h5_array(path: str, name: str, check_id: str, *, shape=None, ndim=None,
+                  density: bool = False, budget=None):
+    """One numeric dataset of an HDF5 file, checked (dtype, size, shape, finiteness; with
+    density, the domain [0, 1]); its bytes are charged to the run's budget when given."""
     import h5py
     with _h5_open(path, check_id) as fh:
         obj = _h5_get(fh, name, check_id)
@@ -130,11 +143,14 @@ def read_h5_array(path: str, name: str, check_id: str, *, shape=None, ndim=None)
         if obj.dtype.kind not in "biuf":
             raise Reject(check_id, f"{os.path.basename(path)}: {name} has dtype {obj.dtype}, "
                                    "expected a real number type")
+        if budget is not None:
+            budget.charge(int(obj.size) * int(obj.dtype.itemsize), f"{os.path.basename(path)}:{name}",
+                          check_id)
         try:
             arr = obj[()]
         except Exception as exc:
             raise Reject(check_id, f"{os.path.basename(path)}: {name} unreadable: {str(exc)[:120]}")
-    return check_array(arr, name, shape, check_id, ndim)
+    return check_array(arr, name, shape, check_id, ndim, density)
 
 
 def read_h5_attrs(path: str, group: str, check_id: str):
@@ -159,8 +175,9 @@ def read_h5_attrs(path: str, group: str, check_id: str):
         return out
 
 
-def read_stl(path: str, check_id: str):
-    """Triangles (n, 3, 3) float64 of a binary or ASCII STL; Reject when malformed."""
+def read_stl(path: str, check_id: str, budget=None):
+    """Triangles (n, 3, 3) float64 of a binary or ASCII STL; Reject when malformed (or past
+    the run's read budget)."""
     import numpy as np
     name = os.path.basename(path)
     if not os.path.isfile(path) or os.path.islink(path):
@@ -168,6 +185,8 @@ def read_stl(path: str, check_id: str):
     size = os.path.getsize(path)
     if size > SPEC["max_stl_bytes"]:
         raise Reject(check_id, f"{name} is {size} bytes", size, SPEC["max_stl_bytes"])
+    if budget is not None:
+        budget.charge(size, name, check_id)
     with open(path, "rb") as fh:
         data = fh.read()
     declared = int(np.frombuffer(data, dtype="<u4", count=1, offset=80)[0]) if size >= 84 else None

@@ -24,12 +24,16 @@ training code = six weighted terms, model_quality = clip(baseline_mmd / agent_mm
 A trial the harness could not make scorable (no baseline, no usable MMD, no ground truth,
 thermoelastic2d unsupported by the agent's tools) has score None, and its (problem, style)
 cell is printed UNSCORABLE / UNSUPPORTED with its reasons, never averaged; so is a cell holding
-a trial whose record is malformed (INVALID): a bad trial is never silently dropped.
+a trial whose record is malformed (INVALID): a bad trial is never silently dropped.  The
+answer key is the harness's: reference.h5 lists every trial the harness ran, keyed by
+(problem, style, example id, seed), with its expectations; a trial under a key it does not
+list is INVALID, each key counts once, a missing one counts 0.
 
-Score: the mean over fully scorable (problem, style) cells of the cell means.  RESULT: PASS
+Score: the mean over fully scorable (problem, style) cells of the cell means, every INVALID
+cell counting 0.0.  RESULT: PASS
 when every trial was scorable and every artefact valid; PARTIAL when some cell is not
 scorable, some artefact invalid or some trace needs review (the score covers the scorable
-cells); UNGRADED when no cell is scorable; FAIL (score 0.0) only under --strict, which makes
+cells); UNGRADED when no cell is scorable or counts 0.0; FAIL (score 0.0) only under --strict, which makes
 anything short of PASS fail (a gate on the run: trials and cells keep their None).  Exit codes: 0 PASS with score 1.0, 1 graded below that,
 2 UNGRADED or usage error, 3 grader failure.  --no-exec changes nothing here: this grader
 never executes what it grades (training scripts are only parsed), so it is accepted for

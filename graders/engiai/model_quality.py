@@ -5,8 +5,9 @@ import os
 from graders.common.guarded import parse_python
 from graders.common.records import Check, Reject, Status
 from graders.engiai.design import binarize
-from graders.engiai.families import Unscorable, succeeded, weighted
-from graders.engiai.guarded import read_h5_array, safe_member, short
+from graders.engiai.families import Unscorable, job_completed, submitted_jobs, succeeded, weighted
+from graders.engiai.guarded import read_h5_array, safe_member
+from graders.engiai.prompts import array_digest
 from graders.engiai.run import RunRefs
 from graders.engiai.spec import ALGORITHMS, PROBLEMS, SPEC
 # -- end of source-tree preamble: the build keeps only what follows --
@@ -82,9 +83,10 @@ def copy_ratios(samples, known, spacing: dict, *, rigid: bool = False, same: boo
     return ratio
 
 
-def reference_near_rate(refs, group, spacing: dict, *, same: bool, rigid: bool = False) -> tuple:
+def reference_near_rate(refs, group, spacing: dict, *, same: bool, rigid: bool = False,
+                        frac: float | None = None) -> tuple:
     """(near rate, exact rate) of the reference designs against a group of known designs: the
-    fraction of reference designs nearer than copy_distance_frac of the spacing (either space;
+    fraction of reference designs nearer than frac (default copy_distance_frac) of the spacing (either space;
     with rigid, also to a rigid move of a group design) to some row of the group, and the
     fraction byte-identical to one.  With same=True the group is the references themselves
     (each against the others; duplicates count).  A reference design is a fresh draw of the
@@ -100,7 +102,19 @@ def reference_near_rate(refs, group, spacing: dict, *, same: bool, rigid: bool =
     rh = [hashlib.sha256(r.tobytes()).digest() for r in refs]
     count = collections.Counter(gh)
     exact = sum(count[h] > (1 if same else 0) for h in rh)
-    return float(np.mean(ratio < SPEC["copy_distance_frac"])), exact / n
+    frac = SPEC["copy_distance_frac"] if frac is None else frac
+    return float(np.mean(ratio < frac)), exact / n
+
+
+def baseline_threshold(refs, bsm, spacing: dict, rigid: bool) -> tuple:
+    """(threshold, median): the near-copy threshold against the reference designs, as a
+    fraction of the spacing: copy_distance_frac, or copy_baseline_frac of the median distance
+    of the baseline's own samples to the references when that is smaller (issue 24: a model
+    whose samples lie as near the references as the committed baseline's do is not copying;
+    the sample run's baseline lies at 0.2 of the spacing, so its threshold is 0.1)."""
+    import numpy as np
+    med = float(np.median(copy_ratios(bsm, refs, spacing, rigid=rigid)))
+    return min(SPEC["copy_distance_frac"], SPEC["copy_baseline_frac"] * med), med
 
 
 _COPY_GROUPS = (("reference", "reference designs"), ("baseline_samples", "baseline's samples"))
@@ -129,14 +143,18 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
     ratios, near_any, held_by = np.full(m, np.inf), np.zeros(m, dtype=bool), []
     excess = np.zeros(m, dtype=bool)
     exact_total = 0
+    # against the references the threshold is the baseline's (baseline_threshold), against the
+    # baseline's samples copy_distance_frac
+    ref_thr, ref_med = base.get("ref_threshold" if rigid else "ref_threshold_plain") or (frac, None)
     for key, label in _COPY_GROUPS:
+        thr = ref_thr if key == "reference" else frac
         group = base[key]
         gset = {hashlib.sha256(r.tobytes()).digest() for r in group}
         exact = sum(h in gset for h in rows)
         r = copy_ratios(samples, group, base["spacing"], rigid=rigid)
         ratios = np.minimum(ratios, r)
-        near_any |= r < frac
-        near = int(np.sum(r < frac))
+        near_any |= r < thr
+        near = int(np.sum(r < thr))
         p, p_exact = base["near_rate" if rigid else "near_rate_plain"][key]
         # beyond the count the data's own rate predicts (plus copy_share_z of its noise), the
         # nearest near-copies are excess; with p = 0 every near-copy is
@@ -148,7 +166,7 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
             pt * (1.0 - pt) * (1.0 / m + 1.0 / n_ref))
         exact_total += exact
         if (exact > 0 and p_exact == 0.0) or near / m > allowed:
-            held_by.append(f"{near} of {m} nearer than {frac:g} of the reference spacing to the "
+            held_by.append(f"{near} of {m} nearer than {thr:.3g} of the reference spacing to the "
                            f"{label} ({exact} exact; the reference designs' own rate against "
                            f"them is {p:.3g}, at most {allowed:.1%} allowed)")
     near = int(near_any.sum())
@@ -163,8 +181,10 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                             f"nearest sample at {float(ratios.min()):.3g} of the reference spacing "
                             f"(median {float(np.median(ratios)):.3g}; spacing "
                             + ", ".join(f"{k} {v:.4g}" for k, v in spaced.items())
-                            + f"); near-copy below {frac:g}: {near} of {m}; the reference "
-                              "designs' own near rate "
+                            + f"); near-copy below {frac:g} ({ref_thr:.3g} against the references"
+                            + (f", half the baseline's own samples' median {ref_med:.3g}"
+                               if ref_thr < frac else "")
+                            + f"): {near} of {m}; the reference designs' own near rate "
                             + ", ".join(f"{base['near_rate' if rigid else 'near_rate_plain'][k][0]:.3g}"
                                         f" ({lab})" for k, lab in _COPY_GROUPS)
                             + ("; flips and shifts by up to "
@@ -187,9 +207,24 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
         k = int(excess.sum())
         checks.append(Check(f"trial.{tid}.sample_copies_excluded", Status.INFO,
                             f"{k} of {m} samples are near-copies beyond what the reference designs' "
-                            f"own rate predicts (nearer than {frac:g} of the reference spacing to a "
+                            f"own rate predicts (nearer than {ref_thr:.3g}/{frac:g} of the reference spacing to a "
                             "known design, within the allowed share): left out of the MMD", k, 0))
     return held, credited, checks
+
+
+def sample_domain_checks(samples, tid: str) -> list:
+    """Samples are designs: densities in [0, 1] (within density_tol).  Values outside are a
+    finding (REVIEW, model_quality not credited until cleared), never clipped or binarised
+    silently (issue 24); an unclamped generator's overshoot is for a reviewer to clear."""
+    lo, hi = SPEC["density_range"]
+    bad = (samples < lo - SPEC["density_tol"]) | (samples > hi + SPEC["density_tol"])
+    if not bad.any():
+        return []
+    return [Check(f"trial.{tid}.sample_domain", Status.REVIEW,
+                  f"{int(bad.sum())} sample value(s) outside the density domain [{lo:g}, {hi:g}] "
+                  f"(min {float(samples.min()):.6g}, max {float(samples.max()):.6g}): the MMD of "
+                  "out-of-domain designs is not credited until a reviewer clears it",
+                  int(bad.sum()), 0)]
 
 
 def mmd(x, y, sigma: float) -> float:
@@ -219,14 +254,14 @@ def last_result(calls: list, name: str):
 
 
 def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "RunRefs",
-                        tid: str) -> tuple:
+                        tid: str, key: dict) -> tuple:
     """(terms, checks): syntax (the script parses), code_quality (validate_training_script, the
     local one-epoch gate, succeeded), dryrun (dryrun_training_script, the one-epoch SLURM job,
     succeeded), slurm_accepted (submit_slurm_job returned a job id), job_completion (the
     monitored job ended COMPLETED), model_quality (MMD against the recorded baseline)."""
     cfg, checks, terms = PROBLEMS[problem], [], {}
     arts = rec.get("artefacts") if isinstance(rec.get("artefacts"), dict) else {}
-    algorithm, seed = rec.get("algorithm", ALGORITHMS[0]), rec["seed"]   # checked in grade_trial
+    algorithm, seed = key["algorithm"] or ALGORITHMS[0], key["seed"]    # the harness's, not the record's
     # syntax: parsed, never executed
     syntax = 0.0
     if arts.get("training_script") is None:
@@ -239,8 +274,10 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
                 raise Reject(cid, f"{arts['training_script']} missing")
             if os.path.getsize(path) > SPEC["max_script_bytes"]:
                 raise Reject(cid, f"{arts['training_script']} larger than {SPEC['max_script_bytes']} bytes")
+            run.budget.charge(os.path.getsize(path), arts["training_script"], cid)
             with open(path, "rb") as fh:
                 src = fh.read()
+            run.content.setdefault(tid, []).append(("script", hashlib.sha256(src).hexdigest()))
             try:
                 parse_python(src, arts["training_script"], cid)
                 syntax = 1.0
@@ -257,11 +294,8 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
     terms["code_quality"] = 1.0 if v is not None and succeeded(v) else 0.0
     d = last_result(calls, "dryrun_training_script")
     terms["dryrun"] = 1.0 if d is not None and succeeded(d) else 0.0
-    subs = [c for c in calls if c["name"] == "submit_slurm_job" and succeeded(c)
-            and short(c["result"].get("job_id", ""), 200).strip()]
-    terms["slurm_accepted"] = 1.0 if subs else 0.0
-    m = last_result(calls, "monitor_job_until_complete")
-    terms["job_completion"] = 1.0 if m is not None and m["result"].get("state") == "COMPLETED" else 0.0
+    terms["slurm_accepted"] = 1.0 if submitted_jobs(calls) else 0.0
+    terms["job_completion"] = 1.0 if job_completed(calls) else 0.0
     # model quality: the grader's own MMD, or None with the reason
     try:
         base = run.baseline(problem, algorithm, seed)
@@ -270,15 +304,18 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
                              "(artefacts.samples is null)", artefact=True)
         cid = f"trial.{tid}.samples"
         try:
-            samples = read_h5_array(safe_member(tdir, SPEC["arrays_file"], cid), "samples", cid, ndim=3)
+            samples = read_h5_array(safe_member(tdir, SPEC["arrays_file"], cid), "samples", cid, ndim=3,
+                                    budget=run.budget)
             if tuple(samples.shape[1:]) != tuple(cfg["design_shape"]) or samples.shape[0] < 1:
                 raise Reject(cid, f"array samples has shape {samples.shape}, expected "
                                   f"(n, {cfg['design_shape'][0]}, {cfg['design_shape'][1]})")
         except Reject as exc:
             checks.append(exc.check)
             raise Unscorable(f"no usable MMD: {exc.check.message}", artefact=True)
+        run.content.setdefault(tid, []).append(("samples", array_digest(samples)))
         held, credited, more = sample_copy_checks(samples, base, tid)
-        checks += more
+        checks += more + sample_domain_checks(samples, tid)
+        held = held or any(c.id.endswith(".sample_domain") for c in checks)
         agent = mmd(samples[credited], base["reference"], base["sigma"])
         terms["agent_mmd"], terms["baseline_mmd"], terms["sigma"] = agent, base["mmd"], base["sigma"]
         terms["model_quality"] = model_quality(base["mmd"], agent)

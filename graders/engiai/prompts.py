@@ -1,4 +1,5 @@
 """PROMPT STYLES (a part of grade_engiai.py; see CONTRIBUTING.md)."""
+import hashlib
 from graders.common.records import Check, Reject, Status
 from graders.engiai.design import (connectivity, constraint_match, describe_watertight, iou,
     objective_match, pixel_accuracy, watertight_report)
@@ -265,7 +266,11 @@ def stl_witness(rep: dict, design, exports: list, caps=None) -> dict:
                 for mir in mirrors:
                     tried += 1
                     if solid_fit(rep, design, s, thr, mir, strict, caps):
-                        return {"ok": True, "why": (
+                        # the solid witnessed: its cells, scale, mirroring and height (files
+                        # that are one solid, e.g. a copy with float noise, count once)
+                        solid = (hashlib.sha256(np.packbits(mask).tobytes()).hexdigest(), mir,
+                                 f"{s:.5g}", f"{rep['z_extent']:.5g}")
+                        return {"ok": True, "solid": solid, "why": (
                             f"its volume, x/y centroid and footprint are those of the design's "
                             f"{int(mask.sum())} cells {'>' if strict else '>='} {thr:g} at scale_xy "
                             f"{s:g}, mirrored {mir}"
@@ -345,18 +350,75 @@ def distractor_check(got: dict, expected, tid: str) -> list:
                   {"export": ev, "preview": pv})]
 
 
+def array_digest(a) -> str:
+    """sha256 of an array's content (shape and float64 values), whatever file held it."""
+    import numpy as np
+    a = np.ascontiguousarray(np.asarray(a, dtype=np.float64))
+    return hashlib.sha256(repr(a.shape).encode() + a.tobytes()).hexdigest()
+
+
+def read_stl_set(names, tdir: str, run: "RunRefs", tid: str) -> tuple:
+    """(reports {name: watertight_report}, caps {name: cap faces}, units, checks) of the STL
+    files a trial lists, as a set by content (issue 24: a name listed nine times was averaged
+    nine times): a name listed again is read once; names whose triangles are identical are one
+    unit (read, analysed once); an unreadable name is a unit of its own (FAIL record).
+    Watertightness is the fraction of units that witness the design."""
+    import copy
+    cid = f"trial.{tid}.stl"
+    if not isinstance(names, list):
+        return {}, {}, [], [Check(cid, Status.FAIL, "artefacts.stl must be a list")]
+    if len(names) > SPEC["max_artefact_names"]:
+        return {}, {}, [["\0refused"]], [Check(
+            cid, Status.FAIL, f"artefacts.stl lists {len(names)} names (more than "
+            f"{SPEC['max_artefact_names']}): not read, watertightness 0", len(names),
+            SPEC["max_artefact_names"])]
+    reports, caps, units, checks, listed = {}, {}, {}, [], set()
+    repeated = 0
+    for raw in names:
+        ukey = ("name", raw) if isinstance(raw, str) else ("bad", short(raw, 60, as_repr=True))
+        if ukey in listed:
+            repeated += 1
+            continue
+        listed.add(ukey)
+        try:
+            tris = read_stl(safe_member(tdir, raw, cid), cid, run.budget)
+        except Reject as exc:
+            checks.append(exc.check)
+            units[ukey] = [None]
+            continue
+        digest = array_digest(tris)
+        if digest in units:
+            first = units[digest][0]
+            reports[raw] = dict(copy.deepcopy(reports[first]), witness=None)
+            caps[raw] = caps[first]
+            units[digest].append(raw)
+            continue
+        rep = watertight_report(tris)
+        reports[raw], units[digest] = rep, [raw]
+        caps[raw] = cap_faces(tris, rep) if rep["ok"] else None
+    run.content.setdefault(tid, []).append(("stl", sorted(k for k in units if isinstance(k, str))))
+    same = sum(len(u) - 1 for u in units.values())
+    if repeated or same:
+        checks.append(Check(f"trial.{tid}.stl_set", Status.INFO,
+                            f"artefacts.stl lists {len(names)} name(s): {len(units)} distinct "
+                            f"file(s) by content ({repeated} name(s) listed again, {same} file(s) "
+                            "with the content of another): each counts once", len(units),
+                            len(names)))
+    return reports, caps, list(units.values()), checks
+
+
 def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, run: "RunRefs",
-                 tid: str) -> tuple:
-    """(terms, checks) for a design-optimization trial."""
+                 tid: str, key: dict) -> tuple:
+    """(terms, checks) for a design-optimization trial, against the harness manifest entry
+    `key` (its example_id picks the ground truth, its expected metadata the export parameters)."""
     import numpy as np
     cfg = PROBLEMS[problem]
     checks = []
-    ex = rec.get("example_id")
-    if isinstance(ex, bool) or not isinstance(ex, int):
-        raise Unscorable("example_id missing or not an integer: no ground truth to compare with")
+    ex = key["example_id"]
     gt_design, gt = run.ground_truth(problem, ex)
     arts = rec.get("artefacts") if isinstance(rec.get("artefacts"), dict) else {}
-    # the agent's design: declared absent -> 0 (agent produced none); declared but bad -> FAIL, 0
+    # the agent's design: declared absent -> 0 (agent produced none); declared but bad (wrong
+    # shape, non-finite, densities outside [0, 1]) -> FAIL, 0
     design = None
     if arts.get("design") is None:
         checks.append(Check(f"trial.{tid}.design", Status.INFO, "no design produced (artefacts.design "
@@ -364,28 +426,16 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
     else:
         try:
             design = read_h5_array(safe_member(tdir, SPEC["arrays_file"], f"trial.{tid}.design"),
-                                   "design", f"trial.{tid}.design", shape=cfg["design_shape"])
+                                   "design", f"trial.{tid}.design", shape=cfg["design_shape"],
+                                   density=True, budget=run.budget)
+            run.content.setdefault(tid, []).append(("design", array_digest(design)))
             checks.append(Check(f"trial.{tid}.design", Status.PASS,
-                                f"design {cfg['design_shape']} finite"))
+                                f"design {cfg['design_shape']} finite, densities in [0, 1]"))
         except Reject as exc:
             checks.append(Check(exc.check.id, Status.FAIL, exc.check.message + ": design terms 0",
                                 exc.check.measured, exc.check.limit))
-    # exported STL files: each read from disk, watertightness from its own geometry
-    stl_reports, caps = {}, {}
-    stl_names = arts.get("stl", [])
-    if not isinstance(stl_names, list):
-        checks.append(Check(f"trial.{tid}.stl", Status.FAIL, "artefacts.stl must be a list"))
-        stl_names = []
-    for name in stl_names:
-        cid = f"trial.{tid}.stl"
-        try:
-            tris = read_stl(safe_member(tdir, name, cid), cid)
-            rep = watertight_report(tris)
-        except Reject as exc:
-            checks.append(exc.check)
-            continue
-        stl_reports[name] = rep
-        caps[name] = cap_faces(tris, rep) if rep["ok"] else None
+    stl_reports, caps, stl_units, more = read_stl_set(arts.get("stl", []), tdir, run, tid)
+    checks += more
     # watertight = a closed solid of positive volume that is the design's (the witness)
     for name, rep in stl_reports.items():
         if rep["ok"]:
@@ -394,10 +444,30 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
                 and c["result"].get("stl_path") == name], caps.get(name))
         checks.append(Check(f"trial.{tid}.stl", Status.INFO, f"{name}: {describe_watertight(rep)}",
                             rep))
-    watertight = (float(np.mean([isinstance(n, str) and n in stl_reports and stl_reports[n]["ok"]
-                                 and stl_reports[n]["witness"]["ok"] for n in stl_names]))
-                  if stl_names else 0.0)
-    if not stl_names:
+    # each distinct file counts once, for its content: a unit is the names sharing one content
+    # (or one unreadable name); it is watertight when one of its names witnesses the design
+    # files that witness one and the same solid of the design are one unit too (a copy with a
+    # vertex moved by an ulp is other bytes, but not another export)
+    merged, by_solid = [], {}
+    for unit in stl_units:
+        solid = next((stl_reports[n]["witness"]["solid"] for n in unit if n in stl_reports
+                      and stl_reports[n]["ok"] and stl_reports[n]["witness"]["ok"]), None)
+        if solid is not None and solid in by_solid:
+            by_solid[solid].extend(unit)
+            continue
+        merged.append(list(unit))
+        if solid is not None:
+            by_solid[solid] = merged[-1]
+    if len(merged) < len(stl_units):
+        checks.append(Check(f"trial.{tid}.stl_solids", Status.INFO,
+                            f"{len(stl_units)} distinct file(s) are {len(merged)} distinct solid(s) "
+                            "(files witnessing the same cells at the same scale, mirroring and "
+                            "height count once)", len(merged), len(stl_units)))
+    stl_units = merged
+    watertight = (float(np.mean([any(n in stl_reports and stl_reports[n]["ok"] and
+                                     stl_reports[n]["witness"]["ok"] for n in unit)
+                                 for unit in stl_units])) if stl_units else 0.0)
+    if not stl_units:
         checks.append(Check(f"trial.{tid}.stl", Status.INFO, "no STL exported: watertightness 0"))
     sims = [c for c in calls if c["name"] == "simulate_design" and succeeded(c)]
     agent_obj = sims[-1]["result"].get("objectives", {}) if sims else {}
@@ -415,7 +485,7 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
     optimal = cfg["optimal"][style]
     terms["tool_efficiency"] = tool_efficiency(calls, optimal)
     checks += optimal_count_check(rec, optimal, tid)
-    tc, tc_checks = task_completion(style, calls, rec.get("expected"), gt, stl_reports, tid)
+    tc, tc_checks = task_completion(style, calls, key.get("expected"), gt, stl_reports, tid)
     terms["task_completion"] = tc
     checks += tc_checks + export_geometry_checks(calls, design, stl_reports, tid, caps)
     terms["overall"] = weighted(cfg["weights"], terms)

@@ -30,7 +30,97 @@ def rag_param(calls: list, param: str) -> tuple:
     return None, None
 
 
-_PASSAGE_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(\s*%)?")
+# numbers as people write them (issue 24: "35 percent" was not read as 0.35): digits, decimals
+# and exponents; a percentage (`35%`, `35 percent`, `35 per cent`, `35 pct`) reads as 0.35 as well
+# as 35; a fraction `7/20` as 0.35; number words up to 999 ("thirty-five percent", "zero point
+# three five", "one half", "a third", "three quarters")
+_PASSAGE_NUMBER = re.compile(
+    r"(?<![\w.])([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+    r"(?:\s*/\s*(\d+(?:\.\d*)?|\.\d+)(?![\w.]))?"
+    r"(\s*(?:%|(?:percent|per\s+cent|pct)(?![A-Za-z])))?", re.IGNORECASE)
+_UNIT_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS_WORDS = {w: 10 * (i + 2) for i, w in enumerate(
+    "twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_FRACTION_WORDS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4,
+                   "fourth": 4, "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6,
+                   "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8, "ninth": 9,
+                   "ninths": 9, "tenth": 10, "tenths": 10}
+
+
+def _cardinal(words: list, i: int) -> tuple:
+    """(value, next index) of the number words starting at words[i] (0..999), or (None, i)."""
+    def below_100(k):
+        if k < len(words) and words[k] in _TENS_WORDS:
+            v = _TENS_WORDS[words[k]]
+            if k + 1 < len(words) and words[k + 1] in _UNIT_WORDS and 0 < _UNIT_WORDS[words[k + 1]] < 10:
+                return v + _UNIT_WORDS[words[k + 1]], k + 2
+            return v, k + 1
+        if k < len(words) and words[k] in _UNIT_WORDS:
+            return _UNIT_WORDS[words[k]], k + 1
+        return None, k
+    v, k = below_100(i)
+    if v is None:
+        return None, i
+    if k < len(words) and words[k] == "hundred" and 0 < v < 10:
+        v, k = v * 100, k + 1
+        nxt = k + 1 if k < len(words) and words[k] == "and" else k
+        rest, k2 = below_100(nxt)
+        if rest is not None:
+            v, k = v + rest, k2
+    return v, k
+
+
+def word_numbers(text: str) -> list:
+    """Values written in words: cardinals, `point` decimals, fractions, percentages."""
+    words = re.findall(r"[a-z]+", text.lower())
+    out, i = [], 0
+    while i < len(words):
+        v, k = _cardinal(words, i)
+        if v is None:
+            if words[i] == "a" and i + 1 < len(words) and words[i + 1] in _FRACTION_WORDS:
+                out.append(1.0 / _FRACTION_WORDS[words[i + 1]])
+                i += 2
+            else:
+                i += 1
+            continue
+        value = float(v)
+        if k < len(words) and words[k] == "point":
+            digits = []
+            while k + 1 < len(words) and words[k + 1] in _UNIT_WORDS and _UNIT_WORDS[words[k + 1]] < 10:
+                digits.append(str(_UNIT_WORDS[words[k + 1]]))
+                k += 1
+            if digits:
+                value = float(f"{v}.{''.join(digits)}")
+                k += 1
+        if k < len(words) and words[k] in _FRACTION_WORDS:
+            out.append(value / _FRACTION_WORDS[words[k]])
+            k += 1
+        elif k < len(words) and (words[k] in ("percent", "pct") or
+                                 (words[k] == "per" and k + 1 < len(words) and words[k + 1] == "cent")):
+            out += [value, value / 100.0]
+            k += 2 if words[k] == "per" else 1
+        else:
+            out.append(value)
+        i = k
+    return out
+
+
+def passage_numbers(text: str) -> list:
+    """Every value a passage states (digits, percentages, fractions, number words)."""
+    out = []
+    for m in _PASSAGE_NUMBER.finditer(text):
+        try:
+            x = float(m.group(1))
+            if m.group(2) is not None:
+                d = float(m.group(2))
+                out += [x, d] + ([x / d] if d != 0 else [])
+                continue
+        except (ValueError, OverflowError):
+            continue
+        out += [x, x / 100.0] if m.group(3) else [x]
+    return out + word_numbers(text)
 
 
 def passage_text(p):
@@ -41,20 +131,14 @@ def passage_text(p):
 
 def passages_state(call: dict, value: float, tol: float) -> bool:
     """Does a successful retrieval's text state `value` (some number in its passages within
-    tol of it; `35%` reads as 0.35 as well as 35)?  A retrieval that carries no such number
-    could not have informed that answer (TRIAL_FORMAT.md decision 10)."""
+    tol of it, read as people write numbers: passage_numbers)?  A retrieval that carries no
+    such number could not have informed that answer (TRIAL_FORMAT.md decision 10)."""
     for p in call["result"].get("results") or ():
         text = passage_text(p)
         if not isinstance(text, str):
             continue
-        for m in _PASSAGE_NUMBER.finditer(text[:1 << 20]):
-            try:
-                x = float(m.group(0).rstrip("% \t\r\n"))
-            except ValueError:
-                continue
-            if any(math.isfinite(v) and abs(v - value) <= tol
-                   for v in ((x, x / 100.0) if m.group(1) else (x,))):
-                return True
+        if any(math.isfinite(v) and abs(v - value) <= tol for v in passage_numbers(text[:1 << 20])):
+            return True
     return False
 
 
@@ -77,16 +161,16 @@ def retrieval_failure(call: dict):
     return None
 
 
-def score_rag(rec: dict, calls: list, tid: str) -> tuple:
+def score_rag(key: dict, calls: list, tid: str) -> tuple:
     """rag_accuracy: mode-weighted parameter accuracy plus the weight for using the RAG tool.
     `rag_tool_called` needs a successful retrieval (retrieval_failure); a parameter's accuracy
     counts only when a successful retrieval precedes the optimize_design call that gave the
     answer and states the answered value (passages_state): a failed or empty retrieval, one
     after the answer, or one whose passages carry no such number, is a lucky guess (seed:
     "a lucky guess scores nothing")."""
-    cond = (rec.get("expected") or {}).get("conditions") if isinstance(rec.get("expected"), dict) else None
+    cond = (key.get("expected") or {}).get("conditions") if isinstance(key.get("expected"), dict) else None
     if not isinstance(cond, dict) or as_number(cond.get("expected_volfrac")) is None:
-        raise Unscorable("expected.conditions.expected_volfrac missing from the trial record")
+        raise Unscorable("expected.conditions.expected_volfrac missing from the harness manifest")
     tested = tuple(p for p in ("forcedist", "rmin") if cond.get(f"expected_{p}") is not None)
     weights = SPEC["rag_modes"][tested]
     searches = [(i, retrieval_failure(c)) for i, c in enumerate(calls) if c["name"] == "search_documents"]
@@ -97,8 +181,11 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
         exp = as_number(cond.get(f"expected_{p}"))
         if exp is None:
             raise Unscorable(f"expected.conditions.expected_{p} is not a number")
-        tol = as_number(cond.get(f"expected_{p}_tolerance"))
-        tol = SPEC["rag_default_tol"] if tol is None else tol
+        tol = cond.get(f"expected_{p}_tolerance")
+        tol = SPEC["rag_default_tol"] if tol is None else as_number(tol)
+        if tol is None or tol < 0:
+            raise Unscorable(f"expected.conditions.expected_{p}_tolerance in the harness manifest "
+                             "is not a non-negative number")
         got, at = rag_param(calls, p)
         acc = 1.0 if got is not None and abs(got - exp) <= tol else 0.0
         before = [i for i in good if at is not None and i < at]
@@ -110,7 +197,7 @@ def score_rag(rec: dict, calls: list, tid: str) -> tuple:
         detail.append(f"{p} {got!r} vs {exp:g}+-{tol:g}: {'ok' if acc else 'off'}"
                       + ("" if informed or not acc else f" (not credited: {why})"))
     terms["rag_accuracy"] = rag
-    terms["overall"] = weighted(PROBLEMS[rec["problem"]]["weights"], terms)
+    terms["overall"] = weighted(PROBLEMS[key["problem"]]["weights"], terms)
     if not searches:
         head = "search_documents NOT called: parameter accuracy not credited; "
     else:

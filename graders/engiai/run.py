@@ -4,29 +4,182 @@ import json
 import math
 import os
 import re
+import time
 from graders.common.guarded_json import read_json_file
 from graders.common.records import Check, Reject, Status
 from graders.engiai.families import Trial, Unscorable, parse_trace, succeeded, trace_checks
 from graders.engiai.guarded import _h5_get, _h5_open, as_number, read_h5_array, read_h5_attrs, short
 from graders.engiai.hpc import score_hpc
-from graders.engiai.model_quality import (mmd, reference_near_rate, reference_spacing,
-    rigid_affordable, score_training_code)
+from graders.engiai.model_quality import (baseline_threshold, mmd, reference_near_rate,
+    reference_spacing, rigid_affordable, score_training_code)
 from graders.engiai.prompts import score_design
-from graders.engiai.rag import score_rag
+from graders.engiai.rag import _RAG_ALIASES, passage_text, score_rag
 from graders.engiai.spec import ALGORITHMS, PROBLEMS, SPEC, list_problems
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # RUN: reference file (ground truth, baselines) and the trial loop
 # =============================================================================
-class RunRefs:
-    """RUN_DIR/reference.h5, read on demand: ground truth per (problem, example) and MMD
-    baselines per (problem, algorithm, seed).  A missing entry is Unscorable."""
+class RunBudget:
+    """Bytes of trial artefacts read and seconds spent over the whole run (issue 24: one 8 MiB
+    STL listed 150 times was parsed 150 times, > 4 minutes; the 64 MiB cap is per file).  A read
+    past either limit raises Reject (the term it feeds scores 0, with a FAIL record), never a
+    silent skip; `refused` lists what was not read for the run's FAIL run.budget record."""
 
-    def __init__(self, run_dir: str):
+    def __init__(self, max_bytes: int, max_seconds: float):
+        self.max_bytes, self.max_seconds = int(max_bytes), float(max_seconds)
+        self.bytes = 0
+        self.t0 = time.monotonic()
+        self.refused = []
+
+    def exhausted(self):
+        """Why the run's budget is spent, or None."""
+        spent = time.monotonic() - self.t0
+        if spent > self.max_seconds:
+            return f"the run's time budget is spent ({spent:.0f} s of {self.max_seconds:g} s)"
+        if self.bytes >= self.max_bytes:
+            return f"the run's read budget is spent ({self.bytes} of {self.max_bytes} bytes)"
+        return None
+
+    def charge(self, n: int, what: str, check_id: str) -> None:
+        why = self.exhausted()
+        if why is None and self.bytes + n > self.max_bytes:
+            why = (f"reading it ({n} bytes) would pass the run's read budget ({self.bytes} of "
+                   f"{self.max_bytes} bytes read)")
+        if why is not None:
+            self.refused.append(f"{check_id}: {what}")
+            raise Reject(check_id, f"{what} not read: {why}", self.bytes + n, self.max_bytes)
+        self.bytes += n
+
+
+def manifest_entry_problem(e):
+    """Why one entry of the harness manifest is unusable, or None."""
+    if not isinstance(e, dict):
+        return "not an object"
+    p, s = e.get("problem"), e.get("prompt_style")
+    if not isinstance(p, str) or p not in PROBLEMS:
+        return f"problem {short(p, as_repr=True)} is not registered"
+    if not isinstance(s, str) or s not in PROBLEMS[p]["styles"]:
+        return f"prompt_style {short(s, as_repr=True)} is not accepted by {p}"
+    for f in ("example_id", "seed"):
+        v = e.get(f)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            return f"{f} {short(v, as_repr=True)} is not an integer"
+    fam = PROBLEMS[p]["family"]
+    if fam in ("design_optimization", "rag_retrieval") and e.get("example_id") is None:
+        return f"a {fam} trial needs an example_id"
+    if fam == "training_code" and e.get("seed") is None:
+        return "a training-code trial needs a seed (it selects the baseline)"
+    if e.get("algorithm") is not None and e.get("algorithm") not in ALGORITHMS:
+        return f"algorithm {short(e.get('algorithm'), as_repr=True)} is not one of {', '.join(ALGORITHMS)}"
+    if e.get("expected") is not None and not isinstance(e.get("expected"), dict):
+        return "expected is not an object"
+    return None
+
+
+def trial_key(problem: str, style: str, example_id, seed) -> tuple:
+    return (problem, style, example_id, seed)
+
+
+def show_key(key: tuple) -> str:
+    p, s, ex, seed = key
+    return f"{p}/{s} example_id={short(ex, 20, as_repr=True)} seed={short(seed, 20, as_repr=True)}"
+
+
+class RunRefs:
+    """RUN_DIR/reference.h5, read on demand: the harness manifest (the key: which trials the
+    harness ran and what each prompt expects), ground truth per (problem, example) and MMD
+    baselines per (problem, algorithm, seed).  A missing ground truth or baseline of a trial
+    the manifest lists is Unscorable (a harness gap with harness-side evidence); a trial the
+    manifest does not list is invalid."""
+
+    def __init__(self, run_dir: str, seconds: float | None = None):
         self.path = os.path.join(run_dir, SPEC["reference_file"])
         self._cache = {}
         self._reported = set()   # baseline notes are printed once, not once per trial
         self.designs = {}        # trial id -> the scored design trial's design (copy checks)
+        self.content = {}        # trial id -> digests of what was scored (duplicate checks)
+        self.keys = None         # (problem, style, example_id, seed) -> manifest entry
+        self.manifest_error = None
+        self.budget = RunBudget(SPEC["run_max_read_bytes"],
+                                SPEC["run_max_seconds"] if seconds is None else seconds)
+
+    def load_manifest(self) -> list:
+        """Read the harness manifest (SPEC harness_dataset) once; records saying what it holds.
+        Unusable entries are left out (a trial claiming one is then unknown: invalid)."""
+        import numpy as np
+        import h5py
+        self.keys = {}
+        try:
+            with _h5_open(self.path, "run.harness") as fh:
+                obj = _h5_get(fh, SPEC["harness_dataset"], "run.harness")
+                if not isinstance(obj, h5py.Dataset) or obj.dtype != np.uint8 or obj.ndim != 1:
+                    raise Reject("run.harness", f"{SPEC['reference_file']} has no "
+                                 f"{SPEC['harness_dataset']} (a uint8 JSON document)")
+                if obj.size > SPEC["max_harness_bytes"]:
+                    raise Reject("run.harness", f"{SPEC['harness_dataset']} is {obj.size} bytes",
+                                 obj.size, SPEC["max_harness_bytes"])
+                text = obj[()].tobytes().decode("utf-8")
+            doc = json.loads(text, parse_constant=lambda c: float(c))
+        except Reject as exc:
+            self.manifest_error = exc.check.message
+        except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
+            self.manifest_error = (f"{SPEC['harness_dataset']} is not a readable JSON document "
+                                   f"({type(exc).__name__})")
+        except Exception as exc:   # h5py errors reading a harness dataset
+            self.manifest_error = f"{SPEC['harness_dataset']} unreadable ({type(exc).__name__})"
+        else:
+            if not isinstance(doc, dict) or doc.get("format") != SPEC["harness_format"] or \
+                    not isinstance(doc.get("trials"), list):
+                self.manifest_error = (f"{SPEC['harness_dataset']} is not an "
+                                       f"{SPEC['harness_format']!r} document with a trials list")
+        if self.manifest_error is not None:
+            return [Check("run.harness", Status.FAIL, f"no harness manifest: {self.manifest_error}; "
+                          "no trial's key can be checked, so every trial is invalid (counted 0)")]
+        bad = []
+        for i, e in enumerate(doc["trials"]):
+            why = manifest_entry_problem(e)
+            key = None if why else trial_key(e["problem"], e["prompt_style"], e.get("example_id"),
+                                              e.get("seed"))
+            if key is not None and key in self.keys:
+                why = f"{show_key(key)} listed twice (the first kept)"
+            if why:
+                bad.append(f"trials[{i}]: {why}")
+                continue
+            alg = e.get("algorithm")
+            if PROBLEMS[e["problem"]]["family"] == "training_code" and alg is None:
+                alg = ALGORITHMS[0]                   # seed: cgan_cnn_2d is the default
+            self.keys[key] = {"key": key, "problem": e["problem"], "prompt_style": e["prompt_style"],
+                              "example_id": e.get("example_id"), "seed": e.get("seed"),
+                              "algorithm": alg, "expected": e.get("expected")}
+        out = [Check("run.harness", Status.INFO, f"harness manifest: {len(self.keys)} trial(s) "
+                     "keyed by (problem, prompt_style, example_id, seed); expectations, tolerances "
+                     "and algorithms are read from it, never from a trial record")]
+        if bad:
+            out.append(Check("run.harness_entries", Status.FAIL, f"{len(bad)} unusable manifest "
+                             f"entr{'y' if len(bad) == 1 else 'ies'} left out: " + "; ".join(bad[:5])
+                             + (" ..." if len(bad) > 5 else ""), len(bad), 0))
+        return out
+
+    def key_of(self, rec: dict, problem: str, style: str, check_id: str) -> dict:
+        """The manifest entry of a record's (problem, prompt_style, example_id, seed); Reject
+        (an invalid trial, counted 0) when the harness lists no such trial."""
+        if self.keys is None:
+            self.load_manifest()
+        for f in ("example_id", "seed"):
+            v = rec.get(f)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise Reject(check_id, f"{f} {short(v, as_repr=True)} is not an integer: the trial "
+                                       "names no key the harness knows")
+        key = trial_key(problem, style, rec.get("example_id"), rec.get("seed"))
+        if self.manifest_error is not None:
+            raise Reject(check_id, f"{show_key(key)}: no harness manifest to check it against "
+                                   f"({self.manifest_error})")
+        entry = self.keys.get(key)
+        if entry is None:
+            raise Reject(check_id, f"{show_key(key)} is not a trial the harness ran (the manifest "
+                                   f"{SPEC['reference_file']}:{SPEC['harness_dataset']} does not "
+                                   "list it): an unknown key is invalid, never a harness gap")
+        return entry
 
     def all_ground_truths(self, problem: str, wanted: set) -> tuple:
         """({example: design} of the readable ground truths of a problem, all compared): every
@@ -57,7 +210,7 @@ class RunRefs:
                 if attrs is None:
                     raise Unscorable(f"no ground truth for {problem} example {example} in reference.h5")
                 design = read_h5_array(self.path, f"{grp}/optimal_design", "run.reference",
-                                       shape=PROBLEMS[problem]["design_shape"])
+                                       shape=PROBLEMS[problem]["design_shape"], density=True)
                 self._cache[key] = (design, attrs)
             except Reject as exc:
                 raise Unscorable(f"ground truth unusable: {exc.check.message}")
@@ -88,8 +241,10 @@ class RunRefs:
                     not 0.0 < 0.5 / (sigma * sigma) < math.inf:
                 return f"baseline ({algorithm}, seed {seed}) records no usable positive sigma " \
                        f"({sigma!r})"
-            ref = read_h5_array(self.path, f"{grp}/reference_designs", "run.reference", ndim=3)
-            bsm = read_h5_array(self.path, f"{grp}/baseline_samples", "run.reference", ndim=3)
+            ref = read_h5_array(self.path, f"{grp}/reference_designs", "run.reference", ndim=3,
+                                density=True)
+            bsm = read_h5_array(self.path, f"{grp}/baseline_samples", "run.reference", ndim=3,
+                                density=True)
             for name, a in (("reference_designs", ref), ("baseline_samples", bsm)):
                 if tuple(a.shape[1:]) != tuple(shape) or a.shape[0] < 1:
                     return f"baseline ({algorithm}, seed {seed}): {name} has shape {a.shape}"
@@ -107,14 +262,19 @@ class RunRefs:
         spacing = reference_spacing(ref)
         rigid = rigid_affordable(len(ref), len(ref) + len(bsm), int(ref[0].size))
 
-        def rates(rig):
-            return {"reference": reference_near_rate(ref, ref, spacing, same=True, rigid=rig),
+        thr_plain = baseline_threshold(ref, bsm, spacing, False)
+        thr_rigid = baseline_threshold(ref, bsm, spacing, True) if rigid else thr_plain
+
+        def rates(rig, thr):
+            return {"reference": reference_near_rate(ref, ref, spacing, same=True, rigid=rig,
+                                                     frac=thr[0]),
                     "baseline_samples": reference_near_rate(ref, bsm, spacing, same=False,
                                                             rigid=rig)}
-        plain = rates(False)
+        plain = rates(False, thr_plain)
         return {"mmd": value, "sigma": sigma, "reference": ref, "baseline_samples": bsm,
                 "spacing": spacing, "checks": checks, "rigid": rigid, "near_rate_plain": plain,
-                "near_rate": rates(True) if rigid else plain}
+                "near_rate": rates(True, thr_rigid) if rigid else plain,
+                "ref_threshold_plain": thr_plain, "ref_threshold": thr_rigid}
 
 
 TERM_NAMES = ("overall", "design_quality", "iou", "pixel_accuracy", "objective_match",
@@ -151,30 +311,180 @@ def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
                        + "; ".join(diffs[:6]) + (" ..." if len(diffs) > 6 else ""), len(diffs))]
 
 
-def record_fingerprint(rec: dict):
-    """sha256 of the record with its trial_id left out: two folders holding the same record
-    (a copied trial, renamed or not) have the same fingerprint."""
+# the fields of a tool call the grader reads (args: RAG answers, HPC config, CLI command, job
+# ids; results: outcomes, objectives, export parameters, passages, metrics): a trial's content
+# fingerprint is made of these, so a copy that varies anything else is still a copy
+_RAG_ARGS = frozenset(a for v in _RAG_ALIASES.values() for a in v) | {"problem_config"}
+_HPC_ARGS = frozenset({"cfg", "seed", "epochs", "algorithm", "problem_id", "command", "job_id"})
+_SCORED_FIELDS = {   # family -> (args read, result fields read); other fields never change a score
+    "design_optimization": (frozenset(), frozenset({
+        "success", "objectives", "stl_path", "scale_xy", "scale_z", "threshold", "mirrored"})),
+    "rag_retrieval": (_RAG_ARGS, frozenset({"success", "error", "results"})),
+    "hpc_orchestration": (_HPC_ARGS, frozenset({"success", "job_id", "state", "metrics"})),
+    "training_code": (frozenset({"job_id"}), frozenset({"success", "job_id", "state"})),
+}
+
+
+def _scored_result(problem: str, key: str, value):
+    """A result field as the grader reads it: passages as their text, objectives and metrics
+    restricted to the names scored."""
+    if key == "results" and isinstance(value, list):
+        return [passage_text(p) for p in value]
+    if key == "objectives" and isinstance(value, dict):
+        return {n: value.get(n) for n, _, _ in PROBLEMS[problem]["objectives"]}
+    if key == "metrics" and isinstance(value, dict):
+        return {n: value.get(n) for n in SPEC["hpc_eval_metrics"]}
+    return value
+
+
+def content_fingerprint(problem: str, calls: list, content) -> str | None:
+    """sha256 of what a trial is scored on (issue 24): its problem, the trace reduced to the
+    fields its family's scoring reads (_SCORED_FIELDS; every call's name, since the count is
+    scored), and the content digests of its arrays, STL files and script (`content`, noted
+    while scoring); None when the trace cannot be serialised."""
+    args_read, results_read = _SCORED_FIELDS[PROBLEMS[problem]["family"]]
+    trace = [[c["name"], {k: v for k, v in c["args"].items() if k in args_read},
+              {k: _scored_result(problem, k, v) for k, v in c["result"].items()
+               if k in results_read}] for c in calls]
     try:
-        text = json.dumps({k: v for k, v in rec.items() if k != "trial_id"}, sort_keys=True)
+        text = json.dumps([problem, trace, sorted(content)], sort_keys=True, default=str)
     except (ValueError, TypeError, RecursionError):
         return None
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def duplicate_checks(trials: list) -> list:
-    """A trial whose record repeats an earlier one's would count twice in its cell: flagged for
-    review (a deterministic agent can repeat itself; a copied folder is the other reading)."""
+    """A trial whose scored content (trace, arrays, STL, script: content_fingerprint) repeats
+    another's under a different harness key is flagged for review (a deterministic agent can
+    repeat itself on two prompts; a copied trial is the other reading); both keep their keys.
+    Trials claiming the same key are counted once (key_accounting)."""
     first, out = {}, []
     for t in trials:
-        if t.record_sha256 is None or t.status == "filtered":
+        if t.content_sha256 is None or t.status in ("filtered", "duplicate", "missing"):
             continue
-        if t.record_sha256 in first:
+        if t.content_sha256 in first:
             out.append(Check(f"trial.{t.trial_id}.duplicate", Status.REVIEW,
-                             f"record identical (apart from trial_id) to trial "
-                             f"{first[t.record_sha256]}: counted in its cell, but a copied trial "
-                             "would weigh twice", first[t.record_sha256]))
+                             f"scored content (trace, arrays, STL files, script) identical to trial "
+                             f"{first[t.content_sha256]}'s, under another harness key: a copied "
+                             "trial, or a deterministic agent repeating itself; a reviewer decides",
+                             first[t.content_sha256]))
         else:
-            first[t.record_sha256] = t.trial_id
+            first[t.content_sha256] = t.trial_id
+    return out
+
+
+def first_difference(a, b, path: str = ""):
+    """The first path at which two JSON values differ (numbers by value, booleans only equal to
+    booleans), or None when they agree."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return None if type(a) is type(b) and a == b else (path or "(value)")
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        try:
+            return None if float(a) == float(b) else (path or "(value)")
+        except OverflowError:
+            return None if a == b else (path or "(value)")
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                return f"{path}.{k}".lstrip(".")
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d is not None:
+                return d.lstrip(".")
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path} (length {len(a)} vs {len(b)})".lstrip(".")
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d is not None:
+                return d.lstrip(".")
+        return None
+    return None if a == b else (path or "(value)").lstrip(".")
+
+
+def key_checks(rec: dict, key: dict, tid: str) -> list:
+    """A record's own copy of the key (its `expected` metadata, a training-code `algorithm`)
+    against the harness manifest: the manifest's is used; a disagreement is a FAIL finding
+    (issue 24: a rewritten `expected` turned a wrong export into task completion 1.0)."""
+    diffs = []
+    try:
+        if rec.get("expected") is not None:
+            d = first_difference(rec["expected"], key.get("expected") or {})
+            if d is not None:
+                diffs.append(f"expected.{d}")
+        if PROBLEMS[key["problem"]]["family"] == "training_code" and "algorithm" in rec and \
+                rec["algorithm"] != key["algorithm"]:
+            diffs.append(f"algorithm {short(rec['algorithm'], as_repr=True)} (harness "
+                         f"{key['algorithm']!r})")
+    except (RecursionError, MemoryError):
+        diffs.append("expected (nested too deeply to compare)")
+    if not diffs:
+        return []
+    return [Check(f"trial.{tid}.key", Status.FAIL,
+                  "the record's own copy of its key disagrees with the harness manifest at "
+                  + "; ".join(short(d, 120) for d in diffs) + ": the harness's is used", diffs)]
+
+
+def key_accounting(trials: list, run: "RunRefs", problems: set, styles: set) -> tuple:
+    """Each harness key counts once in its cell (issue 24).  (placeholders, checks):
+    several trial folders claiming one key keep the worst of them in the cell (invalid, then a
+    None of the agent's own artefact, then a None, then the lowest score) and the others are
+    `duplicate` (REVIEW, not counted); a key the manifest lists with no trial claiming it is a
+    `missing` trial in its cell (its cell INVALID, counted 0: dropping a weak trial can never
+    raise a mean)."""
+    by_key, checks = {}, []
+    for t in trials:
+        if t.key is not None and t.status != "filtered":
+            by_key.setdefault(t.key, []).append(t)
+
+    def rank(t):
+        if t.status == "invalid":
+            return (0, 0.0, t.trial_id)
+        if t.score is None:
+            return (1 if t.artefact_none else 2, 0.0, t.trial_id)
+        return (3, t.score, t.trial_id)
+    for key, ts in by_key.items():
+        if len(ts) < 2:
+            continue
+        keep = min(ts, key=rank)
+        for t in ts:
+            if t is keep:
+                continue
+            t.status = "duplicate"
+            checks.append(Check(f"trial.{t.trial_id}.duplicate_key", Status.REVIEW,
+                                f"claims the harness key {show_key(key)} that trial {keep.trial_id} "
+                                f"also claims: the key counts once, with {keep.trial_id}'s "
+                                "outcome (the worse of the claimants); this one is not counted",
+                                keep.trial_id))
+    missing = []
+    for key, e in sorted((run.keys or {}).items(), key=lambda kv: repr(kv[0])):
+        if key in by_key or e["problem"] not in problems or e["prompt_style"] not in styles:
+            continue
+        # ':' and '/' never occur in a folder's trial id (sanitised), so no folder shares it
+        name = f"missing:{e['problem']}/{e['prompt_style']}/ex{short(e['example_id'], 20)}" \
+               f"/seed{short(e['seed'], 20)}"
+        t = Trial(name, problem=e["problem"], style=e["prompt_style"], status="missing", key=key)
+        t.reasons.append(f"{show_key(key)}: the harness ran it but no trial folder claims it")
+        missing.append(t)
+    if missing:
+        checks.append(Check("run.missing_trials", Status.FAIL,
+                            f"{len(missing)} trial(s) the harness manifest lists have no trial "
+                            "folder (each counted 0 in its cell, whose mean is then not taken): "
+                            + ", ".join(show_key(t.key) for t in missing[:5])
+                            + (" ..." if len(missing) > 5 else ""), len(missing), 0))
+    return missing, checks
+
+
+def budget_checks(run: "RunRefs") -> list:
+    """What the run's budget (RunBudget) read and refused."""
+    b = run.budget
+    spent = time.monotonic() - b.t0
+    out = [Check("run.budget", Status.INFO if not b.refused else Status.FAIL,
+                 f"{b.bytes} bytes of trial files read in {spent:.1f} s (budget {b.max_bytes} bytes, "
+                 f"{b.max_seconds:g} s)" + (f"; {len(b.refused)} read(s) refused past it, each "
+                 "scoring 0 on what it feeds: " + "; ".join(b.refused[:5]) +
+                 (" ..." if len(b.refused) > 5 else "") + " (--budget raises the time budget)"
+                 if b.refused else ""), b.bytes, b.max_bytes)]
     return out
 
 
@@ -234,16 +544,25 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
             raise Reject(cid, "trial folder is a symlink (refused)")
         if os.path.islink(os.path.join(tdir, SPEC["trial_file"])):
             raise Reject(cid, f"{SPEC['trial_file']} is a symlink (refused)")
-        rec = read_json_file(os.path.join(tdir, SPEC["trial_file"]), cid, SPEC["max_json_bytes"])
+        path = os.path.join(tdir, SPEC["trial_file"])
+        if os.path.isfile(path):        # charged to the run's budget (refused past it)
+            run.budget.charge(min(os.path.getsize(path), SPEC["max_json_bytes"]),
+                              SPEC["trial_file"], cid)
+        rec = read_json_file(path, cid, SPEC["max_json_bytes"])
         if not isinstance(rec, dict):
             raise Reject(cid, "trial.json is not a JSON object")
-        trial.record_sha256 = record_fingerprint(rec)
         problem, style = rec.get("problem"), rec.get("prompt_style")
         problem_ok = isinstance(problem, str) and problem in PROBLEMS
+        key, unknown = None, None
         if problem_ok and isinstance(style, str) and style in PROBLEMS[problem]["styles"]:
             # the cell is known from here on: a trial invalid past this point still counts in
             # its cell (as None), so dropping a bad trial can never raise a cell's mean
             trial.problem, trial.style = problem, style
+            try:        # the harness's key: claimed even when the record is otherwise malformed
+                key = run.key_of(rec, problem, style, cid)
+                trial.key = key["key"]
+            except Reject as exc:
+                unknown = exc
         if rec.get("format") != SPEC["trial_format"]:
             raise Reject(cid, f"format {short(rec.get('format'))!r}, expected {SPEC['trial_format']!r}")
         if not problem_ok:
@@ -255,21 +574,18 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         if problem not in problems or style not in styles:
             trial.status = "filtered"
             return trial, []
+        if unknown is not None:
+            raise unknown
         if not isinstance(rec.get("artefacts", {}), dict):
             raise Reject(cid, "trial.json: artefacts must be an object")
-        if PROBLEMS[problem]["family"] == "training_code":
-            if rec.get("algorithm", ALGORITHMS[0]) not in ALGORITHMS:
-                raise Reject(cid, f"algorithm {short(rec.get('algorithm'))!r} is not one of "
-                                  f"{', '.join(ALGORITHMS)}")
-            if isinstance(rec.get("seed"), bool) or not isinstance(rec.get("seed"), int):
-                raise Reject(cid, "seed missing or not an integer (it selects the baseline)")
         calls = parse_trace(rec, tid)
     except Reject as exc:
         return invalid_trial(trial, exc.check, os.path.basename(tdir.rstrip(os.sep)), problems,
                              styles)
     cfg = PROBLEMS[problem]
-    checks.append(Check(cid, Status.PASS, f"{problem} / {style}, {len(calls)} tool call(s)"))
-    checks += trace_checks(calls, problem, tid)
+    checks.append(Check(cid, Status.PASS, f"{problem} / {style}, {len(calls)} tool call(s); "
+                        f"harness key {show_key(trial.key)}"))
+    checks += key_checks(rec, key, tid) + trace_checks(calls, problem, tid)
     if not cfg["agent_tools_support"]:
         # seed warning: the agent's EngiBench tools support only beams2d and photonics2d
         fail = [c for c in calls if c["name"] == "create_problem" and not succeeded(c)]
@@ -283,13 +599,13 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
     try:
         fam = cfg["family"]
         if fam == "design_optimization":
-            terms, more = score_design(rec, calls, problem, style, tdir, run, tid)
+            terms, more = score_design(rec, calls, problem, style, tdir, run, tid, key)
         elif fam == "rag_retrieval":
-            terms, more = score_rag(rec, calls, tid)
+            terms, more = score_rag(key, calls, tid)
         elif fam == "hpc_orchestration":
-            terms, more = score_hpc(rec, calls, problem, style, tid)
+            terms, more = score_hpc(key, calls, problem, style, tid, rec)
         else:
-            terms, more = score_training_code(rec, calls, problem, tdir, run, tid)
+            terms, more = score_training_code(rec, calls, problem, tdir, run, tid, key)
     except Unscorable as exc:
         terms, more = {"overall": None}, []
         trial.reasons.append(str(exc))
@@ -316,6 +632,7 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         checks.append(Check(f"trial.{tid}.score", Status.INFO, f"{trial.score:.4f} ({shown})",
                             trial.score))
     trial.claims, cl = compare_claims(rec, terms, tid)
+    trial.content_sha256 = content_fingerprint(problem, calls, run.content.get(tid, ()))
     return trial, checks + cl
 
 

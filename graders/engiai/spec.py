@@ -51,6 +51,24 @@ SPEC = {
                                        # rate) tolerated beyond copy_max_share
     "copy_max_ground_truths": 4096,    # design copy check: more ground truths of a problem than
                                        # this -> only the run's own examples are compared
+    "copy_baseline_frac": 0.5,         # issue 24: a sample is a near-copy of the references only
+                                       # when it also lies nearer than this fraction of the
+                                       # baseline's own samples' median distance to them (a model
+                                       # as near as the baseline is not copying)
+    # issue 24: the answer key is the harness's (TRIAL_FORMAT.md "The harness manifest")
+    "harness_dataset": "harness/trials",   # reference.h5: the trials the harness ran, keyed by
+    "harness_format": "engiai-harness/1",  # (problem, prompt_style, example_id, seed), with
+    "max_harness_bytes": 16 << 20,         # each one's expectations (JSON text, uint8 dataset)
+    # spec "Registry": designs in [0, 1]; a value outside by more than round-off is a finding
+    "density_range": (0.0, 1.0),
+    "density_tol": 1e-6,               # not in seed: float round-off of a clipped optimizer
+    "max_artefact_names": 1000,        # not in seed: names in artefacts.stl (listed once each)
+    # not in seed: a budget for the run as a whole (issue 24); what is not read past it is a
+    # FAIL record and scores 0 (never a None that leaves the SCORE)
+    "run_max_read_bytes": 4 << 30,     # bytes of trial artefacts read over the run (an honest
+                                       # run of 100 training-code trials, 100 float32 120x120
+                                       # samples each, reads ~0.6 GB; the sample run 0.5 MB)
+    "run_max_seconds": 1800.0,         # seconds of grading over the run (--budget overrides)
 }
 
 # ---- REGISTRY: the one table every CLI choice list and every weight comes from ----

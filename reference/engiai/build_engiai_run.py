@@ -151,10 +151,49 @@ def mmd_independent(x, y, sigma):
 
 
 # ---------------------------------------------------------------- the run
-def write_reference(out, gt, baselines, recorded_mmd=True):
-    """out/reference.h5 from gt {(problem, example): (design, attrs)} and baselines
-    {(problem, algorithm, seed): (reference_designs, baseline_samples, sigma)}."""
+HARNESS_FORMAT = "engiai-harness/1"
+HARNESS_PATH = "harness/trials"
+
+
+def prompt_entry(rec):
+    """The harness's own key and expectation of one trial (what it generated the prompt with):
+    (problem, prompt_style, example_id, seed), the algorithm (training code) and the style's
+    expected metadata.  The grader scores against this, never against the record's copy."""
+    p = rec["problem"]
+    return {"problem": p, "prompt_style": rec["prompt_style"],
+            "example_id": rec.get("example_id"), "seed": rec.get("seed"),
+            "algorithm": rec.get("algorithm", "cgan_cnn_2d") if p.startswith("training_code_") else None,
+            "expected": rec.get("expected")}
+
+
+def encode_prompts(prompts):
+    """The harness manifest as the uint8 bytes of one JSON document (sorted, compact)."""
+    text = json.dumps({"format": HARNESS_FORMAT, "trials": list(prompts)}, sort_keys=True,
+                      separators=(",", ":"))
+    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+
+
+def read_prompts(run_dir):
+    """The manifest entries of RUN_DIR/reference.h5 (for tests that edit the key)."""
+    with h5py.File(os.path.join(run_dir, "reference.h5"), "r") as fh:
+        return json.loads(fh[HARNESS_PATH][()].tobytes().decode("utf-8"))["trials"]
+
+
+def write_prompts(run_dir, prompts):
+    """Replace the manifest of RUN_DIR/reference.h5 (tests)."""
+    with h5py.File(os.path.join(run_dir, "reference.h5"), "a") as fh:
+        if HARNESS_PATH in fh:
+            del fh[HARNESS_PATH]
+        fh.create_dataset(HARNESS_PATH, data=encode_prompts(prompts), track_times=False)
+
+
+def write_reference(out, gt, baselines, recorded_mmd=True, prompts=None):
+    """out/reference.h5 from gt {(problem, example): (design, attrs)}, baselines
+    {(problem, algorithm, seed): (reference_designs, baseline_samples, sigma)} and the harness
+    manifest `prompts` (prompt_entry of every trial the harness ran; None: no manifest)."""
     datasets, attrs = {}, {}
+    if prompts is not None:
+        datasets[HARNESS_PATH] = encode_prompts(prompts)
     for (p, ex), (design, a) in gt.items():
         datasets[f"ground_truth/{p}/{ex}/optimal_design"] = design
         attrs[f"ground_truth/{p}/{ex}"] = dict(a)
@@ -168,9 +207,11 @@ def write_reference(out, gt, baselines, recorded_mmd=True):
     h5_write(os.path.join(out, "reference.h5"), datasets, attrs)
 
 
-def write_trial(trials_dir, tid, rec, arrays=None, files=None):
+def write_trial(trials_dir, tid, rec, arrays=None, files=None, prompts=None):
     """trials_dir/tid/: trial.json (format and trial_id added), arrays.h5, other files
-    (files: {name: writer(path)})."""
+    (files: {name: writer(path)}); the trial's harness entry is appended to `prompts`."""
+    if prompts is not None:
+        prompts.append(prompt_entry(rec))
     d = os.path.join(trials_dir, tid)
     os.makedirs(d)
     rec = dict({"format": FORMAT, "trial_id": tid}, **rec)
@@ -214,10 +255,10 @@ def build(out):
         ("training_code_photonics2d", "diffusion_2d_cond", 3): (
             pho_refs, np.stack([flip(r, 20, rng) for r in pho_refs]), 10.0),
     }
-    write_reference(out, gt, baselines)
+    prompts = []
 
     def trial(tid, rec, arrays=None, files=None):
-        write_trial(trials_dir, tid, rec, arrays, files)
+        write_trial(trials_dir, tid, rec, arrays, files, prompts)
 
     def soft(mask):
         """An optimizer's design: near-binary values."""
@@ -435,6 +476,7 @@ def build(out):
         "artefacts": {"training_script": "training_script.py", "samples": "arrays.h5:samples"}},
         {"samples": worse},
         {"training_script.py": lambda p: open(p, "w").write(script.replace("50, 100", "120, 120"))})
+    write_reference(out, gt, baselines, prompts=prompts)
 
 
 def build_gold(out):
@@ -457,16 +499,15 @@ def build_gold(out):
     new = np.stack(shifted[1::2])
     frng = np.random.default_rng(5)
     bsm = np.stack([flip(m, 150, frng) for m in new])
-    write_reference(out, {("beams2d", 0): (b, {"compliance": 80.0, "volfrac": float(b.mean())}),
-                          ("photonics2d", 0): (ph, {"total_overlap": 0.8})},
-                    {("training_code_beams2d", "cgan_cnn_2d", 5): (refs, bsm, 10.0)})
+    prompts = []
     sim_b = call("simulate_design", {}, success=True, objectives={"compliance": 80.0})
     write_trial(trials_dir, "beams2d-full", {
         "problem": "beams2d", "prompt_style": "full", "example_id": 0, "seed": 1,
         "tool_calls": [call("optimize_design", {}, success=True), sim_b,
                        call("render_design", {}, success=True)],
         "artefacts": {"design": "arrays.h5:design", "stl": ["design.stl"]}},
-        {"design": b.astype(np.float64)}, {"design.stl": lambda p: write_stl_binary(p, mesh(b))})
+        {"design": b.astype(np.float64)}, {"design.stl": lambda p: write_stl_binary(p, mesh(b))},
+        prompts)
     pr = {"scale_xy": 1.5, "scale_z": 2.0, "threshold": 0.5, "mirror_y": True}
     write_trial(trials_dir, "beams2d-workflow-random", {
         "problem": "beams2d", "prompt_style": "workflow-random", "example_id": 0, "seed": 2,
@@ -476,7 +517,7 @@ def build_gold(out):
                             scale_xy=1.5, scale_z=2.0, threshold=0.5, mirrored=True)],
         "artefacts": {"design": "arrays.h5:design", "stl": ["e.stl"]}},
         {"design": b.astype(np.float32)},
-        {"e.stl": lambda p: write_stl_ascii(p, mesh(b, 1.5, 2.0, True))})
+        {"e.stl": lambda p: write_stl_ascii(p, mesh(b, 1.5, 2.0, True))}, prompts)
     ea = {"scale_xy": 1.0, "scale_z": 1.0, "threshold": 0.5, "mirror_y": False}
     eb = {"scale_xy": 0.5, "scale_z": 3.0, "threshold": 0.5, "mirror_y": False}
     write_trial(trials_dir, "photonics2d-multi", {
@@ -491,14 +532,14 @@ def build_gold(out):
         "artefacts": {"design": "arrays.h5:design", "stl": ["a.stl", "b.stl"]}},
         {"design": ph.astype(np.float64)},
         {"a.stl": lambda p: write_stl_binary(p, mesh(ph)),
-         "b.stl": lambda p: write_stl_binary(p, mesh(ph, 0.5, 3.0))})
+         "b.stl": lambda p: write_stl_binary(p, mesh(ph, 0.5, 3.0))}, prompts)
     write_trial(trials_dir, "rag", {
         "problem": "rag_beams2d", "prompt_style": "rag-eval", "example_id": 0, "seed": 4,
         "expected": {"conditions": {"expected_volfrac": 0.3, "expected_rmin": 2.0}},
         "tool_calls": [call("search_documents", {"query": "beams2d volfrac rmin"}, success=True,
                             results=["beams2d: volfrac 0.3, filter radius rmin 2.0"]),
                        call("optimize_design", {"volfrac": 0.3, "rmin": 2.0}, success=True)],
-        "artefacts": {}})
+        "artefacts": {}}, prompts=prompts)
     write_trial(trials_dir, "hpc", {
         "problem": "hpc_train_photonics2d", "prompt_style": "hpc-train-diff", "seed": 5,
         "expected": {"training_config": {"seed": 5, "epochs": 20}},
@@ -510,7 +551,7 @@ def build_gold(out):
                        call("evaluate_model", {}, success=True,
                             metrics={"IOG": 0.1, "COG": 0.1, "FOG": 0.1, "MMD": 0.1, "DPP": 0.1,
                                      "viol": 0.0})],
-        "artefacts": {}})
+        "artefacts": {}}, prompts=prompts)
     chain = [call(n, {}, success=True) for n in ("write_training_script", "validate_training_script",
                                                   "generate_training_slurm", "validate_slurm_script",
                                                   "dryrun_training_script")]
@@ -522,7 +563,11 @@ def build_gold(out):
         "tool_calls": chain,
         "artefacts": {"training_script": "train.py", "samples": "arrays.h5:samples"}},
         {"samples": new.astype(np.float64)},
-        {"train.py": lambda p: open(p, "w").write("x = 1\n")})
+        {"train.py": lambda p: open(p, "w").write("x = 1\n")}, prompts)
+    write_reference(out, {("beams2d", 0): (b, {"compliance": 80.0, "volfrac": float(b.mean())}),
+                          ("photonics2d", 0): (ph, {"total_overlap": 0.8})},
+                    {("training_code_beams2d", "cgan_cnn_2d", 5): (refs, bsm, 10.0)},
+                    prompts=prompts)
 
 
 if __name__ == "__main__":
