@@ -16,13 +16,15 @@ reference/modchallenge/problem_spec.md).  The grader runs the challenge's eight
 gates in order (manifest, artifact size, static analysis, test-set generation,
 model load, preprocess isolation, determinism, inference within budget),
 running the model only in a fresh child interpreter on a private copy, with the
-inference budget enforced from outside.  It reproduces the challenge's test
+inference budget enforced from outside, under an audit hook (PEP 578) that fails
+anything compiled, unmarshalled or unpickled there which the static scan did not
+read (g3.runtime_guard).  It reproduces the challenge's test
 sets byte for byte without sympy (own BPSW nextprime).
 
 Score: SCORE = overall_accuracy (mean accuracy over the completed scored tiers
 1-10, incomplete tiers 0; the mean over seeds with --seeds) when the model is
-ranked; 0.0 when a gate fails (gates 1-5 abort; a failed preprocess-isolation
-or determinism gate reports the accuracies with ranked: false).  RESULT: PASS =
+ranked; 0.0 when a gate fails (gates 1-5 abort; a failed preprocess-isolation,
+determinism or runtime-guard check reports the accuracies with ranked: false).  RESULT: PASS =
 all gates pass and SCORE 1.0; PARTIAL = ranked, 0 < SCORE < 1 (including tiers
 that ran out of budget); FAIL = a gate 1-7 failed or SCORE 0.  Exit codes: 0
 full score, 1 graded below full score, 2 UNGRADED (--no-exec) or usage error,
@@ -100,6 +102,10 @@ SPEC = {
                                         # the real inference stream, answered again (shuffled) by a
                                         # fresh process
     "memory_gb_max": 1024,              # --memory GB upper bound (usage error beyond; ours)
+    # issue 23: the runtime guard (a PEP 578 audit hook in the model's process; ours)
+    "guard_max_reports": 20,            # guard findings written per child run; the first decides the
+                                        # verdict, the cap keeps a model flooding the hook from
+                                        # flooding the result pipe (the rest are counted, not sent)
     # -- subprocess runner (the same names in every grader; read at call time) ----
     "runner_mem_bytes": 8 << 30,           # child address-space limit: a CPU model's weights and torch's arenas fit; GPU mode uses memory='resident'
     "runner_fsize_bytes": 256 << 20,  # largest file the child may write: a runaway writer cannot fill the disk
@@ -160,7 +166,6 @@ REVIEW_IMPORTS = {
     "_pydecimal": "the pure-Python implementation of decimal (a banned family)",
     "posix": "the C module behind os: system/fork/exec*/posix_spawn without the name os",
     "pty": "pty.spawn/pty.fork start processes",
-    "concurrent": "concurrent.futures.ProcessPoolExecutor starts processes",
     "importlib": "imports modules by computed name (reaches any banned module)",
     "imp": "imports modules by computed name (reaches any banned module)",
     "zipimport": "imports code from archives the scan does not read",
@@ -176,6 +181,26 @@ REVIEW_IMPORTS = {
     "gmpy": "exact big-number arithmetic (like the banned gmpy2)",
     "__main__": "the grader's driver module (it shares the model's interpreter)",
 }
+# concurrent.futures' process pool starts processes (issue 23: its thread pool and `threading` are
+# no escape hatch; the runtime guard fails any process the model starts, this is the early warning)
+PROCESS_POOL_NAMES = frozenset({"ProcessPoolExecutor", "process"})   # concurrent.futures.<name>
+# Unpickling globals the runtime guard allows (issue 23): the weights-only allowlist the task
+# statement names for torch.load(weights_only=True) -- torch's own _get_allowed_globals (2.x):
+# containers, tensor/parameter/storage classes, dtypes, quantisation schemes, the _rebuild_*
+# functions -- plus numpy's array reconstruction (pickled ndarrays hold data only; every global
+# inside an object array is checked on its own).  Regular expressions over "module.name" as the
+# pickle names it (protocols < 3 write Python 2's __builtin__).
+GUARD_PICKLE_GLOBALS = (
+    r"collections\.(OrderedDict|Counter)", r"(builtins|__builtin__)\.(bytearray|set|frozenset|complex|slice)",
+    r"_codecs\.encode", r"torch\.(Size|Tensor|device|nn\.parameter\.Parameter)",
+    r"torch\.serialization\._get_layout", r"torch\._utils\._rebuild_\w+",
+    r"torch\._tensor\._rebuild_from_type_v2", r"torch\.(storage\.)?\w*(Tensor|Storage)",
+    r"torch\.(u?int\d+|q?u?int\d+(x\d+)?|float\d+(_\w+)?|bfloat16|bool|complex\d+|bits\w+|"
+    r"half|double|cfloat|cdouble|chalf|short|long)",
+    r"torch\.per_(tensor|channel)_\w+",
+    r"numpy\.(core|_core)\.multiarray\.(_reconstruct|scalar)", r"numpy\.(ndarray|dtype)",
+    r"numpy\.dtypes\.\w+DType",
+)
 # module.function calls that load code (pickle and friends), flagged wherever called
 REVIEW_LOAD_CALLS = {
     "pickle": ("load", "loads", "Unpickler"), "_pickle": ("load", "loads", "Unpickler"),
@@ -208,6 +233,11 @@ MODULAR_ATTRS = {"operator": ("mod", "imod", "pow", "ipow", "__mod__", "__pow__"
 MODULAR_DUNDERS = frozenset({"__mod__", "__rmod__", "__imod__", "__pow__", "__rpow__", "__divmod__",
                              "__rdivmod__"})          # int.__mod__, x.__pow__(y, m), on any receiver
 SOURCE_ENCODINGS_SEEN_AS_UTF8 = ("utf-8", "utf-8-sig")   # tokenize.detect_encoding's names
+# codecs the interpreter decodes source with natively (PyUnicode_Decode's fast paths): any other
+# declared codec is looked up through the codec registry, which the model's process can change
+# before importing the file -- the runtime guard does not take such a file for what the scan read
+GUARD_NATIVE_CODECS = frozenset({"utf-8", "utf-8-sig", "iso-8859-1", "latin-1", "latin1", "ascii",
+                                 "us-ascii"})
 # --gpu: what a CUDA runtime reads besides the Python installation (the runner already passes
 # /dev/nvidia*): device selection variables, and a system CUDA toolkit where one is installed
 GPU_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
@@ -395,10 +425,18 @@ def _scan(source, name: str) -> tuple:
                 elif root in REVIEW_IMPORTS:
                     review.append((name, line, "escape-hatch", f"import of '{alias.name}': "
                                    f"{REVIEW_IMPORTS[root]}"))
+                elif alias.name.startswith("concurrent.futures.process"):
+                    review.append((name, line, "escape-hatch", f"import of '{alias.name}': "
+                                   "ProcessPoolExecutor starts processes"))
         elif isinstance(node, ast.ImportFrom):
             root = (node.module or "").split(".")[0]
             if root in FORBIDDEN_IMPORTS:
                 out.append((name, line, "forbidden-import", f"import from '{node.module}'"))
+            elif (node.module or "").startswith("concurrent.futures") and (
+                    node.module.startswith("concurrent.futures.process")
+                    or any(a.name in PROCESS_POOL_NAMES or a.name == "*" for a in node.names)):
+                review.append((name, line, "escape-hatch", f"import from '{node.module}': "
+                               "ProcessPoolExecutor starts processes"))
             elif root == "importlib" and (node.module.split(".")[1:2] and node.module.split(".")[1]
                                           in IMPORTLIB_DATA or node.module == "importlib" and
                                           all(a.name in IMPORTLIB_DATA for a in node.names)):
@@ -471,6 +509,8 @@ def _scan(source, name: str) -> tuple:
                 node.value, ast.Name) and node.attr in MODULAR_ATTRS.get(node.value.id, ())):
             review.append((name, line, "modmul-shape", f"'.{node.attr}': the modular product's "
                            "operators without the % / pow syntax"))
+        elif isinstance(node, ast.Attribute) and node.attr == "ProcessPoolExecutor":
+            review.append((name, line, "escape-hatch", "'.ProcessPoolExecutor': starts processes"))
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.attr in INTROSPECTION_CALLS.get(node.value.id, ()):
             review.append((name, line, "escape-hatch", f"'{node.value.id}.{node.attr}': reaches other "
@@ -542,11 +582,15 @@ def submission_files(root: str):
     return found
 
 
-def static_scan(root: str) -> tuple:
+def static_scan(root: str, digests: dict | None = None) -> tuple:
     """(findings, reviews, encodings) over every .py file under root.  Each file is read as the
     interpreter reads it (python_source_encoding, then the bytes parsed as compile() parses them);
     a file the interpreter would refuse is an unreadable-source finding; `encodings` lists
-    (file, codec) for files declaring a codec other than UTF-8 (review: the harness reads UTF-8)."""
+    (file, codec) for files declaring a codec other than UTF-8 (review: the harness reads UTF-8).
+    `digests`, when given, receives {relative path: sha256 hex} of the bytes scanned: the runtime
+    guard lets the model's process compile exactly these (issue 23); a file declaring a codec the
+    interpreter does not decode natively gets "codec:<name>" instead (its run-time decoding goes
+    through a registry the model can change: not taken for what the scan read)."""
     findings, reviews, encodings = [], [], []
     for path in submission_files(root):
         if not path.endswith(".py"):
@@ -566,6 +610,9 @@ def static_scan(root: str) -> tuple:
             continue
         if enc not in SOURCE_ENCODINGS_SEEN_AS_UTF8:
             encodings.append((rel, enc))
+        if digests is not None:
+            digests[rel.replace(os.sep, "/")] = hashlib.sha256(data).hexdigest() \
+                if enc.lower() in GUARD_NATIVE_CODECS else f"codec:{enc}"
         f, r = _scan(data, rel)
         findings.extend(f)
         reviews.extend(r)
@@ -615,11 +662,11 @@ def check_artifact_size(sub: str) -> list:
     return [Check("g2.artifact_size", Status.PASS, msg + " <= 20 GiB", total, SPEC["max_artifact_bytes"])]
 
 
-def check_static(sub: str, skip: bool) -> list:
-    """Gate 3: zero static-analysis findings."""
+def check_static(sub: str, skip: bool, digests: dict | None = None) -> list:
+    """Gate 3: zero static-analysis findings (`digests`: see static_scan)."""
     if skip:
         return [Check("g3.static_check", Status.SKIP, "skipped by --skip-static-check (trusted use)")]
-    found, reviews, encodings = static_scan(sub)
+    found, reviews, encodings = static_scan(sub, digests)
     if found:
         shown = "; ".join(f"{f}:{ln} [{rule}] {msg}" for f, ln, rule, msg in found[:6])
         more = f" (+{len(found) - 6} more)" if len(found) > 6 else ""
@@ -1189,9 +1236,396 @@ DRIVER_BODY = r'''
 _path = list(_sys.path)                 # stdlib modules of the driver: never the submission's copies
 _sys.path.remove(_REQ["submission_dir"])
 import copy as _copy, importlib as _il, operator as _op, pickle as _pickle, time as _time
+import dataclasses as _dataclasses, hashlib as _hashlib, pathlib as _pathlib, re as _re, types as _types
+import ast as _ast, importlib._bootstrap_external as _ilx
 _sys.path[:] = _path
 _sys.path.insert(0, _REQ["lib_dir"])
 from modchallenge.interface.base_model import ModularMultiplicationModel as _Base
+
+
+# ---- The runtime guard (issue 23): a PEP 578 audit hook, installed below before anything of the
+# submission is imported, judging every event of this process from then on.  The rule (the task
+# statement's "runtime guard" section says what it proves and what it does not):
+#   compile   text from a file: allowed when the file is one the static scan read (its path under
+#             the submission and the sha256 the grader sent; a file in a codec the interpreter
+#             does not decode natively is not) or a file of the Python installation (the bytes
+#             equal the file on disk, neither it nor its link changed status since the hook
+#             started).  Text from no file: allowed when it is inert (names, dots, subscripts,
+#             commas, `|`, quoted names, whitespace: typing's string annotations; at most an
+#             `import`, which runs files judged themselves), namedtuple's constructor lambda, a
+#             method dataclasses generates (called by dataclasses, identifier field names),
+#             ast.parse asking for a tree only (numpy's .npy header; a tree compiled later is
+#             judged as text from no file), or compiled by an installation function that names
+#             exec/eval/compile while a library's module is being imported; else a finding.
+#   marshal   only importlib's own read of a .pyc of the installation (bytes equal to the file).
+#   pickle    globals of the weights-only allowlist (GUARD_PICKLE_GLOBALS) only.
+#   ctypes.*, code.__new__, gc's object-graph walks, sys._current_frames: findings unless a
+#             library's import does it (the object-graph walks are also refused: they would
+#             reach this hook); replacing __code__/__defaults__/__kwdefaults__ of a function of
+#             this driver (the guard's helpers among them): a finding.
+#   processes, sockets, writes into the installation or the grader's files: findings, always.
+# "A library's import": walking out from the event, a module body of the installation, run by
+# the import system under its own name (not as __main__), comes before any frame of the
+# submission or of this driver.  Findings are written to the result pipe at once (the first
+# SPEC guard_max_reports per run); the hook holds its state in its closure and takes every
+# helper, builtin and constant through default arguments bound here.
+GUARD_PROCESS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn",
+                           "os.fork", "os.forkpty", "os.startfile", "pty.spawn"})
+GUARD_INTROSPECT = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents",
+                              "sys._current_frames"})
+GUARD_WRITES = frozenset({"open", "os.rename", "os.link", "os.symlink"})
+GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.find_class", "code.__new__",
+                          "object.__setattr__", "modchallenge.guard.flush",
+                          "cpython._PySys_ClearAuditHooks"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES
+GUARD_PREFIXES = ("ctypes.", "socket.")
+GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
+GUARD_FUNC_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+GUARD_WRITE_FLAGS = _os.O_WRONLY | _os.O_RDWR | _os.O_APPEND | _os.O_CREAT | _os.O_TRUNC
+_GUARD_INERT = _re.compile(r"(?:[\w\s.,\[\]|]|'[\w.]*'|\"[\w.]*\")*")
+_GUARD_NAMEDTUPLE = _re.compile(r"lambda _cls, [\w, ]*: _tuple_new\(_cls, \([\w, ]*\)\)")
+_GUARD_ESCAPE = {c: "?" for c in range(32)}
+_GUARD_ESCAPE.update({ord('"'): "'", ord("\\"): "/", 127: "?"})
+
+
+def _guard_read(path, limit, before, _open=_os.open, _read=_os.read, _close=_os.close,
+                _flags=_os.O_RDONLY, _join=b"".join, _min=min, _len=len, _stat=_os.stat,
+                _lstat=_os.lstat, _base=BaseException):
+    """Up to `limit` bytes of a file of the installation, or None -- None also when the file or
+    the link naming it changed status since `before` (the file system's clock at the hook's
+    start, _guard_clock): a file written,
+    renamed, linked or symlinked there by the model is not the installation's own (a status
+    change time cannot be set back by a process)."""
+    try:
+        if _lstat(path).st_ctime_ns >= before or _stat(path).st_ctime_ns >= before:
+            return None
+        fd = _open(path, _flags)
+    except _base:
+        return None
+    try:
+        parts, n = [], 0
+        while n < limit:
+            chunk = _read(fd, _min(limit - n, 1 << 20))
+            if not chunk:
+                break
+            parts.append(chunk)
+            n += _len(chunk)
+        return _join(parts)
+    except _base:
+        return None
+    finally:
+        _close(fd)
+
+
+def _guard_blame(frame, g, _dict=dict):
+    """'submission' (a frame of the submission or the driver comes first, walking out from the
+    event), 'library' (a module body of the installation being imported comes first: executed by
+    the import system, under its own name, not as __main__ -- runpy and a spec named __main__ run
+    a module's command line, which reads sys.argv) or 'none'."""
+    sub, here, roots = g[0], g[1], g[2]
+    f = frame
+    while f is not None:
+        code = f.f_code
+        fn = code.co_filename
+        if fn.startswith(sub) or fn == here:
+            return "submission"
+        if code.co_name == "<module>" and (fn.startswith(roots) or fn.startswith("<frozen ")) \
+                and f.f_back is not None and f.f_back.f_code.co_filename.startswith("<frozen importlib") \
+                and _dict.get(f.f_globals, "__name__") != "__main__":
+            return "library"
+        f = f.f_back
+    return "none"
+
+
+def _guard_where(frame, g, _str=str, _len=len):
+    """The first frame of the submission, walking out from the event."""
+    f = frame
+    while f is not None:
+        fn = f.f_code.co_filename
+        for pre in g[0]:
+            if fn.startswith(pre):
+                return "%s:%s in %s" % (fn[_len(pre):], _str(f.f_lineno), f.f_code.co_name)
+        f = f.f_back
+    return "no frame of the submission on the stack (the driver, or a thread it did not start)"
+
+
+def _guard_dataclass_ok(frame, g, _type=type, _str=str, _dict=dict):
+    """A dataclass method generated by dataclasses for fields whose names are all identifiers (the
+    only text it interpolates): the `fields` of the _process_class frame below."""
+    sub, here, process_code, field_type, name_get = g[0], g[1], g[6], g[7], g[8]
+    f = frame
+    while f is not None and f.f_code is not process_code:
+        fn = f.f_code.co_filename
+        if fn.startswith(sub) or fn == here:          # called by the submission, not by dataclasses
+            return False
+        f = f.f_back
+    if f is None:
+        return False
+    fields = _dict.get(f.f_locals, "fields")
+    if _type(fields) is not _dict:
+        return False
+    for k, v in _dict.items(fields):
+        if _type(k) is not _str or not _str.isidentifier(k) or _type(v) is not field_type:
+            return False
+        n = name_get(v)
+        if _type(n) is not _str or not _str.isidentifier(n):
+            return False
+    return True
+
+
+def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
+                   _views=(bytearray, memoryview), _sha=_hashlib.sha256, _read=_guard_read,
+                   _blame=_guard_blame, _dataclass=_guard_dataclass_ok, _inert=_GUARD_INERT.fullmatch,
+                   _nt=_GUARD_NAMEDTUPLE.fullmatch, _compilers=GUARD_COMPILERS, _dict=dict, _int=int,
+                   _base=BaseException):
+    """None when this compile is allowed, else the reason."""
+    sub, roots, digests, gen_codes = g[0], g[2], g[3], g[5]
+    src, fn = args[0], args[1]
+    t = _type(src)
+    data = src if t is _bytes else _bytes(src) if t in _views else \
+        _str.encode(src, "utf-8", "surrogatepass") if t is _str else None
+    named = _type(fn) is _str
+    rel = None
+    for pre in sub if named else ():
+        if fn.startswith(pre):
+            rel = fn[_len(pre):]
+            break
+    if rel is not None:
+        want = digests.get(rel)
+        if want is None:
+            return "compiles %s, a file the static scan did not read" % rel
+        if want.startswith("codec:"):
+            return ("compiles %s, which declares the %s codec: decoded through a codec registry the "
+                    "model's process can change, not necessarily as the scan read it" % (rel, want[6:]))
+        if data is None or _sha(data).hexdigest() != want:
+            return "compiles text under the name %s that is not the file the static scan read" % rel
+        return None
+    if named and data is not None and fn.startswith(roots) and _read(fn, _len(data) + 1, g[13]) == data:
+        return None
+    if data is not None:
+        try:
+            text = _bytes.decode(data, "utf-8")
+        except _base:
+            text = None
+        if text is not None and (_inert(text) is not None or _nt(text) is not None):
+            return None
+    f = frame
+    while f is not None and f.f_code.co_filename.startswith("<frozen importlib"):
+        f = f.f_back
+    if f is not None:
+        code = f.f_code
+        if code in gen_codes and _dataclass(f, g):
+            return None
+        if code is g[12] and _type(_dict.get(f.f_locals, "flags")) is _int \
+                and _dict.get(f.f_locals, "flags") & 0x400:          # ast.PyCF_ONLY_AST: a tree
+            return None
+        if code.co_filename.startswith(roots) and not _compilers.isdisjoint(code.co_names) \
+                and _blame(frame, g) == "library":
+            return None
+    return "compiles text that is no file the static scan read (%s)" % (fn if named else _type(fn).__name__)[:160]
+
+
+def _guard_marshal(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len, _dict=dict,
+                   _mv=memoryview, _read=_guard_read, _blame=_guard_blame):
+    """None for importlib reading a .pyc of the installation (bytes equal to the file), or a
+    library's import; else the reason."""
+    sub, roots, bytecode = g[0], g[2], g[9]
+    path = None
+    if frame is not None and frame.f_code is bytecode and args:
+        path = _dict.get(frame.f_locals, "bytecode_path")
+        data = args[0]
+        if _type(path) is _str and path.startswith(roots) and _type(data) in (_bytes, _mv):
+            data = _bytes(data)
+            disk = _read(path, _len(data) + 17, g[13])
+            if disk is not None and disk[16:] == data:
+                return None
+    if _blame(frame, g) == "library":
+        return None
+    named = " (%s)" % (path[_len(sub[0]):] if path.startswith(sub[0]) else path)[-160:] if _type(path) is _str else ""
+    return "loads code with marshal that is no .pyc of the Python installation" + named
+
+
+def _guard_written(event, args, g, _type=type, _str=str, _bytes=bytes, _int=int, _len=len,
+                   _flags=GUARD_WRITE_FLAGS, _fsdecode=_os.fsdecode, _fspath=_os.fspath,
+                   _getcwd=_os.getcwd, _join="/".join):
+    """The reason when an open-for-writing, rename, link or symlink lands in the installation or
+    the grader's files (or names its target through an object the guard cannot read); else None."""
+    if event == "open":
+        if _len(args) >= 3 and _type(args[2]) is _int and not args[2] & _flags:
+            return None
+        path = args[0]
+    else:
+        path = args[1] if _len(args) >= 2 else None
+    t = _type(path)
+    if t is _int:
+        return None
+    p = path if t is _str else _fsdecode(path) if t is _bytes else _fspath(path) if t in g[10] else None
+    if _type(p) is not _str:
+        return "%s: a target path the guard cannot read (%s)" % (event, t.__name__)
+    if not p.startswith("/"):
+        p = _getcwd() + "/" + p
+    parts = []
+    for part in p.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part and part != ".":
+            parts.append(part)
+    p = "/" + _join(parts)
+    if (p + "/").startswith(g[4]):
+        return "%s: writes into the Python installation or the grader's files (%s)" % (event, p[:160])
+    return None
+
+
+def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile=_guard_compile,
+                 _marshal=_guard_marshal, _written=_guard_written, _blame=_guard_blame,
+                 _where=_guard_where, _process=GUARD_PROCESS, _introspect=GUARD_INTROSPECT,
+                 _writes=GUARD_WRITES, _attrs=GUARD_FUNC_ATTRS, _fn=_types.FunctionType,
+                 _code_of=_types.FunctionType.__code__.__get__):
+    """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
+    reason, refuse = None, False
+    if event == "compile":
+        reason = _compile(args, frame, g)
+    elif event == "marshal.loads" or event == "marshal.load":
+        reason = _marshal(args, frame, g)
+    elif event == "pickle.find_class":
+        key = args[0] + "." + args[1] if _type(args[0]) is _str and _type(args[1]) is _str else None
+        if (key is None or g[11](key) is None) and _blame(frame, g) != "library":
+            reason = "unpickles the global %s, outside the weights-only allowlist" % (key or "?")[:160]
+    elif event in _process:
+        reason = "starts a process (%s)" % event
+    elif event.startswith("socket."):
+        reason = "uses a socket (%s)" % event
+    elif event in _writes:
+        reason = _written(event, args, g)
+    elif event == "object.__setattr__":
+        if _len(args) >= 2 and _type(args[0]) is _fn and _type(args[1]) is _str and args[1] in _attrs \
+                and _code_of(args[0]).co_filename == g[1]:
+            reason = "replaces %s of a function of the grader's driver" % args[1]
+    elif event in _introspect or event.startswith("ctypes.") or event == "code.__new__":
+        if _blame(frame, g) != "library":
+            refuse = event in _introspect
+            reason = ("walks the interpreter's object graph or other threads' frames (%s): refused"
+                      % event if refuse else "calls native code through ctypes (%s)" % event
+                      if event.startswith("ctypes.") else "builds a code object (code.__new__)")
+    if reason is None:
+        return None
+    return reason, _where(frame, g), refuse
+
+
+def _guard_line(tok, mode, n, event, reason, where, _str=str, _table=_GUARD_ESCAPE):
+    """One result-pipe line, JSON built here (no library the model can reach)."""
+    out = []
+    for s in (event, reason, where):
+        out.append(_str.encode(_str.translate(_str(s)[:400], _table), "ascii", "replace"))
+    return (b'{"token": "' + tok + b'", "body": {"event": "guard", "mode": "' + mode + b'", "n": '
+            + _str.encode(_str(n)) + b', "what": "' + out[0] + b'", "reason": "' + out[1]
+            + b'", "where": "' + out[2] + b'"}}\n')
+
+
+def _guard_write(fd, ident, lines, _fstat=_os.fstat, _write=_os.write, _join=b"".join,
+                 _base=BaseException):
+    """Write the lines to the result pipe, if the descriptor is still the runner's; True when done."""
+    try:
+        st = _fstat(fd)
+        if (st.st_dev, st.st_ino) != ident:
+            return False
+        data = _join(lines)
+        while data:
+            data = data[_write(fd, data):]
+        return True
+    except _base:
+        return False
+
+
+def _guard_clock(scratch):
+    """The file system's own clock now (ns): the status-change time of a file created here (file
+    times come from a coarser clock than time.time_ns, which can run a few ms ahead of it)."""
+    marker = _os.path.join(scratch, ".guard-clock-%d" % _os.getpid())
+    try:
+        _os.close(_os.open(marker, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, 0o600))
+        try:
+            return _os.stat(marker).st_ctime_ns
+        finally:
+            _os.unlink(marker)
+    except OSError:
+        return _time.time_ns() - 50_000_000
+
+
+def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _judge=_guard_judge,
+                   _line=_guard_line, _write=_guard_write, _events=GUARD_EVENTS,
+                   _prefixes=GUARD_PREFIXES, _type=type, _str=str, _err=RuntimeError,
+                   _flushes=frozenset({"modchallenge.guard.flush", "cpython._PySys_ClearAuditHooks"}),
+                   _verr=ValueError, _base=BaseException):
+    """Add the audit hook (it cannot be removed; its state lives in this closure only)."""
+    sub = _os.path.join(_REQ["submission_dir"], "")
+    real = _os.path.join(_os.path.realpath(sub), "")
+    subs = (sub,) if real == sub else (sub, real)    # a model may name its folder by either path
+    scratch = _os.path.join(_REQ["scratch_dir"], "")
+    here = _guard_install.__code__.co_filename
+    driver_dir = _os.path.join(_os.path.dirname(here), "")
+    roots = set()
+    for p in [_sys.prefix, _sys.base_prefix, _sys.exec_prefix, _sys.base_exec_prefix] + _sys.path:
+        if _type(p) is _str and _os.path.isabs(p):
+            for q in (_os.path.join(p, ""), _os.path.join(_os.path.realpath(p), "")):
+                if not (q.startswith(subs + (scratch,)) or any(pre.startswith(q) for pre in subs)
+                        or scratch.startswith(q)):
+                    roots.add(q)
+    roots.add(driver_dir)
+    gen = tuple(c.__code__ for c in (getattr(_dataclasses, "_create_fn", None),
+                                     getattr(getattr(_dataclasses, "_FuncBuilder", None),
+                                             "add_fns_to_class", None)) if c is not None)
+    g = (subs, here, tuple(sorted(roots)), _types.MappingProxyType(dict(cfg["digests"])),
+         tuple(sorted(roots)), gen, _dataclasses._process_class.__code__, _dataclasses.Field,
+         _dataclasses.Field.__dict__["name"].__get__, _ilx._compile_bytecode.__code__,
+         (_pathlib.PurePosixPath, _pathlib.PosixPath), _re.compile(cfg["pickle_globals"]).fullmatch,
+         _ast.parse.__code__, _guard_clock(scratch))
+    tok, mode = _str.encode(_CH["tok"]), _str.encode(_REQ["mode"])
+    fd = _CH["out"]
+    st = _os.fstat(fd)
+    ident = (st.st_dev, st.st_ino)
+    limit = int(cfg["max_reports"])
+    pending, count = (), 0
+
+    def hook(event, args):
+        nonlocal pending, count
+        if _type(event) is not _str or event not in _events and not event.startswith(_prefixes):
+            return
+        verdict = None
+        if event not in _flushes:
+            try:
+                try:
+                    frame = _getframe(1)
+                except _verr:                        # raised with no Python frame (a C thread)
+                    frame = None
+                verdict = _judge(event, args, frame, g)
+            except _base:
+                verdict = ("the guard could not judge this event: fails closed", "?", False)
+        if verdict is not None:
+            count += 1
+            if count <= limit:
+                pending += (_line(tok, mode, count, event, verdict[0], verdict[1]),)
+        if pending and _write(fd, ident, pending):
+            pending = ()
+        if verdict is not None and verdict[2]:
+            raise _err("modchallenge grader: %s is refused in the model's process" % event)
+
+    _addhook(hook)
+
+
+def send(obj, _send=send, _audit=_sys.audit):
+    """The prologue's send, after the guard wrote what it still holds (the flush event)."""
+    _audit("modchallenge.guard.flush")
+    _send(obj)
+
+
+def ask(obj, _ask=ask, _audit=_sys.audit):
+    """The prologue's ask, after the guard wrote what it still holds."""
+    _audit("modchallenge.guard.flush")
+    return _ask(obj)
+
+
+if _REQ.get("guard") is not None:
+    _guard_install(_REQ.pop("guard"))
 
 
 def _short(exc):
@@ -1445,17 +1879,51 @@ def _child_reason(outcome, what: str) -> str:
     return f"{what}: the child stopped without reporting it ({outcome.reason or 'exited'})"
 
 
+def guard_request(digests: dict | None) -> dict | None:
+    """The runtime guard's part of every child request (issue 23): the digests of the sources the
+    static scan read, the unpickling allowlist, the report cap.  None (no guard) when the scan was
+    skipped (--skip-static-check: trusted use, nothing was read)."""
+    if digests is None:
+        return None
+    return {"digests": dict(digests), "pickle_globals": "|".join(f"(?:{r})" for r in GUARD_PICKLE_GLOBALS),
+            "max_reports": SPEC["guard_max_reports"]}
+
+
+def runtime_guard_check(outcomes: dict, guard: dict | None) -> Check:
+    """g3.runtime_guard: no child run of the model reported a guard finding, and none carried an
+    unreadable line on its result pipe (a guard report could have been lost in it: fails closed)."""
+    cid = "g3.runtime_guard"
+    if guard is None:
+        return Check(cid, Status.SKIP, "not run: no static scan to allow against (--skip-static-check: trusted use)")
+    found = [(name, body) for name, oc in outcomes.items() for body, _ in _events(oc, "guard")]
+    if found:
+        name, b = found[0]
+        return Check(cid, Status.FAIL, f"{len(found)} runtime finding(s); first, in the {name} run: "
+                     f"{str(b.get('what'))[:60]}: {str(b.get('reason'))[:200]} at "
+                     f"{str(b.get('where'))[:120]} (not ranked)", len(found), 0)
+    garbled = {name: oc.forged for name, oc in outcomes.items() if oc.forged}
+    if garbled:
+        return Check(cid, Status.FAIL, f"{sum(garbled.values())} unreadable line(s) on the result pipe "
+                     f"({', '.join(garbled)} run): a guard report may be lost in them (not ranked)",
+                     sum(garbled.values()), 0)
+    return Check(cid, Status.PASS, f"{len(outcomes)} run(s) watched from before the submission's "
+                 "import: nothing compiled, unmarshalled or unpickled but what the static scan read, the "
+                 "installation's own files and the allowlists; no process, socket or native call", 0, 0)
+
+
 def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_timeout: float,
-              memory: dict | None = None) -> dict:
+              memory: dict | None = None, guard: dict | None = None) -> dict:
     """Gates 5-8 for one test set: three child runs ("check", "infer", then "recheck", the
-    independent determinism re-run of problems drawn from the inference stream).  `memory` is
-    run_isolated's memory keywords (memory_options).  Returns {"checks": [...], "tiers":
-    [TierResult], "outcomes": {...}, "deterministic": bool, "isolated": bool}."""
+    independent determinism re-run of problems drawn from the inference stream), each under the
+    runtime guard (`guard`: guard_request(), None for none).  `memory` is run_isolated's memory
+    keywords (memory_options).  Returns {"checks": [...], "tiers": [TierResult], "outcomes":
+    {...}, "deterministic": bool, "isolated": bool, "guarded": bool}; g3.runtime_guard first."""
     memory = memory if memory is not None else memory_options(None, False)
     det_sample, pairs = _samples(test_set)
     base = manifest["output_base"]
     common = {"entry_class": manifest["entry_class"], "max_digits": SPEC["max_digits"],
-              "max_digit_bits": SPEC["max_digit_bits"], "det_sample": [_triple(c) for c in det_sample]}
+              "max_digit_bits": SPEC["max_digit_bits"], "det_sample": [_triple(c) for c in det_sample],
+              "guard": guard}
 
     def rearm_once():
         """A fresh rearm for one run: load gets load_timeout, the first "loaded" and the first
@@ -1484,8 +1952,9 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
         checks.append(Check("g5.model_load", Status.FAIL, str(why)[:300]))
         for cid in ("g6.preprocess_isolation", "g7.determinism", "g8.inference"):
             checks.append(Check(cid, Status.SKIP, "not run: the model did not load"))
-        return {"checks": checks, "tiers": [], "outcomes": outcomes, "deterministic": False,
-                "isolated": False, "loaded": False}
+        guarded = runtime_guard_check(outcomes, guard)
+        return {"checks": [guarded] + checks, "tiers": [], "outcomes": outcomes, "deterministic": False,
+                "isolated": False, "loaded": False, "guarded": guarded.status is not Status.FAIL}
     checks.append(Check("g5.model_load", Status.PASS,
                         f"{manifest['entry_class']} subclasses ModularMultiplicationModel; "
                         f"loaded in {loaded[0][1]:.2f} s", round(loaded[0][1], 3)))
@@ -1616,8 +2085,10 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     if forged:
         checks.append(Check("g8.reply_channel", Status.REVIEW,
                             f"{forged} line(s) on the result pipe without the run token"))
-    return {"checks": checks, "tiers": tiers, "outcomes": outcomes, "deterministic": deterministic,
-            "isolated": isolated, "loaded": True}
+    guarded = runtime_guard_check(outcomes, guard)
+    return {"checks": [guarded] + checks, "tiers": tiers, "outcomes": outcomes,
+            "deterministic": deterministic, "isolated": isolated, "loaded": True,
+            "guarded": guarded.status is not Status.FAIL}
 
 
 def probe_operand_range(tid: int, same_prime: list) -> tuple:
@@ -1825,9 +2296,11 @@ def seed_label(seed: bytes) -> str:
 
 def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: float,
                load_timeout: float, no_exec: bool, jobs: int, test_dir: str | None,
-               prefix: str, memory: dict | None = None, subset: dict | None = None) -> dict:
-    """Gates 4-8 for one seed; records carry `prefix`; `memory`: memory_options(); `subset`
-    ({"limit": N, "tiers": [...]}, a smoke test): the model sees only those problems."""
+               prefix: str, memory: dict | None = None, guard: dict | None = None,
+               subset: dict | None = None) -> dict:
+    """Gates 4-8 (and the runtime part of gate 3) for one seed; records carry `prefix`; `memory`:
+    memory_options(); `guard`: guard_request(); `subset` ({"limit": N, "tiers": [...]}, a smoke
+    test): the model sees only those problems."""
     t0 = time.monotonic()
     checks = []
     progress_phase(f"gate 4: {'reading' if test_dir else 'generating'} the test set "
@@ -1858,11 +2331,12 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
         checks += [Check(cid, Status.SKIP, "not run (--no-exec)") for cid in
                    ("g5.model_load", "g6.preprocess_isolation", "g7.determinism", "g8.inference")]
     else:
-        run = run_model(sub, manifest, test_set, budget=budget, load_timeout=load_timeout, memory=memory)
+        run = run_model(sub, manifest, test_set, budget=budget, load_timeout=load_timeout, memory=memory,
+                        guard=guard)
         checks += run["checks"]
         result.update(tiers=run["tiers"], outcomes=run["outcomes"], deterministic=run["deterministic"],
                       isolated=run["isolated"], executed=run["loaded"],
-                      ranked=run["deterministic"] and run["isolated"])
+                      ranked=run["deterministic"] and run["isolated"] and run["guarded"])
         if run["tiers"]:
             overall, htop = ranking_keys(run["tiers"])
             checks += tier_records(run["tiers"])
@@ -3281,7 +3755,8 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
     checks += check_manifest(submission)
     manifest = checks[0].measured if checks[0].status is Status.PASS else None
     checks += check_artifact_size(submission)
-    checks += check_static(submission, skip_static)
+    digests = None if skip_static else {}
+    checks += check_static(submission, skip_static, digests)
     phases["gates1-3"] = time.monotonic() - t
     progress("gates 1-3: " + ", ".join(f"{c.id} {c.status.value}" for c in checks if c.id[:2] in
                                        ("g1", "g2", "g3") and "." in c.id))
@@ -3302,7 +3777,8 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         if r is None:
             r = grade_seed(submission, manifest, seed, total=total, budget=budget,
                            load_timeout=load_timeout, no_exec=no_exec, jobs=jobs, test_dir=test_dir,
-                           prefix=prefix, memory=memory, subset=subset)
+                           prefix=prefix, memory=memory, guard=guard_request(digests),
+                           subset=subset)
             if _INTERRUPT["at"] is None:            # a seed cut short by Ctrl-C is not a result
                 resume_save(resume_dir, submission, seed, prefix, no_exec, r)
         phases[f"seed{i + 1}.generate"] = r["gen_s"]
@@ -3712,7 +4188,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "it uses); the child's resident memory is watched from outside instead and "
                         "the run is killed (a clean FAIL) when it exceeds --memory")
     p.add_argument("--skip-static-check", action="store_true",
-                   help="skip gate 3 (the harness's trusted-use mode)")
+                   help="skip gate 3, the static scan and the runtime guard (the harness's trusted-use mode)")
     add_shared_option(p, "--jobs", "worker processes for the large primes of test generation "
                       "(default %(default)s); with several submissions, how many are graded at a "
                       "time (each then generates with one worker)", type=int, default=_default_jobs())

@@ -114,5 +114,5 @@ def test_quiet_prints_fail_lines_only_but_counts_every_check(tmp_path):
     lines = out.splitlines()
     assert not any(line.startswith(("PASS ", "INFO ")) for line in lines)
     summary = dict(kv.split("=") for kv in verdict_lines(out)["summary"].split(", "))
-    # 8 gates + g6.isolation_in_inference + g7.determinism_stream
-    assert int(summary["pass"]) == 10 and int(summary["info"]) >= 13 and verdict_lines(out)["RESULT"] == "PARTIAL"
+    # 8 gates + g3.runtime_guard + g6.isolation_in_inference + g7.determinism_stream
+    assert int(summary["pass"]) == 11 and int(summary["info"]) >= 13 and verdict_lines(out)["RESULT"] == "PARTIAL"

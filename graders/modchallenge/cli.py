@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "it uses); the child's resident memory is watched from outside instead and "
                         "the run is killed (a clean FAIL) when it exceeds --memory")
     p.add_argument("--skip-static-check", action="store_true",
-                   help="skip gate 3 (the harness's trusted-use mode)")
+                   help="skip gate 3, the static scan and the runtime guard (the harness's trusted-use mode)")
     add_shared_option(p, "--jobs", "worker processes for the large primes of test generation "
                       "(default %(default)s); with several submissions, how many are graded at a "
                       "time (each then generates with one worker)", type=int, default=_default_jobs())

@@ -10,7 +10,8 @@ from graders.common.reports import progress
 from graders.common.runner import run_isolated
 from graders.modchallenge.decoding import decode_packed, score_tier
 from graders.modchallenge.guarded import _plain_int
-from graders.modchallenge.spec import GPU_ENV, GPU_PATHS, MULT_SUB_TIERS, SPEC, TIERS
+from graders.modchallenge.spec import (GPU_ENV, GPU_PATHS, GUARD_PICKLE_GLOBALS, MULT_SUB_TIERS,
+    SPEC, TIERS)
 from graders.modchallenge.testgen import Case
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
@@ -54,17 +55,51 @@ def _child_reason(outcome, what: str) -> str:
     return f"{what}: the child stopped without reporting it ({outcome.reason or 'exited'})"
 
 
+def guard_request(digests: dict | None) -> dict | None:
+    """The runtime guard's part of every child request (issue 23): the digests of the sources the
+    static scan read, the unpickling allowlist, the report cap.  None (no guard) when the scan was
+    skipped (--skip-static-check: trusted use, nothing was read)."""
+    if digests is None:
+        return None
+    return {"digests": dict(digests), "pickle_globals": "|".join(f"(?:{r})" for r in GUARD_PICKLE_GLOBALS),
+            "max_reports": SPEC["guard_max_reports"]}
+
+
+def runtime_guard_check(outcomes: dict, guard: dict | None) -> Check:
+    """g3.runtime_guard: no child run of the model reported a guard finding, and none carried an
+    unreadable line on its result pipe (a guard report could have been lost in it: fails closed)."""
+    cid = "g3.runtime_guard"
+    if guard is None:
+        return Check(cid, Status.SKIP, "not run: no static scan to allow against (--skip-static-check: trusted use)")
+    found = [(name, body) for name, oc in outcomes.items() for body, _ in _events(oc, "guard")]
+    if found:
+        name, b = found[0]
+        return Check(cid, Status.FAIL, f"{len(found)} runtime finding(s); first, in the {name} run: "
+                     f"{str(b.get('what'))[:60]}: {str(b.get('reason'))[:200]} at "
+                     f"{str(b.get('where'))[:120]} (not ranked)", len(found), 0)
+    garbled = {name: oc.forged for name, oc in outcomes.items() if oc.forged}
+    if garbled:
+        return Check(cid, Status.FAIL, f"{sum(garbled.values())} unreadable line(s) on the result pipe "
+                     f"({', '.join(garbled)} run): a guard report may be lost in them (not ranked)",
+                     sum(garbled.values()), 0)
+    return Check(cid, Status.PASS, f"{len(outcomes)} run(s) watched from before the submission's "
+                 "import: nothing compiled, unmarshalled or unpickled but what the static scan read, the "
+                 "installation's own files and the allowlists; no process, socket or native call", 0, 0)
+
+
 def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_timeout: float,
-              memory: dict | None = None) -> dict:
+              memory: dict | None = None, guard: dict | None = None) -> dict:
     """Gates 5-8 for one test set: three child runs ("check", "infer", then "recheck", the
-    independent determinism re-run of problems drawn from the inference stream).  `memory` is
-    run_isolated's memory keywords (memory_options).  Returns {"checks": [...], "tiers":
-    [TierResult], "outcomes": {...}, "deterministic": bool, "isolated": bool}."""
+    independent determinism re-run of problems drawn from the inference stream), each under the
+    runtime guard (`guard`: guard_request(), None for none).  `memory` is run_isolated's memory
+    keywords (memory_options).  Returns {"checks": [...], "tiers": [TierResult], "outcomes":
+    {...}, "deterministic": bool, "isolated": bool, "guarded": bool}; g3.runtime_guard first."""
     memory = memory if memory is not None else memory_options(None, False)
     det_sample, pairs = _samples(test_set)
     base = manifest["output_base"]
     common = {"entry_class": manifest["entry_class"], "max_digits": SPEC["max_digits"],
-              "max_digit_bits": SPEC["max_digit_bits"], "det_sample": [_triple(c) for c in det_sample]}
+              "max_digit_bits": SPEC["max_digit_bits"], "det_sample": [_triple(c) for c in det_sample],
+              "guard": guard}
 
     def rearm_once():
         """A fresh rearm for one run: load gets load_timeout, the first "loaded" and the first
@@ -93,8 +128,9 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
         checks.append(Check("g5.model_load", Status.FAIL, str(why)[:300]))
         for cid in ("g6.preprocess_isolation", "g7.determinism", "g8.inference"):
             checks.append(Check(cid, Status.SKIP, "not run: the model did not load"))
-        return {"checks": checks, "tiers": [], "outcomes": outcomes, "deterministic": False,
-                "isolated": False, "loaded": False}
+        guarded = runtime_guard_check(outcomes, guard)
+        return {"checks": [guarded] + checks, "tiers": [], "outcomes": outcomes, "deterministic": False,
+                "isolated": False, "loaded": False, "guarded": guarded.status is not Status.FAIL}
     checks.append(Check("g5.model_load", Status.PASS,
                         f"{manifest['entry_class']} subclasses ModularMultiplicationModel; "
                         f"loaded in {loaded[0][1]:.2f} s", round(loaded[0][1], 3)))
@@ -225,8 +261,10 @@ def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_t
     if forged:
         checks.append(Check("g8.reply_channel", Status.REVIEW,
                             f"{forged} line(s) on the result pipe without the run token"))
-    return {"checks": checks, "tiers": tiers, "outcomes": outcomes, "deterministic": deterministic,
-            "isolated": isolated, "loaded": True}
+    guarded = runtime_guard_check(outcomes, guard)
+    return {"checks": [guarded] + checks, "tiers": tiers, "outcomes": outcomes,
+            "deterministic": deterministic, "isolated": isolated, "loaded": True,
+            "guarded": guarded.status is not Status.FAIL}
 
 
 def probe_operand_range(tid: int, same_prime: list) -> tuple:

@@ -46,11 +46,11 @@ def check_artifact_size(sub: str) -> list:
     return [Check("g2.artifact_size", Status.PASS, msg + " <= 20 GiB", total, SPEC["max_artifact_bytes"])]
 
 
-def check_static(sub: str, skip: bool) -> list:
-    """Gate 3: zero static-analysis findings."""
+def check_static(sub: str, skip: bool, digests: dict | None = None) -> list:
+    """Gate 3: zero static-analysis findings (`digests`: see static_scan)."""
     if skip:
         return [Check("g3.static_check", Status.SKIP, "skipped by --skip-static-check (trusted use)")]
-    found, reviews, encodings = static_scan(sub)
+    found, reviews, encodings = static_scan(sub, digests)
     if found:
         shown = "; ".join(f"{f}:{ln} [{rule}] {msg}" for f, ln, rule, msg in found[:6])
         more = f" (+{len(found) - 6} more)" if len(found) > 6 else ""

@@ -3,6 +3,7 @@ import time
 from graders.common.records import Check, Report, Status
 from graders.common.reports import _INTERRUPT, progress, progress_count
 from graders.common.sandbox import sandbox_check
+from graders.modchallenge.gates_runtime import guard_request
 from graders.modchallenge.gates_static import check_artifact_size, check_manifest, check_static
 from graders.modchallenge.seeds import (answers_hidden_check, grade_seed, overall_error, resume_load,
     resume_save, seed_keys, seed_label)
@@ -25,7 +26,8 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
     checks += check_manifest(submission)
     manifest = checks[0].measured if checks[0].status is Status.PASS else None
     checks += check_artifact_size(submission)
-    checks += check_static(submission, skip_static)
+    digests = None if skip_static else {}
+    checks += check_static(submission, skip_static, digests)
     phases["gates1-3"] = time.monotonic() - t
     progress("gates 1-3: " + ", ".join(f"{c.id} {c.status.value}" for c in checks if c.id[:2] in
                                        ("g1", "g2", "g3") and "." in c.id))
@@ -46,7 +48,8 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         if r is None:
             r = grade_seed(submission, manifest, seed, total=total, budget=budget,
                            load_timeout=load_timeout, no_exec=no_exec, jobs=jobs, test_dir=test_dir,
-                           prefix=prefix, memory=memory, subset=subset)
+                           prefix=prefix, memory=memory, guard=guard_request(digests),
+                           subset=subset)
             if _INTERRUPT["at"] is None:            # a seed cut short by Ctrl-C is not a result
                 resume_save(resume_dir, submission, seed, prefix, no_exec, r)
         phases[f"seed{i + 1}.generate"] = r["gen_s"]

@@ -19,13 +19,15 @@ reference/modchallenge/problem_spec.md).  The grader runs the challenge's eight
 gates in order (manifest, artifact size, static analysis, test-set generation,
 model load, preprocess isolation, determinism, inference within budget),
 running the model only in a fresh child interpreter on a private copy, with the
-inference budget enforced from outside.  It reproduces the challenge's test
+inference budget enforced from outside, under an audit hook (PEP 578) that fails
+anything compiled, unmarshalled or unpickled there which the static scan did not
+read (g3.runtime_guard).  It reproduces the challenge's test
 sets byte for byte without sympy (own BPSW nextprime).
 
 Score: SCORE = overall_accuracy (mean accuracy over the completed scored tiers
 1-10, incomplete tiers 0; the mean over seeds with --seeds) when the model is
-ranked; 0.0 when a gate fails (gates 1-5 abort; a failed preprocess-isolation
-or determinism gate reports the accuracies with ranked: false).  RESULT: PASS =
+ranked; 0.0 when a gate fails (gates 1-5 abort; a failed preprocess-isolation,
+determinism or runtime-guard check reports the accuracies with ranked: false).  RESULT: PASS =
 all gates pass and SCORE 1.0; PARTIAL = ranked, 0 < SCORE < 1 (including tiers
 that ran out of budget); FAIL = a gate 1-7 failed or SCORE 0.  Exit codes: 0
 full score, 1 graded below full score, 2 UNGRADED (--no-exec) or usage error,

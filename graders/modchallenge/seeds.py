@@ -23,9 +23,11 @@ def seed_label(seed: bytes) -> str:
 
 def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: float,
                load_timeout: float, no_exec: bool, jobs: int, test_dir: str | None,
-               prefix: str, memory: dict | None = None, subset: dict | None = None) -> dict:
-    """Gates 4-8 for one seed; records carry `prefix`; `memory`: memory_options(); `subset`
-    ({"limit": N, "tiers": [...]}, a smoke test): the model sees only those problems."""
+               prefix: str, memory: dict | None = None, guard: dict | None = None,
+               subset: dict | None = None) -> dict:
+    """Gates 4-8 (and the runtime part of gate 3) for one seed; records carry `prefix`; `memory`:
+    memory_options(); `guard`: guard_request(); `subset` ({"limit": N, "tiers": [...]}, a smoke
+    test): the model sees only those problems."""
     t0 = time.monotonic()
     checks = []
     progress_phase(f"gate 4: {'reading' if test_dir else 'generating'} the test set "
@@ -56,11 +58,12 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
         checks += [Check(cid, Status.SKIP, "not run (--no-exec)") for cid in
                    ("g5.model_load", "g6.preprocess_isolation", "g7.determinism", "g8.inference")]
     else:
-        run = run_model(sub, manifest, test_set, budget=budget, load_timeout=load_timeout, memory=memory)
+        run = run_model(sub, manifest, test_set, budget=budget, load_timeout=load_timeout, memory=memory,
+                        guard=guard)
         checks += run["checks"]
         result.update(tiers=run["tiers"], outcomes=run["outcomes"], deterministic=run["deterministic"],
                       isolated=run["isolated"], executed=run["loaded"],
-                      ranked=run["deterministic"] and run["isolated"])
+                      ranked=run["deterministic"] and run["isolated"] and run["guarded"])
         if run["tiers"]:
             overall, htop = ranking_keys(run["tiers"])
             checks += tier_records(run["tiers"])

@@ -42,6 +42,10 @@ SPEC = {
                                         # the real inference stream, answered again (shuffled) by a
                                         # fresh process
     "memory_gb_max": 1024,              # --memory GB upper bound (usage error beyond; ours)
+    # issue 23: the runtime guard (a PEP 578 audit hook in the model's process; ours)
+    "guard_max_reports": 20,            # guard findings written per child run; the first decides the
+                                        # verdict, the cap keeps a model flooding the hook from
+                                        # flooding the result pipe (the rest are counted, not sent)
     # -- subprocess runner (the same names in every grader; read at call time) ----
     "runner_mem_bytes": 8 << 30,           # child address-space limit: a CPU model's weights and torch's arenas fit; GPU mode uses memory='resident'
     "runner_fsize_bytes": 256 << 20,  # largest file the child may write: a runaway writer cannot fill the disk
@@ -102,7 +106,6 @@ REVIEW_IMPORTS = {
     "_pydecimal": "the pure-Python implementation of decimal (a banned family)",
     "posix": "the C module behind os: system/fork/exec*/posix_spawn without the name os",
     "pty": "pty.spawn/pty.fork start processes",
-    "concurrent": "concurrent.futures.ProcessPoolExecutor starts processes",
     "importlib": "imports modules by computed name (reaches any banned module)",
     "imp": "imports modules by computed name (reaches any banned module)",
     "zipimport": "imports code from archives the scan does not read",
@@ -118,6 +121,26 @@ REVIEW_IMPORTS = {
     "gmpy": "exact big-number arithmetic (like the banned gmpy2)",
     "__main__": "the grader's driver module (it shares the model's interpreter)",
 }
+# concurrent.futures' process pool starts processes (issue 23: its thread pool and `threading` are
+# no escape hatch; the runtime guard fails any process the model starts, this is the early warning)
+PROCESS_POOL_NAMES = frozenset({"ProcessPoolExecutor", "process"})   # concurrent.futures.<name>
+# Unpickling globals the runtime guard allows (issue 23): the weights-only allowlist the task
+# statement names for torch.load(weights_only=True) -- torch's own _get_allowed_globals (2.x):
+# containers, tensor/parameter/storage classes, dtypes, quantisation schemes, the _rebuild_*
+# functions -- plus numpy's array reconstruction (pickled ndarrays hold data only; every global
+# inside an object array is checked on its own).  Regular expressions over "module.name" as the
+# pickle names it (protocols < 3 write Python 2's __builtin__).
+GUARD_PICKLE_GLOBALS = (
+    r"collections\.(OrderedDict|Counter)", r"(builtins|__builtin__)\.(bytearray|set|frozenset|complex|slice)",
+    r"_codecs\.encode", r"torch\.(Size|Tensor|device|nn\.parameter\.Parameter)",
+    r"torch\.serialization\._get_layout", r"torch\._utils\._rebuild_\w+",
+    r"torch\._tensor\._rebuild_from_type_v2", r"torch\.(storage\.)?\w*(Tensor|Storage)",
+    r"torch\.(u?int\d+|q?u?int\d+(x\d+)?|float\d+(_\w+)?|bfloat16|bool|complex\d+|bits\w+|"
+    r"half|double|cfloat|cdouble|chalf|short|long)",
+    r"torch\.per_(tensor|channel)_\w+",
+    r"numpy\.(core|_core)\.multiarray\.(_reconstruct|scalar)", r"numpy\.(ndarray|dtype)",
+    r"numpy\.dtypes\.\w+DType",
+)
 # module.function calls that load code (pickle and friends), flagged wherever called
 REVIEW_LOAD_CALLS = {
     "pickle": ("load", "loads", "Unpickler"), "_pickle": ("load", "loads", "Unpickler"),
@@ -150,6 +173,11 @@ MODULAR_ATTRS = {"operator": ("mod", "imod", "pow", "ipow", "__mod__", "__pow__"
 MODULAR_DUNDERS = frozenset({"__mod__", "__rmod__", "__imod__", "__pow__", "__rpow__", "__divmod__",
                              "__rdivmod__"})          # int.__mod__, x.__pow__(y, m), on any receiver
 SOURCE_ENCODINGS_SEEN_AS_UTF8 = ("utf-8", "utf-8-sig")   # tokenize.detect_encoding's names
+# codecs the interpreter decodes source with natively (PyUnicode_Decode's fast paths): any other
+# declared codec is looked up through the codec registry, which the model's process can change
+# before importing the file -- the runtime guard does not take such a file for what the scan read
+GUARD_NATIVE_CODECS = frozenset({"utf-8", "utf-8-sig", "iso-8859-1", "latin-1", "latin1", "ascii",
+                                 "us-ascii"})
 # --gpu: what a CUDA runtime reads besides the Python installation (the runner already passes
 # /dev/nvidia*): device selection variables, and a system CUDA toolkit where one is installed
 GPU_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",

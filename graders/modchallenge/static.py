@@ -1,14 +1,15 @@
 """STATIC CHECKS (a part of grade_modchallenge.py; see CONTRIBUTING.md)."""
 import ast
+import hashlib
 import os
 import re
 from graders.common.guarded import parse_python
 from graders.common.records import Reject
 from graders.modchallenge.guarded import python_source_encoding
-from graders.modchallenge.spec import (DYNAMIC_EXEC, FORBIDDEN_IMPORTS, IMPORTLIB_DATA,
-    INTROSPECTION_ATTRS, INTROSPECTION_CALLS, MODULAR_ATTRS, MODULAR_DUNDERS, NAMED_MODULE_WORDS,
-    OS_PROCESS_CALLS, OS_PROCESS_PREFIXES, OS_REVIEW_PREFIXES, REVIEW_IMPORTS, REVIEW_LOAD_CALLS,
-    SOURCE_ENCODINGS_SEEN_AS_UTF8, SPEC)
+from graders.modchallenge.spec import (DYNAMIC_EXEC, FORBIDDEN_IMPORTS, GUARD_NATIVE_CODECS,
+    IMPORTLIB_DATA, INTROSPECTION_ATTRS, INTROSPECTION_CALLS, MODULAR_ATTRS, MODULAR_DUNDERS,
+    NAMED_MODULE_WORDS, OS_PROCESS_CALLS, OS_PROCESS_PREFIXES, OS_REVIEW_PREFIXES,
+    PROCESS_POOL_NAMES, REVIEW_IMPORTS, REVIEW_LOAD_CALLS, SOURCE_ENCODINGS_SEEN_AS_UTF8, SPEC)
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # STATIC CHECKS (the public harness's finding list)
@@ -56,10 +57,18 @@ def _scan(source, name: str) -> tuple:
                 elif root in REVIEW_IMPORTS:
                     review.append((name, line, "escape-hatch", f"import of '{alias.name}': "
                                    f"{REVIEW_IMPORTS[root]}"))
+                elif alias.name.startswith("concurrent.futures.process"):
+                    review.append((name, line, "escape-hatch", f"import of '{alias.name}': "
+                                   "ProcessPoolExecutor starts processes"))
         elif isinstance(node, ast.ImportFrom):
             root = (node.module or "").split(".")[0]
             if root in FORBIDDEN_IMPORTS:
                 out.append((name, line, "forbidden-import", f"import from '{node.module}'"))
+            elif (node.module or "").startswith("concurrent.futures") and (
+                    node.module.startswith("concurrent.futures.process")
+                    or any(a.name in PROCESS_POOL_NAMES or a.name == "*" for a in node.names)):
+                review.append((name, line, "escape-hatch", f"import from '{node.module}': "
+                               "ProcessPoolExecutor starts processes"))
             elif root == "importlib" and (node.module.split(".")[1:2] and node.module.split(".")[1]
                                           in IMPORTLIB_DATA or node.module == "importlib" and
                                           all(a.name in IMPORTLIB_DATA for a in node.names)):
@@ -132,6 +141,8 @@ def _scan(source, name: str) -> tuple:
                 node.value, ast.Name) and node.attr in MODULAR_ATTRS.get(node.value.id, ())):
             review.append((name, line, "modmul-shape", f"'.{node.attr}': the modular product's "
                            "operators without the % / pow syntax"))
+        elif isinstance(node, ast.Attribute) and node.attr == "ProcessPoolExecutor":
+            review.append((name, line, "escape-hatch", "'.ProcessPoolExecutor': starts processes"))
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.attr in INTROSPECTION_CALLS.get(node.value.id, ()):
             review.append((name, line, "escape-hatch", f"'{node.value.id}.{node.attr}': reaches other "
@@ -203,11 +214,15 @@ def submission_files(root: str):
     return found
 
 
-def static_scan(root: str) -> tuple:
+def static_scan(root: str, digests: dict | None = None) -> tuple:
     """(findings, reviews, encodings) over every .py file under root.  Each file is read as the
     interpreter reads it (python_source_encoding, then the bytes parsed as compile() parses them);
     a file the interpreter would refuse is an unreadable-source finding; `encodings` lists
-    (file, codec) for files declaring a codec other than UTF-8 (review: the harness reads UTF-8)."""
+    (file, codec) for files declaring a codec other than UTF-8 (review: the harness reads UTF-8).
+    `digests`, when given, receives {relative path: sha256 hex} of the bytes scanned: the runtime
+    guard lets the model's process compile exactly these (issue 23); a file declaring a codec the
+    interpreter does not decode natively gets "codec:<name>" instead (its run-time decoding goes
+    through a registry the model can change: not taken for what the scan read)."""
     findings, reviews, encodings = [], [], []
     for path in submission_files(root):
         if not path.endswith(".py"):
@@ -227,6 +242,9 @@ def static_scan(root: str) -> tuple:
             continue
         if enc not in SOURCE_ENCODINGS_SEEN_AS_UTF8:
             encodings.append((rel, enc))
+        if digests is not None:
+            digests[rel.replace(os.sep, "/")] = hashlib.sha256(data).hexdigest() \
+                if enc.lower() in GUARD_NATIVE_CODECS else f"codec:{enc}"
         f, r = _scan(data, rel)
         findings.extend(f)
         reviews.extend(r)
