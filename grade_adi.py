@@ -32,6 +32,7 @@ import base64
 import dataclasses
 import enum
 import hashlib
+import html
 import json
 import math
 import os
@@ -5121,7 +5122,7 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
 # =============================================================================
 PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
                "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
-               "UNGRADED": "#9e9e9e"}
+               "UNGRADED": "#9e9e9e", "SUBSET": "#6a1b9a"}
 
 
 def plot_usage_error(out_dir: str):
@@ -5194,8 +5195,9 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                      grader: str = GRADER_NAME):
     """Several submissions graded in one call: one horizontal bar per submission, best first,
     coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
-    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
-    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    rows: [{"submission": str, score_key: float | None, "result": str, "ci95": [lo, hi] (optional:
+    drawn as an error bar), ...}] (the leaderboard's rows; score_key names the column drawn, e.g.
+    "overall_accuracy" or "step_accuracy")."""
     def value(r):
         v = r.get(score_key)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
@@ -5213,11 +5215,19 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                 hatch=None if score is not None else "//", edgecolor=color,
                 label=None if result in seen else result)
         seen.add(result)
-        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+        ci = r.get("ci95")
+        if score is not None and isinstance(ci, (list, tuple)) and len(ci) == 2:
+            ax.errorbar(score, i, xerr=[[max(0.0, score - ci[0])], [max(0.0, ci[1] - score)]],
+                        fmt="none", ecolor="black", elinewidth=1.0, capsize=3,
+                        label=None if "ci" in seen else "95 % interval")
+            seen.add("ci")
+        right = max(score or 0.0, ci[1] if score is not None and isinstance(ci, (list, tuple))
+                    and len(ci) == 2 else 0.0)
+        ax.text(right + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
                 va="center", fontsize=9)
     ax.set_yticks(range(len(ranked)), names)
     ax.invert_yaxis()
-    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.25)
     ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
     ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
     ax.set_ylabel("submission")
@@ -5435,12 +5445,11 @@ def format_check(c: Check, width: int = 30) -> str:
 
 
 def print_report(checks: list, result: str, score, keys: dict, table=(), stream=None,
-                 quiet: bool = False, also: tuple = ()) -> None:
-    """Every check line (only FAIL/REVIEW, and ids starting with one of `also`, when quiet), the
-    summary over ALL checks, the grader's table lines, keys, verdict."""
+                 quiet: bool = False) -> None:
+    """Every check line (only FAIL/REVIEW when quiet), the summary over ALL checks, the grader's
+    table lines, keys, verdict."""
     stream = stream or sys.stdout
-    shown = [c for c in checks if not quiet or c.status in (Status.FAIL, Status.REVIEW)
-             or c.id.startswith(tuple(also))]
+    shown = [c for c in checks if not quiet or c.status in (Status.FAIL, Status.REVIEW)]
     width = max([30] + [len(c.id) for c in shown])
     for c in shown:
         print(format_check(c, width), file=stream)
@@ -5478,12 +5487,13 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
     "hidden_errors": lambda v, keys: ", ".join("—" if e is None else f"{e:.3e}" for e in v),
 }
 LEADERBOARD = (("score", "score", "desc"), ("review_required", "keys.review_required", "asc"))
-POSITIVE_OPTIONS = ("budget",)
+POSITIVE_OPTIONS = ("budget", "memory")
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 SUBMISSIONS_HELP = "directory with adi_solver.py, results.json, reference_arrays.npz"
 
 
 def grade_submission(args, submission: str) -> Report:
+    apply_memory(args)
     report = grade(submission, budget=args.budget, strict=args.strict, no_exec=args.no_exec)
     report.keys["review_required"] = sum(c.status is Status.REVIEW for c in report.checks)
     return report
@@ -5548,12 +5558,19 @@ def build_parser() -> argparse.ArgumentParser:
                "2 UNGRADED (--no-exec) or usage error, 3 grader failure, 130 interrupted; "
                "with several submissions, the largest of theirs")
     add_report_options(p, submissions_help=SUBMISSIONS_HELP)
-    p.add_argument("--budget", type=float, default=SPEC["budget_s"],
-                   help="wall-clock seconds per execution phase (default %(default)s)")
-    p.add_argument("--strict", action="store_true", help="anything needing review scores 0.0")
-    p.add_argument("--no-exec", action="store_true",
-                   help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
+    add_shared_option(p, "--budget", "each execution phase (default %(default)s)", type=float,
+                      default=SPEC["budget_s"])
+    add_shared_option(p, "--memory", "each child process, its address space (default "
+                      "%(default)s)", type=float, default=SPEC["runner_mem_bytes"] / 2 ** 30)
+    add_shared_option(p, "--strict")
+    add_shared_option(p, "--no-exec", ": diagnostics only, RESULT: UNGRADED, exit 2")
     return p
+
+
+def apply_memory(args) -> None:
+    """--memory GB as the runner's address-space limit (the runner reads SPEC at call time)."""
+    if getattr(args, "memory", None):
+        SPEC["runner_mem_bytes"] = int(args.memory * 2 ** 30)
 
 
 def usage_checks(args) -> None:
@@ -5594,6 +5611,293 @@ def report_extra(report: Report) -> dict:
     return {}
 
 
+Z95 = 1.959963984540054     # the standard normal's 97.5 % quantile
+# Student's t 97.5 % quantiles for 1..30 degrees of freedom (beyond 30: within 4 % of Z95)
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t975(df: int) -> float:
+    return T975[df - 1] if 1 <= df <= len(T975) else Z95
+
+
+def wilson(p: float, n: float) -> list:
+    """The Wilson score 95 % interval of a proportion p observed over n (possibly effective,
+    non-integer) trials: never outside [0, 1], and not of zero width at p = 0 or 1."""
+    if not n or n <= 0:
+        return None
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+
+
+def proportion_interval(p: float, stderr: float, n: int) -> list:
+    """The 95 % interval of a proportion whose standard error is `stderr` (clustered or
+    stratified): Wilson's on the effective sample size p(1-p)/stderr^2 (Kish), which is n itself
+    for independent trials; n where the proportion is 0 or 1 (no spread to scale by)."""
+    n_eff = p * (1 - p) / (stderr * stderr) if stderr and 0 < p < 1 else n
+    return wilson(p, min(n_eff, n) if n else n_eff)
+
+
+def binomial_estimate(k: int, n: int) -> tuple:
+    """(stderr, ci95) of k successes in n independent trials (None, None when n = 0)."""
+    if not n:
+        return None, None
+    p = k / n
+    return round(math.sqrt(p * (1 - p) / n), 4), wilson(p, n)
+
+
+def clustered_estimate(clusters: list) -> tuple:
+    """(stderr, ci95) of the pooled proportion sum(k)/sum(n) over clusters [(k, n), ...] whose
+    units are not independent (SciCode's steps within one problem): the cluster-robust (CR1)
+    standard error sqrt(G/(G-1) * sum((k_g - p n_g)^2)) / N; the interval is Wilson's on the
+    effective sample size, never more than N.  One cluster: no estimate of the spread (None)."""
+    clusters = [(k, n) for k, n in clusters if n]
+    big_n = sum(n for _, n in clusters)
+    g = len(clusters)
+    if g < 2 or not big_n:
+        return None, None
+    p = sum(k for k, _ in clusters) / big_n
+    var = g / (g - 1) * sum((k - p * n) ** 2 for k, n in clusters) / big_n ** 2
+    se = math.sqrt(var)
+    return round(se, 4), proportion_interval(p, se, big_n)
+
+
+def mean_estimate(values: list, bounds: tuple = (0.0, 1.0)) -> tuple:
+    """(stderr, ci95) of the mean of independent values: s/sqrt(n) and Student's t interval
+    (n - 1 degrees of freedom), clipped to the values' possible range `bounds`; fewer than two
+    values: (None, None)."""
+    n = len(values)
+    if n < 2:
+        return None, None
+    m = sum(values) / n
+    s = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+    se = s / math.sqrt(n)
+    half = t975(n - 1) * se
+    return round(se, 4), [round(max(bounds[0], m - half), 4), round(min(bounds[1], m + half), 4)]
+
+
+def interval_text(ci) -> str:
+    return "n/a" if not ci else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def intervals_overlap(a, b) -> bool:
+    return bool(a and b) and a[0] <= b[1] and b[0] <= a[1]
+SHARED_OPTIONS = {      # option -> (metavar, the help's opening words: the same in every grader)
+    "--budget": ("SECONDS", "wall-clock limit in seconds of"),
+    "--memory": ("GB", "memory limit in GiB of"),
+    "--out": ("DIR", "keep this run's working outputs in DIR:"),
+    "--jobs": ("N", "how many run at a time:"),
+    "--limit": ("N", "smoke test: grade only the first N"),
+    "--quiet": (None, "print only FAIL / REVIEW_REQUIRED lines, the summary, the keys and the "
+                      "verdict; no progress"),
+    "--strict": (None, "anything needing review scores 0.0"),
+    "--no-exec": (None, "do not run submitted code"),
+    "--json": ("PATH", "also write the report as JSON to PATH"),
+    "--table": ("PATH", "write the leaderboard to PATH"),
+    "--plot": ("DIR", "also write PNG figures to DIR"),
+    "--html": ("PATH", "also write one self-contained HTML report to PATH"),
+}
+# old spelling -> the shared one; each still works for one release, with a one-line notice
+DEPRECATED_OPTIONS = {"--timeout": "--budget", "--mem-gb": "--memory"}
+
+
+def add_shared_option(p, option: str, detail: str = "", **kw):
+    """`option` as SHARED_OPTIONS spells it: its metavar and the help's opening words, then
+    this grader's `detail` (what the unit is, the default)."""
+    metavar, opening = SHARED_OPTIONS[option]
+    if metavar is None:
+        kw.setdefault("action", "store_true")
+    else:
+        kw.setdefault("metavar", metavar)
+    sep = "" if not detail or detail[0] in ";:," else " "
+    return p.add_argument(option, help=opening + sep + detail, **kw)
+
+
+class DeprecatedOption(argparse.Action):
+    """An old spelling (DEPRECATED_OPTIONS): one line on stderr, the value kept under a private
+    name that CliParser moves to the shared option's destination after parsing."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)       # the notice: resolve_deprecated, once
+
+
+def add_deprecated_option(p, old: str, **kw) -> None:
+    """`old` kept for one release as an alias of DEPRECATED_OPTIONS[old] (hidden from --help)."""
+    p.add_argument(old, action=DeprecatedOption, dest="_old_" + old.lstrip("-").replace("-", "_"),
+                   default=None, help=argparse.SUPPRESS, **kw)
+
+
+def resolve_deprecated(parser, args, argv) -> None:
+    """Move each old spelling's value to the shared option; both given is a conflict (exit 2)."""
+    given = {a.split("=", 1)[0] for a in argv if isinstance(a, str) and a.startswith("--")}
+    for old, new in DEPRECATED_OPTIONS.items():
+        dest = "_old_" + old.lstrip("-").replace("-", "_")
+        if not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        delattr(args, dest)
+        if value is None:
+            continue
+        if new in given:
+            parser.error(f"{old} and {new} conflict: give only {new}")
+        print(f"{parser.prog}: {old} is deprecated: use {new} (the old spelling goes in the next "
+              "release)", file=sys.stderr)
+        setattr(args, new.lstrip("-").replace("-", "_"), value)
+
+
+SUBSET_OPTIONS = ("limit", "only", "problem", "tier", "style")   # any given: a SUBSET run
+
+
+def subset_requested(args) -> bool:
+    """Whether the user asked for a subset (--limit N, or an explicit selection)."""
+    return any(getattr(args, name, None) for name in SUBSET_OPTIONS)
+
+
+def subset_text(graded: int, total: int, unit: str, args) -> str:
+    """The label of a subset run: what was graded of what, and the options that chose it."""
+    chose = " ".join(f"--{name} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                     for name in SUBSET_OPTIONS if (v := getattr(args, name, None)))
+    return f"{graded} of {total} {unit} ({chose})"
+HTML_STATUS_ORDER = {"FAIL": 0, "REVIEW": 1, "PASS": 2, "SKIP": 3, "INFO": 4}
+HTML_FIGURE_MAX_BYTES = 8 << 20     # a figure larger than this is listed, not inlined
+HTML_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1400px}
+h1{font-size:1.4em} h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #ddd;padding:2px 8px;
+text-align:left;vertical-align:top} th{background:#f3f3f3} .num{text-align:right}
+.FAIL{color:#b71c1c;font-weight:600} .REVIEW{color:#e65100;font-weight:600} .PASS{color:#2e7d32}
+.SKIP,.INFO{color:#555} .res-PASS{background:#e8f5e9} .res-PARTIAL{background:#fff3e0}
+.res-FAIL{background:#ffebee} .res-UNGRADED,.res-SUBSET{background:#eeeeee}
+.overlap{color:#6a1b9a} details{margin:.3em 0} summary{cursor:pointer;font-weight:600}
+.msg{white-space:pre-wrap;word-break:break-word} img{max-width:min(100%,640px);border:1px solid #ddd}
+.note{color:#555;font-size:.9em}
+"""
+
+
+def _h(value) -> str:
+    """Any value as escaped text (quotes too: safe inside attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+def _html_value(key: str, value, keys: dict) -> str:
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        columns = list(dict.fromkeys(k for row in value for k in row))
+        head = "".join(f"<th>{_h(c)}</th>" for c in columns)
+        body = "".join("<tr>" + "".join(f"<td>{_h(_cell(r.get(c)))}</td>" for c in columns) + "</tr>"
+                       for r in value)
+        return f"<table><tr>{head}</tr>{body}</table>"
+    try:
+        return _h(format_value(key, value, keys))
+    except Exception:           # a merged report's value of an unexpected type: shown as stored
+        return _h(value)
+
+
+def _html_phase(check_id: str) -> str:
+    return str(check_id).split(".", 1)[0] or "?"
+
+
+def _html_check(c: dict) -> dict:
+    """A record of a report document (possibly merged from elsewhere) as plain strings."""
+    return {"id": str(c.get("id", "")), "status": str(c.get("status", "")),
+            "message": str(c.get("message", "")), "measured": c.get("measured")}
+
+
+def _html_figure(check: dict) -> str:
+    """A figure record's PNG inlined (base64), or a line saying why not: only a `figure.<name>`
+    record whose file is named <name>.png (as write_figures names it), a PNG, at most
+    HTML_FIGURE_MAX_BYTES (a merged report cannot have other files of this disk inlined)."""
+    path = check.get("measured")
+    name = _h(check["id"])
+    if not isinstance(path, str):
+        return ""
+    if os.path.basename(path) != check["id"][len("figure."):] + ".png":
+        return f"<p class='note'>{name}: {_h(path)} is not this figure's file</p>"
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(HTML_FIGURE_MAX_BYTES + 1)
+    except OSError:
+        return f"<p class='note'>{name}: {_h(path)} not found (figures are files beside the report)</p>"
+    if len(data) > HTML_FIGURE_MAX_BYTES or not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return f"<p class='note'>{name}: {_h(path)} is not a PNG of at most {HTML_FIGURE_MAX_BYTES >> 20} MB</p>"
+    return (f"<figure><img alt='{name}' src='data:image/png;base64,"
+            f"{base64.b64encode(data).decode('ascii')}'><figcaption>{name}: "
+            f"{_h(check.get('message', ''))}</figcaption></figure>")
+
+
+def _html_submission(i: int, doc: dict, name: str) -> str:
+    checks = doc.get("checks") if isinstance(doc.get("checks"), list) else []
+    checks = [_html_check(c) for c in checks if isinstance(c, dict)]
+    result, score = doc.get("result"), doc.get("score")
+    counts = {s: sum(c.get("status") == s for c in checks) for s in HTML_STATUS_ORDER}
+    out = [f"<h2 id='sub-{i}'>{_h(name)} <span class='res-{_h(result)}'>RESULT: {_h(result)}"
+           + (f", SCORE: {_h(score)}" if score is not None else "") + "</span></h2>",
+           f"<p class='note'>{_h(doc.get('submission'))} · sha256 {_h(doc.get('submission_sha256'))} · "
+           + ", ".join(f"{s.lower()}={n}" for s, n in counts.items()) + "</p>"]
+    keys = doc.get("keys") if isinstance(doc.get("keys"), dict) else {}
+    if keys:
+        out.append("<details open><summary>keys</summary><table>" + "".join(
+            f"<tr><th>{_h(k)}</th><td>{_html_value(k, v, keys)}</td></tr>" for k, v in keys.items())
+            + "</table></details>")
+    phases = {}
+    for c in checks:
+        if not c["id"].startswith("figure."):
+            phases.setdefault(_html_phase(c["id"]), []).append(c)
+    def worst(cs):
+        return min(HTML_STATUS_ORDER.get(c.get("status"), 9) for c in cs)
+    for phase, cs in sorted(phases.items(), key=lambda kv: worst(kv[1])):
+        cs = sorted(cs, key=lambda c: HTML_STATUS_ORDER.get(c.get("status"), 9))
+        bad = sum(c.get("status") in ("FAIL", "REVIEW") for c in cs)
+        rows = "".join(f"<tr class='rec'><td class='{_h(c.get('status'))}'>{_h(c.get('status'))}</td>"
+                       f"<td>{_h(c.get('id'))}</td><td class='msg'>{_h(c.get('message'))}</td></tr>"
+                       for c in cs)
+        out.append(f"<details{' open' if bad else ''}><summary>{_h(phase)} ({len(cs)} record"
+                   f"{'s' if len(cs) != 1 else ''}{f', {bad} FAIL/REVIEW' if bad else ''})</summary>"
+                   f"<table><tr><th>status</th><th>id</th><th>message</th></tr>{rows}</table></details>")
+    figures = [_html_figure(c) for c in checks if c["id"].startswith("figure.")]
+    if figures:
+        out.append("<details open><summary>figures</summary>" + "".join(figures) + "</details>")
+    return "\n".join(out)
+
+
+def write_html(path: str, docs: list) -> None:
+    """--html PATH: the leaderboard, then each submission's keys, records by phase (phases with
+    FAIL / REVIEW first and open, FAIL then REVIEW first within a phase) and figures."""
+    rows = leaderboard(docs) if docs else []
+    columns = leaderboard_columns(rows)
+    labels = row_labels(docs)                  # the leaderboard's own row names
+    names = {}
+    for i, label in enumerate(labels):
+        names.setdefault(label, i)
+    lead = ["<table id='leaderboard'><tr>" + "".join(f"<th>{_h(c)}</th>" for c in columns) + "</tr>"]
+    for r in rows:
+        cells = []
+        for c in columns:
+            text = _h(_cell(r.get(c)))
+            if c == "submission" and r.get(c) in names:
+                text = f"<a href='#sub-{names[r[c]]}'>{text}</a>"
+            cls = f" class='res-{_h(r.get(c))}'" if c == "result" else \
+                " class='overlap'" if c == "overlaps_above" and r.get(c) else ""
+            cells.append(f"<td{cls}>{text}</td>")
+        lead.append("<tr>" + "".join(cells) + "</tr>")
+    lead.append("</table>")
+    if any(r.get("overlaps_above") for r in rows):
+        lead.append("<p class='note'>overlaps_above true: the row's 95 % interval overlaps the row "
+                    "above's; their order is not resolved by the units graded.</p>")
+    title = f"{GRADER_NAME} report: {len(docs)} submission{'s' if len(docs) != 1 else ''}"
+    page = ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+            "img-src data:; style-src 'unsafe-inline'\">"
+            f"<title>{_h(title)}</title><style>{HTML_CSS}</style></head><body>"
+            f"<h1>{_h(title)}</h1><p class='note'>{_h(GRADER_NAME)} {_h(GRADER_VERSION)}; "
+            "ranked by " + _h(", then ".join(c for c, _, _ in LEADERBOARD)) + "</p>"
+            "<h2>leaderboard</h2>" + "\n".join(lead)
+            + "".join(_html_submission(i, d, label) for i, (d, label) in enumerate(zip(docs, labels)))
+            + ("" if docs else "<p>no report (nothing was graded)</p>") + "</body></html>\n")
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as fh:
+        fh.write(page)
 # =============================================================================
 # REPORTS: usage errors, the run block, progress, many submissions, the
 # leaderboard (the same text in every grader; only the tables LEADERBOARD,
@@ -5604,7 +5908,19 @@ class UsageError(Exception):
 
 
 class CliParser(argparse.ArgumentParser):
-    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+    """argparse whose errors are one line on stderr (no usage block) and exit 2; no abbreviations
+    (`--qui` is an error: a later option can never change what an old command line means); old
+    spellings (DEPRECATED_OPTIONS) moved to the shared option after parsing."""
+
+    def __init__(self, *a, **kw):
+        kw["allow_abbrev"] = False
+        super().__init__(*a, **kw)
+
+    def parse_known_args(self, args=None, namespace=None):
+        argv = sys.argv[1:] if args is None else list(args)
+        parsed, extra = super().parse_known_args(argv, namespace)
+        resolve_deprecated(self, parsed, argv)
+        return parsed, extra
 
     def error(self, message):
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -5613,7 +5929,9 @@ class CliParser(argparse.ArgumentParser):
 
 EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
-_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False}
+_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False, "last": 0.0, "message": "",
+             "since": 0.0, "stop": None, "beat": None}
+_PROGRESS_LOCK = threading.Lock()
 
 
 def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
@@ -5621,11 +5939,11 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     --version (the hidden --report-child runs one submission of a many-submission call)."""
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
                    " (several: each graded in its own grader process, then a leaderboard)")
-    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
-                   "writable before grading); with several submissions a JSON Lines file, one "
-                   "document per line (name it .jsonl)")
-    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
-                   "Markdown (.md)")
+    add_shared_option(p, "--json", "(checked writable before grading); with several "
+                      "submissions a JSON Lines file, one document per line (name it .jsonl)")
+    add_shared_option(p, "--table", ": CSV (.csv) or Markdown (.md)")
+    add_shared_option(p, "--html", "(no network, opens from disk): the leaderboard, each "
+                      "submission's records by phase with FAIL / REVIEW first, its keys and figures")
     p.add_argument("--merge", nargs="+", metavar="REPORT.json",
                    help="no grading: build the leaderboard from reports written by --json elsewhere "
                         "(.json or .jsonl); each is re-judged from its own records by this grader "
@@ -5643,20 +5961,17 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
                    help="the submission's name in the leaderboard and its report (once per "
                         "submission, in order; default: the shortest path suffix that tells the "
                         "submissions apart)")
-    p.add_argument("--out", metavar="DIR",
-                   help="keep each submission's report in DIR/reports/ as it finishes; a rerun with "
-                        "the same DIR reuses every kept report whose submission bytes, grading "
-                        "options and grader file match (with several submissions each one's own "
-                        "outputs go to DIR/subs/NAME/)" + (f"; {OUT_HELP}" if OUT_HELP else ""))
+    add_shared_option(p, "--out", "each submission's report in DIR/reports/ as it finishes; a "
+                      "rerun with the same DIR reuses every kept report whose submission bytes, "
+                      "grading options and grader file match (with several submissions each one's "
+                      "own outputs go to DIR/subs/NAME/)" + (f"; {OUT_HELP}" if OUT_HELP else ""))
     if jobs:
-        p.add_argument("--jobs", type=int, default=1,
-                       help="with several submissions, how many are graded at a time (default 1)")
-    p.add_argument("--quiet", action="store_true",
-                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
-                        "progress (the summary still counts every record)")
-    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
-                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
-                   "one subfolder each and DIR/leaderboard.png")
+        add_shared_option(p, "--jobs", "with several submissions, how many are graded at a time "
+                          "(default %(default)s)", type=int, default=1)
+    add_shared_option(p, "--quiet", "(the summary still counts every record)")
+    add_shared_option(p, "--plot", "(needs matplotlib: pip install '.[plots]'), listed as "
+                      "figure.* records; with several submissions, one subfolder each and "
+                      "DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -5691,6 +6006,19 @@ def common_usage_checks(args) -> None:
                              f"not {value}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if getattr(args, "limit", None) is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {args.limit}")
+    if args.merge and subset_requested(args):
+        raise UsageError("--merge builds a leaderboard from reports: it takes no subset option "
+                         "(--limit, --only, --tier)")
+    if getattr(args, "html", None):
+        check_output_path(args.html, "--html")
+    outputs = [(f"--{name}", os.path.realpath(getattr(args, name))) for name in ("json", "table", "html")
+               if getattr(args, name, None)]
+    for i, (opt, path) in enumerate(outputs):
+        for other, path2 in outputs[i + 1:]:
+            if path == path2:
+                raise UsageError(f"{opt} and {other} name the same file: give each its own")
     if args.merge:
         if args.submissions:
             raise UsageError("--merge takes report files, not submissions")
@@ -5723,20 +6051,50 @@ def common_usage_checks(args) -> None:
         check_kept_reports(args.out)
 
 
-def progress(message: str) -> None:
+HEARTBEAT_S = 1.5      # a phase silent this long gets a line: at least one every 2 s (issue 26)
+
+
+def progress(message: str, *, heartbeat: bool = False) -> None:
     """One progress event on stderr (never stdout): a line each when stderr is not a terminal,
     one rewritten line when it is; nothing under --quiet."""
     if not _PROGRESS["on"]:
         return
-    text = f"[{GRADER_NAME}{_PROGRESS['label']} {time.monotonic() - _PROGRESS['t0']:6.1f}s] {message}"
-    try:
-        if _PROGRESS["tty"]:
-            sys.stderr.write("\r\x1b[K" + text[:200])
-        else:
-            sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+    now = time.monotonic()
+    if not heartbeat:
+        _PROGRESS.update(last=now, message=message, since=now)
+    text = f"[{GRADER_NAME}{_PROGRESS['label']} {now - _PROGRESS['t0']:6.1f}s] {message}"
+    text = ("\r\x1b[K" + text[:200]) if _PROGRESS["tty"] else text + "\n"
+    with _PROGRESS_LOCK:
+        try:
+            if heartbeat:       # the raw descriptor: no stream lock a fork could inherit held
+                try:
+                    fd = sys.stderr.fileno()
+                except (AttributeError, OSError, ValueError):
+                    fd = None
+                if fd is not None:
+                    os.write(fd, text.encode("utf-8", "backslashreplace"))
+                    return
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def progress_phase(name: str) -> None:
+    """A phase begins: progress says so, and the heartbeat names it while it lasts (as it names
+    the last event of any kind)."""
+    progress(name)
+
+
+def _heartbeat(stop) -> None:
+    """While grading: a line whenever HEARTBEAT_S pass without one (a long silent phase: test
+    generation, figure drawing, a hidden instance, a solver call)."""
+    while not stop.wait(0.25):
+        now = time.monotonic()
+        if _PROGRESS["on"] and now - _PROGRESS["last"] >= HEARTBEAT_S:
+            _PROGRESS["last"] = now
+            what = _PROGRESS["message"] or "grading"
+            progress(f"{what}: still working ({now - _PROGRESS['since']:.0f} s)", heartbeat=True)
 
 
 def progress_count(what: str, done: int, total: int, t_start: float, extra: str = "") -> None:
@@ -5747,12 +6105,25 @@ def progress_count(what: str, done: int, total: int, t_start: float, extra: str 
 
 
 def progress_start(args, submission: str) -> None:
-    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=time.monotonic(),
+    now = time.monotonic()
+    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=now, last=now, since=now,
+                     message="",
                      label=f" {os.path.basename(os.path.normpath(submission))}",
                      tty=hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+    if _PROGRESS["on"] and _PROGRESS.get("stop") is None:
+        stop = threading.Event()
+        beat = threading.Thread(target=_heartbeat, args=(stop,), daemon=True,
+                                name="progress-heartbeat")
+        beat.start()
+        _PROGRESS.update(stop=stop, beat=beat)
 
 
 def progress_end() -> None:
+    stop = _PROGRESS.get("stop")
+    if stop is not None:
+        stop.set()
+        _PROGRESS["beat"].join(timeout=1.0)
+        _PROGRESS["stop"] = None
     if _PROGRESS["on"] and _PROGRESS["tty"]:
         sys.stderr.write("\n")
     _PROGRESS["on"] = False
@@ -5835,6 +6206,8 @@ def format_value(key: str, value, keys: dict) -> str:
             return fmt(value, keys)
         except (TypeError, ValueError, KeyError, AttributeError):   # e.g. "nan" read back from JSON
             return str(value)
+    if key.endswith("_ci95"):
+        return interval_text(value) if _is_interval(value) else str(value)
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -5863,6 +6236,8 @@ def _cell(value) -> str:
         return str(value).lower()
     if isinstance(value, float):
         return f"{value:.4f}"
+    if _is_interval(value):
+        return interval_text(value)
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))   # one line
 
 
@@ -5945,7 +6320,7 @@ REPORT_MAX_BYTES = 1 << 30   # a report file read back (--merge, --out): FEM's r
                              # 9-13 kB, so this is a bound against a runaway file, not a limit
 SCHEMA_KEYWORDS = {"$schema", "$id", "title", "description", "type", "const", "enum", "required",
                    "properties", "additionalProperties", "items", "pattern", "minLength", "minimum",
-                   "maximum", "allOf", "if", "then", "else"}
+                   "maximum", "minItems", "maxItems", "allOf", "if", "then", "else"}
 
 
 def _json_type_is(value, name: str) -> bool:
@@ -6001,6 +6376,10 @@ def schema_errors(value, schema: dict, where: str = "") -> list:
                 errors.append(f"{at}: unexpected key '{k}'")
             elif isinstance(extra, dict):
                 errors += schema_errors(item, extra, inner)
+    if isinstance(value, list) and not schema.get("minItems", 0) <= len(value) <= \
+            schema.get("maxItems", len(value)):
+        errors.append(f"{at}: {len(value)} items, not {schema.get('minItems', 0)}.."
+                      f"{schema.get('maxItems', 'any')}")
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
             errors += schema_errors(item, schema["items"], f"{where}[{i}]")
@@ -6040,6 +6419,7 @@ def claims_error(doc: dict):
         record = argparse.Namespace(checks=checks)
         result, score = report_verdict(record, args)
         code = exit_code_of(record, result, score)
+        result, score = subset_verdict(checks, result, score)
         ranking = leaderboard_keys_of(checks, args)
     except Exception as exc:            # a record this grader's verdict cannot read
         return f"its records cannot be judged ({type(exc).__name__}: {str(exc)[:80]})"
@@ -6108,7 +6488,7 @@ def report_error(doc: dict, *, other_grader: bool = False, key: bytes = None):
 def grading_options(options: dict) -> dict:
     """The options that can change a grading: all but the outputs and the parallelism (what two
     reports must share to stand for the same grading)."""
-    run_only = ("submissions", "json", "table", "merge", "jobs", "quiet", "plot", "out", "label",
+    run_only = ("submissions", "json", "table", "html", "merge", "jobs", "quiet", "plot", "out", "label",
                 "allow_other_grader", "report_child", "keep", "sign")
     return {k: v for k, v in sorted(options.items()) if k not in run_only}
 
@@ -6271,12 +6651,18 @@ def row_labels(docs: list) -> list:
 
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name)."""
+    then by submission name; SUBSET runs after every full run).  Where the first ranking key
+    that is an estimate has intervals (leaderboard_estimate), each row shows its 95 % interval
+    and whether it overlaps the row above's (`overlaps_above`: their order is not resolved)."""
+    estimate = leaderboard_estimate(docs)
     rows = []
     for doc, label in zip(docs, row_labels(docs)):
         row = {"submission": label, "result": doc.get("result")}
         for column, path, _ in LEADERBOARD:
             row[column] = _doc_value(doc, path)
+        if estimate:
+            ci = _doc_value(doc, estimate[1])
+            row["ci95"] = ci if _is_interval(ci) else None
         row["sha256"] = (doc.get("submission_sha256") or "")[:12] or None
         rows.append(row)
 
@@ -6287,21 +6673,42 @@ def leaderboard(docs: list) -> list:
             ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
         return out
-    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    rows.sort(key=lambda r: (r["result"] == "SUBSET", order(r), r["submission"], r["sha256"] or ""))
     for i, row in enumerate(rows):
-        same = i and order(row) == order(rows[i - 1])
+        same = i and order(row) == order(rows[i - 1]) and row["result"] == rows[i - 1]["result"]
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
+        if estimate:
+            above = rows[i - 1]["ci95"] if i else None
+            row["overlaps_above"] = (intervals_overlap(row["ci95"], above)
+                                     if row["ci95"] and above else None)
     return [{"rank": r.pop("rank"), **r} for r in rows]
 
 
-def leaderboard_columns() -> list:
-    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + ["sha256"]
+def _is_interval(value) -> bool:
+    return (isinstance(value, list) and len(value) == 2 and
+            all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+
+
+def leaderboard_estimate(docs: list):
+    """(column, path of its 95 % interval) of the first ranking key that is an estimate (a
+    report holds `<key>_ci95`), or None: the leaderboard then shows each row's interval and
+    marks neighbours whose intervals overlap (their order is not resolved)."""
+    for column, path, _ in LEADERBOARD:
+        ci_path = (path if path.startswith("keys.") else "keys." + path) + "_ci95"
+        if any(_is_interval(_doc_value(doc, ci_path)) for doc in docs):
+            return column, ci_path
+    return None
+
+
+def leaderboard_columns(rows=()) -> list:
+    extra = ["ci95", "overlaps_above"] if any("ci95" in r for r in rows) else []    # estimates
+    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + extra + ["sha256"]
 
 
 def write_table(path: str, rows: list) -> None:
     """The leaderboard as CSV or Markdown, chosen by the file name's extension."""
     import csv
-    columns = leaderboard_columns()
+    columns = leaderboard_columns(rows)
     with open(path, "w", newline="") as fh:
         if TABLE_FORMATS[os.path.splitext(path)[1].lower()] == "csv":
             writer = csv.writer(fh, lineterminator="\n")
@@ -6320,8 +6727,11 @@ def print_leaderboard(rows: list, stream=None) -> None:
     stream = stream or sys.stdout
     print(f"leaderboard ({len(rows)} submission{'s' if len(rows) != 1 else ''}; ranked by "
           + ", then ".join(c for c, _, _ in LEADERBOARD) + "):", file=stream)
-    for line in text_table(rows, leaderboard_columns()):
+    for line in text_table(rows, leaderboard_columns(rows)):
         print(line, file=stream)
+    if any(r.get("overlaps_above") for r in rows):
+        print("  overlaps_above true: the row's 95 % interval (ci95) overlaps the row above's: "
+              "their order is not resolved by the units graded", file=stream)
 
 
 def kill_descendants() -> None:
@@ -6351,6 +6761,14 @@ def kill_descendants() -> None:
                 pass
 
 
+def subset_verdict(checks: list, result: str, score) -> tuple:
+    """A smoke test over part of the units (its `run.subset` record) is RESULT: SUBSET with no
+    SCORE, whatever its records would score; anything else is left as it is."""
+    if result != "UNGRADED" and any(c.id == "run.subset" for c in checks):
+        return "SUBSET", None
+    return result, score
+
+
 def grade_single(args, submission: str) -> tuple:
     """Grade one submission in this process: (exit code, the JSON document or None)."""
     started, t0 = time.time(), time.monotonic()
@@ -6358,7 +6776,12 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        full = (result, score)                  # what the exit code is computed from
+        result, score = subset_verdict(report.checks, result, score)
+        if result == "SUBSET":                  # never printed as a full score
+            report.keys.update(subset_result=full[0], subset_score=full[1])
         if getattr(args, "plot", None):
+            progress_phase("drawing figures")
             report.checks += plot_report(args.plot, submission, result, score, report.checks,
                                          report.figures_data)
         finish_report(report, result, score, args)
@@ -6373,7 +6796,7 @@ def grade_single(args, submission: str) -> tuple:
     except KeyboardInterrupt:
         return _interrupted_exit(submission)
     progress_end()
-    code = exit_code_of(report, result, score)
+    code = exit_code_of(report, *full)
     print_submission_report(report, result, score, args)
     return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
 
@@ -6415,7 +6838,7 @@ def grade_many(args, reused: dict) -> tuple:
         if args.out:        # this submission's own outputs (steps, seeds, trials) and its kept report
             own = os.path.join(args.out, "subs", os.path.basename(kept_report_path(args.out, sub))[:-5])
             os.makedirs(own, exist_ok=True)
-        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
+        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None, html=None,
                      report_child=None, jobs=child_jobs(args), out=own,
                      keep=kept_report_path(args.out, sub) if args.out else None,
                      label=[args.label[i]] if args.label else None,
@@ -6561,12 +6984,16 @@ def _run_cli(argv) -> int:
             rows = leaderboard(docs)
             print_leaderboard(rows)
             if getattr(args, "plot", None):
+                estimate = leaderboard_estimate(docs)
                 for c in write_leaderboard_figure(args.plot, [
                         {"submission": d.get("submission"), "score": d.get("score"),
-                         "result": d.get("result")} for d in docs]):
+                         "result": d.get("result"),
+                         "ci95": _doc_value(d, estimate[1]) if estimate else None} for d in docs]):
                     print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))
+        if getattr(args, "html", None):
+            write_html(args.html, docs)
     except UsageError as exc:
         print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED

@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import base64
 import dataclasses
 import enum
 import hashlib
 import hmac
+import html
 import itertools
 import json
 import math
@@ -2416,11 +2418,15 @@ def seed_label(seed: bytes) -> str:
 
 def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: float,
                load_timeout: float, no_exec: bool, jobs: int, test_dir: str | None,
-               prefix: str, memory: dict | None = None, guard: dict | None = None) -> dict:
+               prefix: str, memory: dict | None = None, guard: dict | None = None,
+               subset: dict | None = None) -> dict:
     """Gates 4-8 (and the runtime part of gate 3) for one seed; records carry `prefix`; `memory`:
-    memory_options(); `guard`: guard_request()."""
+    memory_options(); `guard`: guard_request(); `subset` ({"limit": N, "tiers": [...]}, a smoke
+    test): the model sees only those problems."""
     t0 = time.monotonic()
     checks = []
+    progress_phase(f"gate 4: {'reading' if test_dir else 'generating'} the test set "
+                   f"(seed {seed_label(seed)[:16]})")
     try:
         test_set = read_test_set(test_dir) if test_dir else generate_test_set(seed, total, jobs)
     except Reject as exc:
@@ -2440,6 +2446,8 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
     checks.append(Check("g4.testgen", Status.PASS,
                         f"{n} problems = {n // len(test_set)} x {len(test_set)} tiers (0-10), "
                         f"{origin}, {gen_s:.2f} s", n, total))
+    if subset:
+        test_set = select_problems(test_set, subset)
     result["test_set"] = test_set
     if no_exec:
         checks += [Check(cid, Status.SKIP, "not run (--no-exec)") for cid in
@@ -2491,12 +2499,41 @@ def seed_keys(results: list, total: int, test_dir: str | None, many: bool) -> di
     graded = [r for r in results if r["tiers"]]
     if not many and graded:
         keys["tiers"] = [{"tier": t.tier_id, "scored": t.tier_id > 0, "accuracy": round(t.accuracy, 4),
-                          "completed": t.completed,
+                          **tier_error(t), "completed": t.completed,
                           "cumulative_wall_s": round(t.wall, 2) if t.wall is not None and t.completed
                           else None} for t in graded[0]["tiers"]]
     if many:
         keys["robustness"] = [robustness_record(r) for r in results]
     return keys
+
+
+def select_problems(test_set: dict, subset: dict) -> dict:
+    """A SUBSET of a generated (or read) test set: the chosen tiers (tier 0, the unscored
+    diagnostic, always) and the first `limit` problems of each."""
+    tiers, limit = subset.get("tiers"), subset.get("limit")
+    return {k: v[:limit] if limit else v for k, v in test_set.items()
+            if not tiers or k == 0 or k in tiers}
+
+
+def tier_error(t) -> dict:
+    """A completed tier's accuracy as an estimate: binomial standard error and Wilson interval
+    over its problems (an unfinished tier scores 0 by rule: no error bar)."""
+    se, ci = binomial_estimate(t.correct, t.total) if t.completed else (None, None)
+    return {"accuracy_stderr": se, "accuracy_ci95": ci}
+
+
+def overall_error(results: list, overall: float) -> dict:
+    """overall_accuracy (the mean over seeds of the mean over scored tiers 1-10) as an estimate:
+    the tiers are independent strata, so its variance is sum(p(1-p)/n) over every completed
+    scored tier of every seed, divided by (seeds x scored tiers)^2; a tier that did not finish,
+    or a seed that did not run, is 0 by rule (no variance)."""
+    scored = max((sum(t.tier_id > 0 for t in r["tiers"]) for r in results), default=0)
+    cells = [t for r in results for t in r["tiers"] if t.tier_id > 0 and t.completed and t.total]
+    if not scored or not cells:
+        return {}
+    se = math.sqrt(sum(t.accuracy * (1 - t.accuracy) / t.total for t in cells)) / (len(results) * scored)
+    return {"overall_accuracy_stderr": round(se, 4),
+            "overall_accuracy_ci95": proportion_interval(overall, se, sum(t.total for t in cells))}
 
 
 def robustness_record(r: dict) -> dict:
@@ -3922,12 +3959,15 @@ def decode_reply(line: bytes, token: str) -> tuple:
 # =============================================================================
 def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
           skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None,
-          resume_dir: str | None = None, memory: dict | None = None) -> Report:
+          resume_dir: str | None = None, memory: dict | None = None,
+          subset: dict | None = None) -> Report:
     """Gates 1-3 once, then gates 4-8 per seed (each seed's result kept in resume_dir when
     given, and reused when the same seed, inputs and grader are graded again), then the keys."""
     report = Report(submission)
     checks, phases, keys = report.checks, report.phases, report.keys
     report.figures_data.update(budget=budget, seeds=[])                    # PLOTS
+    if subset:
+        keys["subset"] = subset["label"]
     t = time.monotonic()
     checks += check_manifest(submission)
     manifest = checks[0].measured if checks[0].status is Status.PASS else None
@@ -3954,7 +3994,8 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         if r is None:
             r = grade_seed(submission, manifest, seed, total=total, budget=budget,
                            load_timeout=load_timeout, no_exec=no_exec, jobs=jobs, test_dir=test_dir,
-                           prefix=prefix, memory=memory, guard=guard_request(digests))
+                           prefix=prefix, memory=memory, guard=guard_request(digests),
+                           subset=subset)
             if _INTERRUPT["at"] is None:            # a seed cut short by Ctrl-C is not a result
                 resume_save(resume_dir, submission, seed, prefix, no_exec, r)
         phases[f"seed{i + 1}.generate"] = r["gen_s"]
@@ -3979,6 +4020,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         return report
     overall = [r.get("overall", 0.0) for r in results]
     keys["overall_accuracy"] = round(sum(overall) / len(overall), 4)
+    keys.update(overall_error(results, keys["overall_accuracy"]))
     if many:
         keys["overall_accuracy_min"] = min(overall)
     keys["highest_tier_above_90"] = min(r.get("htop", -1) for r in results)
@@ -4025,7 +4067,7 @@ def verdict(checks: list, *, strict: bool, no_exec: bool) -> tuple:
 # =============================================================================
 PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
                "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
-               "UNGRADED": "#9e9e9e"}
+               "UNGRADED": "#9e9e9e", "SUBSET": "#6a1b9a"}
 
 
 def plot_usage_error(out_dir: str):
@@ -4098,8 +4140,9 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                      grader: str = GRADER_NAME):
     """Several submissions graded in one call: one horizontal bar per submission, best first,
     coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
-    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
-    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    rows: [{"submission": str, score_key: float | None, "result": str, "ci95": [lo, hi] (optional:
+    drawn as an error bar), ...}] (the leaderboard's rows; score_key names the column drawn, e.g.
+    "overall_accuracy" or "step_accuracy")."""
     def value(r):
         v = r.get(score_key)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
@@ -4117,11 +4160,19 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                 hatch=None if score is not None else "//", edgecolor=color,
                 label=None if result in seen else result)
         seen.add(result)
-        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+        ci = r.get("ci95")
+        if score is not None and isinstance(ci, (list, tuple)) and len(ci) == 2:
+            ax.errorbar(score, i, xerr=[[max(0.0, score - ci[0])], [max(0.0, ci[1] - score)]],
+                        fmt="none", ecolor="black", elinewidth=1.0, capsize=3,
+                        label=None if "ci" in seen else "95 % interval")
+            seen.add("ci")
+        right = max(score or 0.0, ci[1] if score is not None and isinstance(ci, (list, tuple))
+                    and len(ci) == 2 else 0.0)
+        ax.text(right + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
                 va="center", fontsize=9)
     ax.set_yticks(range(len(ranked)), names)
     ax.invert_yaxis()
-    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.25)
     ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
     ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
     ax.set_ylabel("submission")
@@ -4168,8 +4219,21 @@ def plot_mod_accuracy(seeds: list, *, submission: str, result: str, score):
                label="accuracy" + (f", mean of {len(graded)} seeds" if len(graded) > 1 else ""))
         ax.bar(ids[:1], mean[:1], color="0.85", hatch="//", width=0.7, edgecolor="black", lw=0.5,
                label="tier 0: unscored diagnostic")
-        for k, m, top in zip(ids, mean, acc.max(axis=0)):
-            ax.text(k, top + 0.025, f"{m:.2f}", ha="center", va="bottom", fontsize=8)
+        cis = []                # each tier's Wilson 95 % interval, its problems pooled over seeds
+        for k in ids:
+            done = [g[1][k] for g in graded if k in g[1] and g[1][k].completed]
+            n = sum(t.total for t in done)
+            cis.append(wilson(sum(t.correct for t in done) / n, n) if n else None)
+        has = [i for i, ci in enumerate(cis) if ci]
+        if has:
+            ax.errorbar([ids[i] for i in has], [mean[i] for i in has],
+                        yerr=[[max(0.0, mean[i] - cis[i][0]) for i in has],
+                              [max(0.0, cis[i][1] - mean[i]) for i in has]],
+                        fmt="none", ecolor="black", elinewidth=1.0, capsize=3,
+                        label="95 % interval (Wilson, problems pooled over seeds)")
+        for k, m, top, ci in zip(ids, mean, acc.max(axis=0), cis):
+            ax.text(k, max(top, ci[1] if ci else 0.0) + 0.025, f"{m:.2f}", ha="center",
+                    va="bottom", fontsize=8)
         if len(graded) > 1:
             rng = np.random.default_rng(0)
             for i, (label, _) in enumerate(graded):
@@ -4262,12 +4326,11 @@ def format_check(c: Check, width: int = 30) -> str:
 
 
 def print_report(checks: list, result: str, score, keys: dict, table=(), stream=None,
-                 quiet: bool = False, also: tuple = ()) -> None:
-    """Every check line (only FAIL/REVIEW, and ids starting with one of `also`, when quiet), the
-    summary over ALL checks, the grader's table lines, keys, verdict."""
+                 quiet: bool = False) -> None:
+    """Every check line (only FAIL/REVIEW when quiet), the summary over ALL checks, the grader's
+    table lines, keys, verdict."""
     stream = stream or sys.stdout
-    shown = [c for c in checks if not quiet or c.status in (Status.FAIL, Status.REVIEW)
-             or c.id.startswith(tuple(also))]
+    shown = [c for c in checks if not quiet or c.status in (Status.FAIL, Status.REVIEW)]
     width = max([30] + [len(c.id) for c in shown])
     for c in shown:
         print(format_check(c, width), file=stream)
@@ -4302,7 +4365,7 @@ def print_submission_output(outcomes: dict, stream=None, max_lines: int = 200, m
 KEY_FORMATS = {}    # typed key -> printed text (all keys use format_value's defaults)
 LEADERBOARD = (("highest_tier_above_90", "keys.highest_tier_above_90", "desc"),
                ("overall_accuracy", "keys.overall_accuracy", "desc"), ("score", "score", "desc"))
-POSITIVE_OPTIONS = ("budget", "load_timeout")
+POSITIVE_OPTIONS = ("budget", "load_timeout", "memory")
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -4337,30 +4400,31 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--test-set", metavar="DIR",
                    help="grade on tier_<k>.jsonl files from DIR instead of generating (every row is "
                         "re-checked: expected recomputed, p prime and p, a, b within the tier)")
-    p.add_argument("--budget", type=float, default=SPEC["budget_s"],
-                   help="inference wall-clock seconds for all tiers, enforced from outside "
-                        "(default %(default)s)")
+    add_shared_option(p, "--limit", "problems of each tier (a SUBSET run: RESULT: SUBSET, no "
+                      "SCORE line)", type=int, default=None)
+    p.add_argument("--tier", type=int, action="append", choices=range(1, len(TIERS)), metavar="K",
+                   help="smoke test: grade only tier K (repeatable; tier 0, the unscored "
+                        "diagnostic, always runs) (a SUBSET run)")
+    add_shared_option(p, "--budget", "inference over all tiers, enforced from outside (default "
+                      "%(default)s)", type=float, default=SPEC["budget_s"])
     p.add_argument("--load-timeout", type=float, default=SPEC["load_timeout_s"],
                    help="seconds allowed for import + load() (default %(default)s)")
-    p.add_argument("--memory", metavar="GB", type=float, default=None,
-                   help="memory limit of the model's child process in GiB (default "
-                        f"{SPEC['runner_mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
-                        "resident memory")
+    add_shared_option(p, "--memory", "the model's child process (default "
+                      f"{SPEC['runner_mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
+                      "resident memory", type=float, default=None)
     p.add_argument("--gpu", action="store_true",
                    help="GPU mode: no address-space limit (CUDA reserves far more virtual memory than "
                         "it uses); the child's resident memory is watched from outside instead and "
                         "the run is killed (a clean FAIL) when it exceeds --memory")
     p.add_argument("--skip-static-check", action="store_true",
                    help="skip gate 3, the static scan and the runtime guard (the harness's trusted-use mode)")
-    p.add_argument("--jobs", type=int, default=_default_jobs(),
-                   help="worker processes for the large primes of test generation (default "
-                        "%(default)s); with several submissions, how many are graded at a time "
-                        "(each then generates with one worker)")
+    add_shared_option(p, "--jobs", "worker processes for the large primes of test generation "
+                      "(default %(default)s); with several submissions, how many are graded at a "
+                      "time (each then generates with one worker)", type=int, default=_default_jobs())
     p.add_argument("--write-tests", metavar="DIR",
                    help="no submission: write the generated set as DIR/tier_<k>.jsonl and exit 0")
-    p.add_argument("--strict", action="store_true", help="anything needing review scores 0.0")
-    p.add_argument("--no-exec", action="store_true",
-                   help="do not run submitted code: gates 1-4 only, RESULT: UNGRADED, exit 2")
+    add_shared_option(p, "--strict")
+    add_shared_option(p, "--no-exec", ": gates 1-4 only, RESULT: UNGRADED, exit 2")
     return p
 
 
@@ -4397,6 +4461,8 @@ def usage_checks(args) -> None:
     if args.write_tests:
         if args.submissions or args.test_set or len(args.seed_list) != 1:
             raise UsageError("--write-tests takes no submission and one seed")
+        if subset_requested(args):
+            raise UsageError("--write-tests writes the whole test set: it takes no --limit or --tier")
         check_output_path(args.write_tests, "--write-tests", directory=True)
         return
     for sub in args.submissions:
@@ -4412,7 +4478,13 @@ def standalone_action(args):
         return None
     seed = bytes.fromhex(args.seed_list[0])
     t = time.monotonic()
-    paths = write_test_set(generate_test_set(seed, args.total, max(1, args.jobs)), args.write_tests)
+    progress_start(args, args.write_tests)
+    progress_phase("generating the test set")
+    try:
+        test_set = generate_test_set(seed, args.total, max(1, args.jobs))
+    finally:
+        progress_end()
+    paths = write_test_set(test_set, args.write_tests)
     print(f"seed: {seed.hex()}")
     print(f"wrote {len(paths)} files ({args.total} problems) to {args.write_tests} "
           f"in {time.monotonic() - t:.2f} s")
@@ -4424,14 +4496,32 @@ def child_jobs(args) -> int:
 
 
 def grade_submission(args, submission: str) -> Report:
+    subset = subset_of(args)
     _RESUME_OPTIONS.update(total=args.total, budget=args.budget, load_timeout=args.load_timeout,
+                           subset=[subset["limit"], subset["tiers"]] if subset else None,
                            skip_static=args.skip_static_check, memory=args.memory, gpu=args.gpu,
                            test_set=tree_sha256(args.test_set)["sha256"] if args.test_set else None)
-    return grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
+    report = grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
                  budget=args.budget, load_timeout=args.load_timeout,
                  skip_static=args.skip_static_check, no_exec=args.no_exec, jobs=max(1, args.jobs),
                  test_dir=args.test_set, resume_dir=args.out,
-                 memory=memory_options(args.memory, args.gpu))
+                 memory=memory_options(args.memory, args.gpu), subset=subset)
+    if subset:
+        report.checks.append(Check("run.subset", Status.INFO, f"SUBSET: {subset['label']}; a "
+                                   "smoke test, not a score of the test set"))
+    return report
+
+
+def subset_of(args):
+    """--limit / --tier as grade()'s subset (with its label), or None when nothing is left out."""
+    per = args.total // len(TIERS)
+    tiers = sorted(set(args.tier or ()))
+    kept_tiers = len(set(tiers) | {0}) if tiers else len(TIERS)
+    graded = kept_tiers * min(args.limit or per, per)
+    if graded >= args.total:
+        return None
+    return {"limit": args.limit, "tiers": tiers or None,
+            "label": subset_text(graded, args.total, "problems", args)}
 
 
 def kept_seeds(args) -> list:
@@ -4493,32 +4583,45 @@ REPORT_SCHEMA = json.loads(    # schemas/grade_modchallenge.report.schema.json, 
     r'r","minimum":0}},"keys":{"type":"object","properties":{"seed":{"type":"string"},"total":{"ty'
     r'pe":"integer"},"tiers":{"type":"array","items":{"type":"object","properties":{"tier":{"type"'
     r':"integer"},"scored":{"type":"boolean"},"accuracy":{"type":"number","minimum":0,"maximum":1}'
-    r',"completed":{"type":"boolean"},"cumulative_wall_s":{"type":["number","null"]}},"required":['
-    r'"tier","scored","accuracy","completed","cumulative_wall_s"],"additionalProperties":false}},"'
-    r'robustness":{"type":"array","items":{"type":"object","properties":{"seed":{"type":"string"},'
-    r'"t1_t7_min":{"type":["number","null"]},"t8":{"type":["number","null"]},"t9":{"type":["number'
-    r'","null"]},"t10":{"type":["number","null"]},"overall":{"type":["number","null"]},"htop":{"ty'
-    r'pe":"integer"},"deterministic":{"type":"boolean"}},"required":["seed","t1_t7_min","t8","t9",'
-    r'"t10","overall","htop","deterministic"],"additionalProperties":false}},"overall_accuracy":{"'
-    r'type":"number","minimum":0,"maximum":1},"overall_accuracy_min":{"type":"number"},"highest_ti'
-    r'er_above_90":{"type":"integer","minimum":-1,"maximum":10},"deterministic":{"type":"boolean"}'
-    r',"ranked":{"type":"boolean"}},"additionalProperties":{"type":["number","integer","boolean","'
-    r'string","array","object","null"]}},"result":{"enum":["PASS","PARTIAL","FAIL","UNGRADED"]},"s'
-    r'core":{"type":["number","null"],"minimum":0,"maximum":1},"run":{"type":"object","properties"'
-    r':{"options":{"type":"object"},"exit_code":{"enum":[0,1,2,3,130]},"started":{"type":"string",'
-    r'"pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s":{"type":"number","minimum'
-    r'":0},"python":{"type":"string"},"numpy":{"type":["string","null"]},"scipy":{"type":["string"'
-    r',"null"]},"h5py":{"type":["string","null"]},"platform":{"type":"string"},"sandbox":{"type":"'
-    r'object"},"versions_from":{"enum":["child","grader"]},"child":{"type":["object","null"]}},"re'
-    r'quired":["options","exit_code","started","wall_s","python","numpy","scipy","h5py","platform"'
-    r',"sandbox"],"additionalProperties":false},"sandbox":{"type":"object","description":"sandbox_'
-    r'level() of the runner (the same as run.sandbox); {\"available\": false} where no code runs o'
-    r'r the runner does not report it"},"signature":{"type":"string","pattern":"^hmac-sha256:[0-9a'
-    r'-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of KEYFILE over'
-    r' this document without its signature, as JSON with sorted keys, no spaces, ASCII only; --mer'
-    r'ge --sign refuses a report without a matching one"}},"additionalProperties":false,"allOf":[{'
-    r'"if":{"properties":{"result":{"const":"UNGRADED"}}},"then":{"properties":{"score":{"type":"n'
-    r'ull"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
+    r',"accuracy_stderr":{"type":["number","null"],"minimum":0,"description":"standard error of th'
+    r'e estimate (docs/reports.md, Error bars)"},"accuracy_ci95":{"type":["array","null"],"items":'
+    r'{"type":"number","minimum":0,"maximum":1},"minItems":2,"maxItems":2,"description":"95 % inte'
+    r'rval [low, high] (docs/reports.md, Error bars)"},"completed":{"type":"boolean"},"cumulative_'
+    r'wall_s":{"type":["number","null"]}},"required":["tier","scored","accuracy","accuracy_stderr"'
+    r',"accuracy_ci95","completed","cumulative_wall_s"],"additionalProperties":false}},"robustness'
+    r'":{"type":"array","items":{"type":"object","properties":{"seed":{"type":"string"},"t1_t7_min'
+    r'":{"type":["number","null"]},"t8":{"type":["number","null"]},"t9":{"type":["number","null"]}'
+    r',"t10":{"type":["number","null"]},"overall":{"type":["number","null"]},"htop":{"type":"integ'
+    r'er"},"deterministic":{"type":"boolean"}},"required":["seed","t1_t7_min","t8","t9","t10","ove'
+    r'rall","htop","deterministic"],"additionalProperties":false}},"overall_accuracy":{"type":"num'
+    r'ber","minimum":0,"maximum":1},"overall_accuracy_stderr":{"type":["number","null"],"minimum":'
+    r'0,"description":"standard error of the estimate (docs/reports.md, Error bars)"},"overall_acc'
+    r'uracy_ci95":{"type":["array","null"],"items":{"type":"number","minimum":0,"maximum":1},"minI'
+    r'tems":2,"maxItems":2,"description":"95 % interval [low, high] (docs/reports.md, Error bars)"'
+    r'},"overall_accuracy_min":{"type":"number"},"highest_tier_above_90":{"type":"integer","minimu'
+    r'm":-1,"maximum":10},"deterministic":{"type":"boolean"},"ranked":{"type":"boolean"},"subset":'
+    r'{"type":"string","description":"what a SUBSET run graded: `<graded> of <total> <units> (<opt'
+    r'ions>)`"},"subset_result":{"enum":["PASS","PARTIAL","FAIL"],"description":"the verdict over '
+    r'the subset alone"},"subset_score":{"type":["number","null"],"minimum":0,"maximum":1,"descrip'
+    r'tion":"the score over the subset alone (not a score of the benchmark)"}},"additionalProperti'
+    r'es":{"type":["number","integer","boolean","string","array","object","null"]}},"result":{"enu'
+    r'm":["PASS","PARTIAL","FAIL","UNGRADED","SUBSET"],"description":"SUBSET: a smoke test over pa'
+    r'rt of the units (--limit, --only, --problem, --tier); its score is keys.subset_score, never '
+    r'`score`"},"score":{"type":["number","null"],"minimum":0,"maximum":1},"run":{"type":"object",'
+    r'"properties":{"options":{"type":"object"},"exit_code":{"enum":[0,1,2,3,130]},"started":{"typ'
+    r'e":"string","pattern":"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$"},"wall_s":{"type":"numb'
+    r'er","minimum":0},"python":{"type":"string"},"numpy":{"type":["string","null"]},"scipy":{"typ'
+    r'e":["string","null"]},"h5py":{"type":["string","null"]},"platform":{"type":"string"},"sandbo'
+    r'x":{"type":"object"},"versions_from":{"enum":["child","grader"]},"child":{"type":["object","'
+    r'null"]}},"required":["options","exit_code","started","wall_s","python","numpy","scipy","h5py'
+    r'","platform","sandbox"],"additionalProperties":false},"sandbox":{"type":"object","descriptio'
+    r'n":"sandbox_level() of the runner (the same as run.sandbox); {\"available\": false} where no'
+    r' code runs or the runner does not report it"},"signature":{"type":"string","pattern":"^hmac-'
+    r'sha256:[0-9a-f]{64}$","description":"with --sign KEYFILE: HMAC-SHA256 keyed by the bytes of '
+    r'KEYFILE over this document without its signature, as JSON with sorted keys, no spaces, ASCII'
+    r' only; --merge --sign refuses a report without a matching one"}},"additionalProperties":fals'
+    r'e,"allOf":[{"if":{"properties":{"result":{"enum":["UNGRADED","SUBSET"]}}},"then":{"propertie'
+    r's":{"score":{"type":"null"}}},"else":{"properties":{"score":{"type":"number"}}}}]}')
 def report_verdict(report: Report, args) -> tuple:
     return verdict(report.checks, strict=args.strict, no_exec=args.no_exec)
 
@@ -4542,6 +4645,293 @@ def report_extra(report: Report) -> dict:
     return {}
 
 
+Z95 = 1.959963984540054     # the standard normal's 97.5 % quantile
+# Student's t 97.5 % quantiles for 1..30 degrees of freedom (beyond 30: within 4 % of Z95)
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t975(df: int) -> float:
+    return T975[df - 1] if 1 <= df <= len(T975) else Z95
+
+
+def wilson(p: float, n: float) -> list:
+    """The Wilson score 95 % interval of a proportion p observed over n (possibly effective,
+    non-integer) trials: never outside [0, 1], and not of zero width at p = 0 or 1."""
+    if not n or n <= 0:
+        return None
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+
+
+def proportion_interval(p: float, stderr: float, n: int) -> list:
+    """The 95 % interval of a proportion whose standard error is `stderr` (clustered or
+    stratified): Wilson's on the effective sample size p(1-p)/stderr^2 (Kish), which is n itself
+    for independent trials; n where the proportion is 0 or 1 (no spread to scale by)."""
+    n_eff = p * (1 - p) / (stderr * stderr) if stderr and 0 < p < 1 else n
+    return wilson(p, min(n_eff, n) if n else n_eff)
+
+
+def binomial_estimate(k: int, n: int) -> tuple:
+    """(stderr, ci95) of k successes in n independent trials (None, None when n = 0)."""
+    if not n:
+        return None, None
+    p = k / n
+    return round(math.sqrt(p * (1 - p) / n), 4), wilson(p, n)
+
+
+def clustered_estimate(clusters: list) -> tuple:
+    """(stderr, ci95) of the pooled proportion sum(k)/sum(n) over clusters [(k, n), ...] whose
+    units are not independent (SciCode's steps within one problem): the cluster-robust (CR1)
+    standard error sqrt(G/(G-1) * sum((k_g - p n_g)^2)) / N; the interval is Wilson's on the
+    effective sample size, never more than N.  One cluster: no estimate of the spread (None)."""
+    clusters = [(k, n) for k, n in clusters if n]
+    big_n = sum(n for _, n in clusters)
+    g = len(clusters)
+    if g < 2 or not big_n:
+        return None, None
+    p = sum(k for k, _ in clusters) / big_n
+    var = g / (g - 1) * sum((k - p * n) ** 2 for k, n in clusters) / big_n ** 2
+    se = math.sqrt(var)
+    return round(se, 4), proportion_interval(p, se, big_n)
+
+
+def mean_estimate(values: list, bounds: tuple = (0.0, 1.0)) -> tuple:
+    """(stderr, ci95) of the mean of independent values: s/sqrt(n) and Student's t interval
+    (n - 1 degrees of freedom), clipped to the values' possible range `bounds`; fewer than two
+    values: (None, None)."""
+    n = len(values)
+    if n < 2:
+        return None, None
+    m = sum(values) / n
+    s = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+    se = s / math.sqrt(n)
+    half = t975(n - 1) * se
+    return round(se, 4), [round(max(bounds[0], m - half), 4), round(min(bounds[1], m + half), 4)]
+
+
+def interval_text(ci) -> str:
+    return "n/a" if not ci else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def intervals_overlap(a, b) -> bool:
+    return bool(a and b) and a[0] <= b[1] and b[0] <= a[1]
+SHARED_OPTIONS = {      # option -> (metavar, the help's opening words: the same in every grader)
+    "--budget": ("SECONDS", "wall-clock limit in seconds of"),
+    "--memory": ("GB", "memory limit in GiB of"),
+    "--out": ("DIR", "keep this run's working outputs in DIR:"),
+    "--jobs": ("N", "how many run at a time:"),
+    "--limit": ("N", "smoke test: grade only the first N"),
+    "--quiet": (None, "print only FAIL / REVIEW_REQUIRED lines, the summary, the keys and the "
+                      "verdict; no progress"),
+    "--strict": (None, "anything needing review scores 0.0"),
+    "--no-exec": (None, "do not run submitted code"),
+    "--json": ("PATH", "also write the report as JSON to PATH"),
+    "--table": ("PATH", "write the leaderboard to PATH"),
+    "--plot": ("DIR", "also write PNG figures to DIR"),
+    "--html": ("PATH", "also write one self-contained HTML report to PATH"),
+}
+# old spelling -> the shared one; each still works for one release, with a one-line notice
+DEPRECATED_OPTIONS = {"--timeout": "--budget", "--mem-gb": "--memory"}
+
+
+def add_shared_option(p, option: str, detail: str = "", **kw):
+    """`option` as SHARED_OPTIONS spells it: its metavar and the help's opening words, then
+    this grader's `detail` (what the unit is, the default)."""
+    metavar, opening = SHARED_OPTIONS[option]
+    if metavar is None:
+        kw.setdefault("action", "store_true")
+    else:
+        kw.setdefault("metavar", metavar)
+    sep = "" if not detail or detail[0] in ";:," else " "
+    return p.add_argument(option, help=opening + sep + detail, **kw)
+
+
+class DeprecatedOption(argparse.Action):
+    """An old spelling (DEPRECATED_OPTIONS): one line on stderr, the value kept under a private
+    name that CliParser moves to the shared option's destination after parsing."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)       # the notice: resolve_deprecated, once
+
+
+def add_deprecated_option(p, old: str, **kw) -> None:
+    """`old` kept for one release as an alias of DEPRECATED_OPTIONS[old] (hidden from --help)."""
+    p.add_argument(old, action=DeprecatedOption, dest="_old_" + old.lstrip("-").replace("-", "_"),
+                   default=None, help=argparse.SUPPRESS, **kw)
+
+
+def resolve_deprecated(parser, args, argv) -> None:
+    """Move each old spelling's value to the shared option; both given is a conflict (exit 2)."""
+    given = {a.split("=", 1)[0] for a in argv if isinstance(a, str) and a.startswith("--")}
+    for old, new in DEPRECATED_OPTIONS.items():
+        dest = "_old_" + old.lstrip("-").replace("-", "_")
+        if not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        delattr(args, dest)
+        if value is None:
+            continue
+        if new in given:
+            parser.error(f"{old} and {new} conflict: give only {new}")
+        print(f"{parser.prog}: {old} is deprecated: use {new} (the old spelling goes in the next "
+              "release)", file=sys.stderr)
+        setattr(args, new.lstrip("-").replace("-", "_"), value)
+
+
+SUBSET_OPTIONS = ("limit", "only", "problem", "tier", "style")   # any given: a SUBSET run
+
+
+def subset_requested(args) -> bool:
+    """Whether the user asked for a subset (--limit N, or an explicit selection)."""
+    return any(getattr(args, name, None) for name in SUBSET_OPTIONS)
+
+
+def subset_text(graded: int, total: int, unit: str, args) -> str:
+    """The label of a subset run: what was graded of what, and the options that chose it."""
+    chose = " ".join(f"--{name} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                     for name in SUBSET_OPTIONS if (v := getattr(args, name, None)))
+    return f"{graded} of {total} {unit} ({chose})"
+HTML_STATUS_ORDER = {"FAIL": 0, "REVIEW": 1, "PASS": 2, "SKIP": 3, "INFO": 4}
+HTML_FIGURE_MAX_BYTES = 8 << 20     # a figure larger than this is listed, not inlined
+HTML_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1400px}
+h1{font-size:1.4em} h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #ddd;padding:2px 8px;
+text-align:left;vertical-align:top} th{background:#f3f3f3} .num{text-align:right}
+.FAIL{color:#b71c1c;font-weight:600} .REVIEW{color:#e65100;font-weight:600} .PASS{color:#2e7d32}
+.SKIP,.INFO{color:#555} .res-PASS{background:#e8f5e9} .res-PARTIAL{background:#fff3e0}
+.res-FAIL{background:#ffebee} .res-UNGRADED,.res-SUBSET{background:#eeeeee}
+.overlap{color:#6a1b9a} details{margin:.3em 0} summary{cursor:pointer;font-weight:600}
+.msg{white-space:pre-wrap;word-break:break-word} img{max-width:min(100%,640px);border:1px solid #ddd}
+.note{color:#555;font-size:.9em}
+"""
+
+
+def _h(value) -> str:
+    """Any value as escaped text (quotes too: safe inside attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+def _html_value(key: str, value, keys: dict) -> str:
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        columns = list(dict.fromkeys(k for row in value for k in row))
+        head = "".join(f"<th>{_h(c)}</th>" for c in columns)
+        body = "".join("<tr>" + "".join(f"<td>{_h(_cell(r.get(c)))}</td>" for c in columns) + "</tr>"
+                       for r in value)
+        return f"<table><tr>{head}</tr>{body}</table>"
+    try:
+        return _h(format_value(key, value, keys))
+    except Exception:           # a merged report's value of an unexpected type: shown as stored
+        return _h(value)
+
+
+def _html_phase(check_id: str) -> str:
+    return str(check_id).split(".", 1)[0] or "?"
+
+
+def _html_check(c: dict) -> dict:
+    """A record of a report document (possibly merged from elsewhere) as plain strings."""
+    return {"id": str(c.get("id", "")), "status": str(c.get("status", "")),
+            "message": str(c.get("message", "")), "measured": c.get("measured")}
+
+
+def _html_figure(check: dict) -> str:
+    """A figure record's PNG inlined (base64), or a line saying why not: only a `figure.<name>`
+    record whose file is named <name>.png (as write_figures names it), a PNG, at most
+    HTML_FIGURE_MAX_BYTES (a merged report cannot have other files of this disk inlined)."""
+    path = check.get("measured")
+    name = _h(check["id"])
+    if not isinstance(path, str):
+        return ""
+    if os.path.basename(path) != check["id"][len("figure."):] + ".png":
+        return f"<p class='note'>{name}: {_h(path)} is not this figure's file</p>"
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(HTML_FIGURE_MAX_BYTES + 1)
+    except OSError:
+        return f"<p class='note'>{name}: {_h(path)} not found (figures are files beside the report)</p>"
+    if len(data) > HTML_FIGURE_MAX_BYTES or not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return f"<p class='note'>{name}: {_h(path)} is not a PNG of at most {HTML_FIGURE_MAX_BYTES >> 20} MB</p>"
+    return (f"<figure><img alt='{name}' src='data:image/png;base64,"
+            f"{base64.b64encode(data).decode('ascii')}'><figcaption>{name}: "
+            f"{_h(check.get('message', ''))}</figcaption></figure>")
+
+
+def _html_submission(i: int, doc: dict, name: str) -> str:
+    checks = doc.get("checks") if isinstance(doc.get("checks"), list) else []
+    checks = [_html_check(c) for c in checks if isinstance(c, dict)]
+    result, score = doc.get("result"), doc.get("score")
+    counts = {s: sum(c.get("status") == s for c in checks) for s in HTML_STATUS_ORDER}
+    out = [f"<h2 id='sub-{i}'>{_h(name)} <span class='res-{_h(result)}'>RESULT: {_h(result)}"
+           + (f", SCORE: {_h(score)}" if score is not None else "") + "</span></h2>",
+           f"<p class='note'>{_h(doc.get('submission'))} · sha256 {_h(doc.get('submission_sha256'))} · "
+           + ", ".join(f"{s.lower()}={n}" for s, n in counts.items()) + "</p>"]
+    keys = doc.get("keys") if isinstance(doc.get("keys"), dict) else {}
+    if keys:
+        out.append("<details open><summary>keys</summary><table>" + "".join(
+            f"<tr><th>{_h(k)}</th><td>{_html_value(k, v, keys)}</td></tr>" for k, v in keys.items())
+            + "</table></details>")
+    phases = {}
+    for c in checks:
+        if not c["id"].startswith("figure."):
+            phases.setdefault(_html_phase(c["id"]), []).append(c)
+    def worst(cs):
+        return min(HTML_STATUS_ORDER.get(c.get("status"), 9) for c in cs)
+    for phase, cs in sorted(phases.items(), key=lambda kv: worst(kv[1])):
+        cs = sorted(cs, key=lambda c: HTML_STATUS_ORDER.get(c.get("status"), 9))
+        bad = sum(c.get("status") in ("FAIL", "REVIEW") for c in cs)
+        rows = "".join(f"<tr class='rec'><td class='{_h(c.get('status'))}'>{_h(c.get('status'))}</td>"
+                       f"<td>{_h(c.get('id'))}</td><td class='msg'>{_h(c.get('message'))}</td></tr>"
+                       for c in cs)
+        out.append(f"<details{' open' if bad else ''}><summary>{_h(phase)} ({len(cs)} record"
+                   f"{'s' if len(cs) != 1 else ''}{f', {bad} FAIL/REVIEW' if bad else ''})</summary>"
+                   f"<table><tr><th>status</th><th>id</th><th>message</th></tr>{rows}</table></details>")
+    figures = [_html_figure(c) for c in checks if c["id"].startswith("figure.")]
+    if figures:
+        out.append("<details open><summary>figures</summary>" + "".join(figures) + "</details>")
+    return "\n".join(out)
+
+
+def write_html(path: str, docs: list) -> None:
+    """--html PATH: the leaderboard, then each submission's keys, records by phase (phases with
+    FAIL / REVIEW first and open, FAIL then REVIEW first within a phase) and figures."""
+    rows = leaderboard(docs) if docs else []
+    columns = leaderboard_columns(rows)
+    labels = row_labels(docs)                  # the leaderboard's own row names
+    names = {}
+    for i, label in enumerate(labels):
+        names.setdefault(label, i)
+    lead = ["<table id='leaderboard'><tr>" + "".join(f"<th>{_h(c)}</th>" for c in columns) + "</tr>"]
+    for r in rows:
+        cells = []
+        for c in columns:
+            text = _h(_cell(r.get(c)))
+            if c == "submission" and r.get(c) in names:
+                text = f"<a href='#sub-{names[r[c]]}'>{text}</a>"
+            cls = f" class='res-{_h(r.get(c))}'" if c == "result" else \
+                " class='overlap'" if c == "overlaps_above" and r.get(c) else ""
+            cells.append(f"<td{cls}>{text}</td>")
+        lead.append("<tr>" + "".join(cells) + "</tr>")
+    lead.append("</table>")
+    if any(r.get("overlaps_above") for r in rows):
+        lead.append("<p class='note'>overlaps_above true: the row's 95 % interval overlaps the row "
+                    "above's; their order is not resolved by the units graded.</p>")
+    title = f"{GRADER_NAME} report: {len(docs)} submission{'s' if len(docs) != 1 else ''}"
+    page = ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+            "img-src data:; style-src 'unsafe-inline'\">"
+            f"<title>{_h(title)}</title><style>{HTML_CSS}</style></head><body>"
+            f"<h1>{_h(title)}</h1><p class='note'>{_h(GRADER_NAME)} {_h(GRADER_VERSION)}; "
+            "ranked by " + _h(", then ".join(c for c, _, _ in LEADERBOARD)) + "</p>"
+            "<h2>leaderboard</h2>" + "\n".join(lead)
+            + "".join(_html_submission(i, d, label) for i, (d, label) in enumerate(zip(docs, labels)))
+            + ("" if docs else "<p>no report (nothing was graded)</p>") + "</body></html>\n")
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as fh:
+        fh.write(page)
 # =============================================================================
 # REPORTS: usage errors, the run block, progress, many submissions, the
 # leaderboard (the same text in every grader; only the tables LEADERBOARD,
@@ -4552,7 +4942,19 @@ class UsageError(Exception):
 
 
 class CliParser(argparse.ArgumentParser):
-    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+    """argparse whose errors are one line on stderr (no usage block) and exit 2; no abbreviations
+    (`--qui` is an error: a later option can never change what an old command line means); old
+    spellings (DEPRECATED_OPTIONS) moved to the shared option after parsing."""
+
+    def __init__(self, *a, **kw):
+        kw["allow_abbrev"] = False
+        super().__init__(*a, **kw)
+
+    def parse_known_args(self, args=None, namespace=None):
+        argv = sys.argv[1:] if args is None else list(args)
+        parsed, extra = super().parse_known_args(argv, namespace)
+        resolve_deprecated(self, parsed, argv)
+        return parsed, extra
 
     def error(self, message):
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -4561,7 +4963,9 @@ class CliParser(argparse.ArgumentParser):
 
 EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
-_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False}
+_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False, "last": 0.0, "message": "",
+             "since": 0.0, "stop": None, "beat": None}
+_PROGRESS_LOCK = threading.Lock()
 
 
 def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
@@ -4569,11 +4973,11 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     --version (the hidden --report-child runs one submission of a many-submission call)."""
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
                    " (several: each graded in its own grader process, then a leaderboard)")
-    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
-                   "writable before grading); with several submissions a JSON Lines file, one "
-                   "document per line (name it .jsonl)")
-    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
-                   "Markdown (.md)")
+    add_shared_option(p, "--json", "(checked writable before grading); with several "
+                      "submissions a JSON Lines file, one document per line (name it .jsonl)")
+    add_shared_option(p, "--table", ": CSV (.csv) or Markdown (.md)")
+    add_shared_option(p, "--html", "(no network, opens from disk): the leaderboard, each "
+                      "submission's records by phase with FAIL / REVIEW first, its keys and figures")
     p.add_argument("--merge", nargs="+", metavar="REPORT.json",
                    help="no grading: build the leaderboard from reports written by --json elsewhere "
                         "(.json or .jsonl); each is re-judged from its own records by this grader "
@@ -4591,20 +4995,17 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
                    help="the submission's name in the leaderboard and its report (once per "
                         "submission, in order; default: the shortest path suffix that tells the "
                         "submissions apart)")
-    p.add_argument("--out", metavar="DIR",
-                   help="keep each submission's report in DIR/reports/ as it finishes; a rerun with "
-                        "the same DIR reuses every kept report whose submission bytes, grading "
-                        "options and grader file match (with several submissions each one's own "
-                        "outputs go to DIR/subs/NAME/)" + (f"; {OUT_HELP}" if OUT_HELP else ""))
+    add_shared_option(p, "--out", "each submission's report in DIR/reports/ as it finishes; a "
+                      "rerun with the same DIR reuses every kept report whose submission bytes, "
+                      "grading options and grader file match (with several submissions each one's "
+                      "own outputs go to DIR/subs/NAME/)" + (f"; {OUT_HELP}" if OUT_HELP else ""))
     if jobs:
-        p.add_argument("--jobs", type=int, default=1,
-                       help="with several submissions, how many are graded at a time (default 1)")
-    p.add_argument("--quiet", action="store_true",
-                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
-                        "progress (the summary still counts every record)")
-    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
-                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
-                   "one subfolder each and DIR/leaderboard.png")
+        add_shared_option(p, "--jobs", "with several submissions, how many are graded at a time "
+                          "(default %(default)s)", type=int, default=1)
+    add_shared_option(p, "--quiet", "(the summary still counts every record)")
+    add_shared_option(p, "--plot", "(needs matplotlib: pip install '.[plots]'), listed as "
+                      "figure.* records; with several submissions, one subfolder each and "
+                      "DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -4639,6 +5040,19 @@ def common_usage_checks(args) -> None:
                              f"not {value}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if getattr(args, "limit", None) is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {args.limit}")
+    if args.merge and subset_requested(args):
+        raise UsageError("--merge builds a leaderboard from reports: it takes no subset option "
+                         "(--limit, --only, --tier)")
+    if getattr(args, "html", None):
+        check_output_path(args.html, "--html")
+    outputs = [(f"--{name}", os.path.realpath(getattr(args, name))) for name in ("json", "table", "html")
+               if getattr(args, name, None)]
+    for i, (opt, path) in enumerate(outputs):
+        for other, path2 in outputs[i + 1:]:
+            if path == path2:
+                raise UsageError(f"{opt} and {other} name the same file: give each its own")
     if args.merge:
         if args.submissions:
             raise UsageError("--merge takes report files, not submissions")
@@ -4671,20 +5085,50 @@ def common_usage_checks(args) -> None:
         check_kept_reports(args.out)
 
 
-def progress(message: str) -> None:
+HEARTBEAT_S = 1.5      # a phase silent this long gets a line: at least one every 2 s (issue 26)
+
+
+def progress(message: str, *, heartbeat: bool = False) -> None:
     """One progress event on stderr (never stdout): a line each when stderr is not a terminal,
     one rewritten line when it is; nothing under --quiet."""
     if not _PROGRESS["on"]:
         return
-    text = f"[{GRADER_NAME}{_PROGRESS['label']} {time.monotonic() - _PROGRESS['t0']:6.1f}s] {message}"
-    try:
-        if _PROGRESS["tty"]:
-            sys.stderr.write("\r\x1b[K" + text[:200])
-        else:
-            sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+    now = time.monotonic()
+    if not heartbeat:
+        _PROGRESS.update(last=now, message=message, since=now)
+    text = f"[{GRADER_NAME}{_PROGRESS['label']} {now - _PROGRESS['t0']:6.1f}s] {message}"
+    text = ("\r\x1b[K" + text[:200]) if _PROGRESS["tty"] else text + "\n"
+    with _PROGRESS_LOCK:
+        try:
+            if heartbeat:       # the raw descriptor: no stream lock a fork could inherit held
+                try:
+                    fd = sys.stderr.fileno()
+                except (AttributeError, OSError, ValueError):
+                    fd = None
+                if fd is not None:
+                    os.write(fd, text.encode("utf-8", "backslashreplace"))
+                    return
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def progress_phase(name: str) -> None:
+    """A phase begins: progress says so, and the heartbeat names it while it lasts (as it names
+    the last event of any kind)."""
+    progress(name)
+
+
+def _heartbeat(stop) -> None:
+    """While grading: a line whenever HEARTBEAT_S pass without one (a long silent phase: test
+    generation, figure drawing, a hidden instance, a solver call)."""
+    while not stop.wait(0.25):
+        now = time.monotonic()
+        if _PROGRESS["on"] and now - _PROGRESS["last"] >= HEARTBEAT_S:
+            _PROGRESS["last"] = now
+            what = _PROGRESS["message"] or "grading"
+            progress(f"{what}: still working ({now - _PROGRESS['since']:.0f} s)", heartbeat=True)
 
 
 def progress_count(what: str, done: int, total: int, t_start: float, extra: str = "") -> None:
@@ -4695,12 +5139,25 @@ def progress_count(what: str, done: int, total: int, t_start: float, extra: str 
 
 
 def progress_start(args, submission: str) -> None:
-    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=time.monotonic(),
+    now = time.monotonic()
+    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=now, last=now, since=now,
+                     message="",
                      label=f" {os.path.basename(os.path.normpath(submission))}",
                      tty=hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+    if _PROGRESS["on"] and _PROGRESS.get("stop") is None:
+        stop = threading.Event()
+        beat = threading.Thread(target=_heartbeat, args=(stop,), daemon=True,
+                                name="progress-heartbeat")
+        beat.start()
+        _PROGRESS.update(stop=stop, beat=beat)
 
 
 def progress_end() -> None:
+    stop = _PROGRESS.get("stop")
+    if stop is not None:
+        stop.set()
+        _PROGRESS["beat"].join(timeout=1.0)
+        _PROGRESS["stop"] = None
     if _PROGRESS["on"] and _PROGRESS["tty"]:
         sys.stderr.write("\n")
     _PROGRESS["on"] = False
@@ -4783,6 +5240,8 @@ def format_value(key: str, value, keys: dict) -> str:
             return fmt(value, keys)
         except (TypeError, ValueError, KeyError, AttributeError):   # e.g. "nan" read back from JSON
             return str(value)
+    if key.endswith("_ci95"):
+        return interval_text(value) if _is_interval(value) else str(value)
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -4811,6 +5270,8 @@ def _cell(value) -> str:
         return str(value).lower()
     if isinstance(value, float):
         return f"{value:.4f}"
+    if _is_interval(value):
+        return interval_text(value)
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))   # one line
 
 
@@ -4893,7 +5354,7 @@ REPORT_MAX_BYTES = 1 << 30   # a report file read back (--merge, --out): FEM's r
                              # 9-13 kB, so this is a bound against a runaway file, not a limit
 SCHEMA_KEYWORDS = {"$schema", "$id", "title", "description", "type", "const", "enum", "required",
                    "properties", "additionalProperties", "items", "pattern", "minLength", "minimum",
-                   "maximum", "allOf", "if", "then", "else"}
+                   "maximum", "minItems", "maxItems", "allOf", "if", "then", "else"}
 
 
 def _json_type_is(value, name: str) -> bool:
@@ -4949,6 +5410,10 @@ def schema_errors(value, schema: dict, where: str = "") -> list:
                 errors.append(f"{at}: unexpected key '{k}'")
             elif isinstance(extra, dict):
                 errors += schema_errors(item, extra, inner)
+    if isinstance(value, list) and not schema.get("minItems", 0) <= len(value) <= \
+            schema.get("maxItems", len(value)):
+        errors.append(f"{at}: {len(value)} items, not {schema.get('minItems', 0)}.."
+                      f"{schema.get('maxItems', 'any')}")
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
             errors += schema_errors(item, schema["items"], f"{where}[{i}]")
@@ -4988,6 +5453,7 @@ def claims_error(doc: dict):
         record = argparse.Namespace(checks=checks)
         result, score = report_verdict(record, args)
         code = exit_code_of(record, result, score)
+        result, score = subset_verdict(checks, result, score)
         ranking = leaderboard_keys_of(checks, args)
     except Exception as exc:            # a record this grader's verdict cannot read
         return f"its records cannot be judged ({type(exc).__name__}: {str(exc)[:80]})"
@@ -5056,7 +5522,7 @@ def report_error(doc: dict, *, other_grader: bool = False, key: bytes = None):
 def grading_options(options: dict) -> dict:
     """The options that can change a grading: all but the outputs and the parallelism (what two
     reports must share to stand for the same grading)."""
-    run_only = ("submissions", "json", "table", "merge", "jobs", "quiet", "plot", "out", "label",
+    run_only = ("submissions", "json", "table", "html", "merge", "jobs", "quiet", "plot", "out", "label",
                 "allow_other_grader", "report_child", "keep", "sign")
     return {k: v for k, v in sorted(options.items()) if k not in run_only}
 
@@ -5219,12 +5685,18 @@ def row_labels(docs: list) -> list:
 
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name)."""
+    then by submission name; SUBSET runs after every full run).  Where the first ranking key
+    that is an estimate has intervals (leaderboard_estimate), each row shows its 95 % interval
+    and whether it overlaps the row above's (`overlaps_above`: their order is not resolved)."""
+    estimate = leaderboard_estimate(docs)
     rows = []
     for doc, label in zip(docs, row_labels(docs)):
         row = {"submission": label, "result": doc.get("result")}
         for column, path, _ in LEADERBOARD:
             row[column] = _doc_value(doc, path)
+        if estimate:
+            ci = _doc_value(doc, estimate[1])
+            row["ci95"] = ci if _is_interval(ci) else None
         row["sha256"] = (doc.get("submission_sha256") or "")[:12] or None
         rows.append(row)
 
@@ -5235,21 +5707,42 @@ def leaderboard(docs: list) -> list:
             ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
         return out
-    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    rows.sort(key=lambda r: (r["result"] == "SUBSET", order(r), r["submission"], r["sha256"] or ""))
     for i, row in enumerate(rows):
-        same = i and order(row) == order(rows[i - 1])
+        same = i and order(row) == order(rows[i - 1]) and row["result"] == rows[i - 1]["result"]
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
+        if estimate:
+            above = rows[i - 1]["ci95"] if i else None
+            row["overlaps_above"] = (intervals_overlap(row["ci95"], above)
+                                     if row["ci95"] and above else None)
     return [{"rank": r.pop("rank"), **r} for r in rows]
 
 
-def leaderboard_columns() -> list:
-    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + ["sha256"]
+def _is_interval(value) -> bool:
+    return (isinstance(value, list) and len(value) == 2 and
+            all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+
+
+def leaderboard_estimate(docs: list):
+    """(column, path of its 95 % interval) of the first ranking key that is an estimate (a
+    report holds `<key>_ci95`), or None: the leaderboard then shows each row's interval and
+    marks neighbours whose intervals overlap (their order is not resolved)."""
+    for column, path, _ in LEADERBOARD:
+        ci_path = (path if path.startswith("keys.") else "keys." + path) + "_ci95"
+        if any(_is_interval(_doc_value(doc, ci_path)) for doc in docs):
+            return column, ci_path
+    return None
+
+
+def leaderboard_columns(rows=()) -> list:
+    extra = ["ci95", "overlaps_above"] if any("ci95" in r for r in rows) else []    # estimates
+    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + extra + ["sha256"]
 
 
 def write_table(path: str, rows: list) -> None:
     """The leaderboard as CSV or Markdown, chosen by the file name's extension."""
     import csv
-    columns = leaderboard_columns()
+    columns = leaderboard_columns(rows)
     with open(path, "w", newline="") as fh:
         if TABLE_FORMATS[os.path.splitext(path)[1].lower()] == "csv":
             writer = csv.writer(fh, lineterminator="\n")
@@ -5268,8 +5761,11 @@ def print_leaderboard(rows: list, stream=None) -> None:
     stream = stream or sys.stdout
     print(f"leaderboard ({len(rows)} submission{'s' if len(rows) != 1 else ''}; ranked by "
           + ", then ".join(c for c, _, _ in LEADERBOARD) + "):", file=stream)
-    for line in text_table(rows, leaderboard_columns()):
+    for line in text_table(rows, leaderboard_columns(rows)):
         print(line, file=stream)
+    if any(r.get("overlaps_above") for r in rows):
+        print("  overlaps_above true: the row's 95 % interval (ci95) overlaps the row above's: "
+              "their order is not resolved by the units graded", file=stream)
 
 
 def kill_descendants() -> None:
@@ -5299,6 +5795,14 @@ def kill_descendants() -> None:
                 pass
 
 
+def subset_verdict(checks: list, result: str, score) -> tuple:
+    """A smoke test over part of the units (its `run.subset` record) is RESULT: SUBSET with no
+    SCORE, whatever its records would score; anything else is left as it is."""
+    if result != "UNGRADED" and any(c.id == "run.subset" for c in checks):
+        return "SUBSET", None
+    return result, score
+
+
 def grade_single(args, submission: str) -> tuple:
     """Grade one submission in this process: (exit code, the JSON document or None)."""
     started, t0 = time.time(), time.monotonic()
@@ -5306,7 +5810,12 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        full = (result, score)                  # what the exit code is computed from
+        result, score = subset_verdict(report.checks, result, score)
+        if result == "SUBSET":                  # never printed as a full score
+            report.keys.update(subset_result=full[0], subset_score=full[1])
         if getattr(args, "plot", None):
+            progress_phase("drawing figures")
             report.checks += plot_report(args.plot, submission, result, score, report.checks,
                                          report.figures_data)
         finish_report(report, result, score, args)
@@ -5321,7 +5830,7 @@ def grade_single(args, submission: str) -> tuple:
     except KeyboardInterrupt:
         return _interrupted_exit(submission)
     progress_end()
-    code = exit_code_of(report, result, score)
+    code = exit_code_of(report, *full)
     print_submission_report(report, result, score, args)
     return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
 
@@ -5363,7 +5872,7 @@ def grade_many(args, reused: dict) -> tuple:
         if args.out:        # this submission's own outputs (steps, seeds, trials) and its kept report
             own = os.path.join(args.out, "subs", os.path.basename(kept_report_path(args.out, sub))[:-5])
             os.makedirs(own, exist_ok=True)
-        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
+        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None, html=None,
                      report_child=None, jobs=child_jobs(args), out=own,
                      keep=kept_report_path(args.out, sub) if args.out else None,
                      label=[args.label[i]] if args.label else None,
@@ -5509,12 +6018,16 @@ def _run_cli(argv) -> int:
             rows = leaderboard(docs)
             print_leaderboard(rows)
             if getattr(args, "plot", None):
+                estimate = leaderboard_estimate(docs)
                 for c in write_leaderboard_figure(args.plot, [
                         {"submission": d.get("submission"), "score": d.get("score"),
-                         "result": d.get("result")} for d in docs]):
+                         "result": d.get("result"),
+                         "ci95": _doc_value(d, estimate[1]) if estimate else None} for d in docs]):
                     print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))
+        if getattr(args, "html", None):
+            write_html(args.html, docs)
     except UsageError as exc:
         print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED

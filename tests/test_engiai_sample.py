@@ -148,7 +148,8 @@ def test_strict_and_no_exec(tmp_path):
 def test_problem_filter(graded):
     rc, out, _, _ = run_grader(GRADER, SAMPLE, "--problem", "rag_beams2d")
     keys = verdict_lines(out)
-    assert keys["trials"] == "2" and keys["RESULT"] == "PASS" and keys["SCORE"] == "0.5" and rc == 1
+    assert keys["trials"] == "2" and keys["RESULT"] == "SUBSET" and "SCORE" not in keys and rc == 1
+    assert keys["subset_result"] == "PASS" and keys["subset_score"] == "0.5000"     # issue 26
     assert "SKIP  run.filter" in out
 
 

@@ -1,6 +1,6 @@
-"""The README's SLURM fan-out, run on a real scheduler: a single-node cluster (munged, slurmctld,
+"""The documented SLURM fan-out, run on a real scheduler: a single-node cluster (munged, slurmctld,
 slurmd; config, keys, state and sockets in a temporary folder; every port on localhost) runs the
-README's array script exactly as printed there (extracted from README.md, not retyped) over a
+array script exactly as printed (extracted from docs/reports.md, not retyped) over a
 handful of submissions for FEM and ADI, then the dependent merge job; the merged leaderboard must
 be the one a local `grade_X.py subs/* --table` gives, and the merge job's exit code the local
 run's.  Every daemon started here is stopped by its pid.  Where SLURM is not installed or cannot
@@ -25,8 +25,9 @@ JOBS_S = 600          # the whole array and the merge job (measured: see the not
 
 
 def readme_blocks() -> tuple:
-    """The fan-out section's two bash blocks, as printed: (grade.sbatch, the submitting lines)."""
-    text = (REPO / "README.md").read_text()
+    """The fan-out section's two bash blocks, as printed: (grade.sbatch, the submitting lines).
+    The section lives in docs/reports.md since issue 26 (the README points to it)."""
+    text = (REPO / "docs" / "reports.md").read_text()
     blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
     script = next(b for b in blocks if "#SBATCH" in b and "SLURM_ARRAY_TASK_ID" in b)
     submit = next(b for b in blocks if "sbatch --parsable" in b and "--merge" in b)

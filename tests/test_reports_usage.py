@@ -37,10 +37,17 @@ def common_cases(name, t):
         ("jobs 0", sub + ["--jobs", "0"]),
         ("merge absent", ["--merge", t / "absent.json"]),
         ("unknown option", sub + ["--frobnicate"]),
+        ("abbreviated option", sub + ["--qui"]),
+        ("html under a file", sub + ["--html", t / "file" / "r.html"]),
+        ("html is a directory", sub + ["--html", t]),
+        ("json and html one file", sub + ["--json", t / "r.out", "--html", t / "r.out"]),
     ]
+    if name in ("scicode", "modchallenge", "engiai"):
+        cases += [("--limit 0", sub + ["--limit", "0"]),
+                  ("--merge with a subset", ["--merge", t / "file", "--limit", "2"])]
     if name != "engiai":
-        budget = "--timeout" if name == "scicode" else "--budget"
-        cases += [(f"{budget} {v}", sub + [budget, v]) for v in ("0", "-1", "nan", "inf")]
+        cases += [(f"--budget {v}", sub + ["--budget", v]) for v in ("0", "-1", "nan", "inf")]
+        cases += [(f"--memory {v}", sub + ["--memory", v]) for v in ("0", "nan")]
     return cases
 
 
@@ -57,7 +64,7 @@ SPECIAL = {
         ("absent problems", [t / "gens", "--problems", t / "p.jsonl", t / "absent.jsonl", "--h5", t / "t.h5"]),
         ("no --h5", [t / "gens", "--problems", t / "p.jsonl"]),
         ("absent special steps", scicode_inputs(t) + ["--special-steps", t / "absent"]),
-        ("mem-gb", scicode_inputs(t) + ["--mem-gb", "-1"]),
+        ("old and new spelling", scicode_inputs(t) + ["--timeout", "5", "--budget", "6"]),
         ("out under a file", scicode_inputs(t) + ["--out", t / "file" / "d"])],
     "engiai": lambda t: [
         ("out under a file", [SUBS["engiai"], "--out", t / "file" / "d"]),

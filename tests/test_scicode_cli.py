@@ -1,5 +1,5 @@
 """CLI (issue 12 item 5): --dry-run is plumbing only (RESULT: UNGRADED, no SCORE, exit 2, the
-step results still printed); --timeout / --mem-gb / --jobs that are <= 0 (or not finite)
+step results still printed); --budget / --memory / --jobs that are <= 0 (or not finite)
 are usage errors: exit 2, one line on stderr, nothing graded."""
 import pytest
 
@@ -13,8 +13,8 @@ def test_dry_run_is_ungraded_with_plumbing_results():
     assert "SCICODE_PASS (DRY_RUN)" in step_line(out, "902.2") and "sandbox.isolation" in out
 
 
-@pytest.mark.parametrize("flag,value", [("--timeout", "0"), ("--timeout", "-1"), ("--timeout", "nan"),
-                                        ("--timeout", "inf"), ("--mem-gb", "0"), ("--mem-gb", "-2"),
+@pytest.mark.parametrize("flag,value", [("--budget", "0"), ("--budget", "-1"), ("--budget", "nan"),
+                                        ("--budget", "inf"), ("--memory", "0"), ("--memory", "-2"),
                                         ("--jobs", "0"), ("--jobs", "-3")])
 def test_non_positive_limits_are_usage_errors(flag, value):
     rc, out, err, _ = run_grader(GRADER, syn()["correct"], *problem_args(), flag, value, timeout=60)

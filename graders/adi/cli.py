@@ -1,6 +1,7 @@
 """PRINTING AND CLI (a part of grade_adi.py; see CONTRIBUTING.md)."""
 from graders._embed import embed_json
 from graders.adi.grading import grade
+from graders.common.cli_solver import apply_memory
 from graders.common.records import Report, Status
 # -- end of source-tree preamble: the build keeps only what follows --
 KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
@@ -9,12 +10,13 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
     "hidden_errors": lambda v, keys: ", ".join("—" if e is None else f"{e:.3e}" for e in v),
 }
 LEADERBOARD = (("score", "score", "desc"), ("review_required", "keys.review_required", "asc"))
-POSITIVE_OPTIONS = ("budget",)
+POSITIVE_OPTIONS = ("budget", "memory")
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 SUBMISSIONS_HELP = "directory with adi_solver.py, results.json, reference_arrays.npz"
 
 
 def grade_submission(args, submission: str) -> Report:
+    apply_memory(args)
     report = grade(submission, budget=args.budget, strict=args.strict, no_exec=args.no_exec)
     report.keys["review_required"] = sum(c.status is Status.REVIEW for c in report.checks)
     return report

@@ -13,7 +13,7 @@ from graders.common.records import Check, Status
 # =============================================================================
 PLOT_COLORS = {"submitted": "#1f77b4", "regenerated": "#d62728", "reference": "#2ca02c",
                "limit": "#444444", "PASS": "#2e7d32", "PARTIAL": "#ef8f00", "FAIL": "#c62828",
-               "UNGRADED": "#9e9e9e"}
+               "UNGRADED": "#9e9e9e", "SUBSET": "#6a1b9a"}
 
 
 def plot_usage_error(out_dir: str):
@@ -86,8 +86,9 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                      grader: str = GRADER_NAME):
     """Several submissions graded in one call: one horizontal bar per submission, best first,
     coloured by RESULT; an UNGRADED row (score None) is marked UNGRADED at 0.
-    rows: [{"submission": str, score_key: float | None, "result": str, ...}] (the leaderboard's
-    rows; score_key names the column drawn, e.g. "overall_accuracy" or "step_accuracy")."""
+    rows: [{"submission": str, score_key: float | None, "result": str, "ci95": [lo, hi] (optional:
+    drawn as an error bar), ...}] (the leaderboard's rows; score_key names the column drawn, e.g.
+    "overall_accuracy" or "step_accuracy")."""
     def value(r):
         v = r.get(score_key)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
@@ -105,11 +106,19 @@ def plot_leaderboard(rows: list, *, score_key: str = "score", score_label: str =
                 hatch=None if score is not None else "//", edgecolor=color,
                 label=None if result in seen else result)
         seen.add(result)
-        ax.text((score or 0.0) + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
+        ci = r.get("ci95")
+        if score is not None and isinstance(ci, (list, tuple)) and len(ci) == 2:
+            ax.errorbar(score, i, xerr=[[max(0.0, score - ci[0])], [max(0.0, ci[1] - score)]],
+                        fmt="none", ecolor="black", elinewidth=1.0, capsize=3,
+                        label=None if "ci" in seen else "95 % interval")
+            seen.add("ci")
+        right = max(score or 0.0, ci[1] if score is not None and isinstance(ci, (list, tuple))
+                    and len(ci) == 2 else 0.0)
+        ax.text(right + 0.01, i, "UNGRADED" if score is None else f"{score:.4g}  {result}",
                 va="center", fontsize=9)
     ax.set_yticks(range(len(ranked)), names)
     ax.invert_yaxis()
-    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.12)
+    ax.set_xlim(0.0, max([1.0] + [value(r) or 0.0 for r in ranked]) * 1.25)
     ax.axvline(1.0, color=PLOT_COLORS["limit"], lw=0.8, ls=":", label="full score")
     ax.set_xlabel(f"{score_label} (fraction of full credit, dimensionless)")
     ax.set_ylabel("submission")

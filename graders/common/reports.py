@@ -18,8 +18,11 @@ from graders.common.cli_defaults import (exit_code_of, finish_report, print_subm
     report_extra, report_verdict)
 from graders.common.cli_solver import build_parser, child_jobs, standalone_action, usage_checks
 from graders.common.plots import plot_subdir, plot_usage_error, write_leaderboard_figure
+from graders.common.html_report import write_html
+from graders.common.options import add_shared_option, resolve_deprecated, subset_requested
 from graders.common.printing import format_check, print_report
 from graders.common.records import Check, Status, _jsonable
+from graders.common.stats import interval_text, intervals_overlap
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # REPORTS: usage errors, the run block, progress, many submissions, the
@@ -31,7 +34,19 @@ class UsageError(Exception):
 
 
 class CliParser(argparse.ArgumentParser):
-    """argparse whose errors are one line on stderr (no usage block) and exit 2."""
+    """argparse whose errors are one line on stderr (no usage block) and exit 2; no abbreviations
+    (`--qui` is an error: a later option can never change what an old command line means); old
+    spellings (DEPRECATED_OPTIONS) moved to the shared option after parsing."""
+
+    def __init__(self, *a, **kw):
+        kw["allow_abbrev"] = False
+        super().__init__(*a, **kw)
+
+    def parse_known_args(self, args=None, namespace=None):
+        argv = sys.argv[1:] if args is None else list(args)
+        parsed, extra = super().parse_known_args(argv, namespace)
+        resolve_deprecated(self, parsed, argv)
+        return parsed, extra
 
     def error(self, message):
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -40,7 +55,9 @@ class CliParser(argparse.ArgumentParser):
 
 EXIT_FULL, EXIT_BELOW, EXIT_UNGRADED, EXIT_GRADER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
-_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False}
+_PROGRESS = {"on": False, "label": "", "t0": 0.0, "tty": False, "last": 0.0, "message": "",
+             "since": 0.0, "stop": None, "beat": None}
+_PROGRESS_LOCK = threading.Lock()
 
 
 def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
@@ -48,11 +65,11 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
     --version (the hidden --report-child runs one submission of a many-submission call)."""
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help=submissions_help +
                    " (several: each graded in its own grader process, then a leaderboard)")
-    p.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (checked "
-                   "writable before grading); with several submissions a JSON Lines file, one "
-                   "document per line (name it .jsonl)")
-    p.add_argument("--table", metavar="PATH", help="write the leaderboard to PATH: CSV (.csv) or "
-                   "Markdown (.md)")
+    add_shared_option(p, "--json", "(checked writable before grading); with several "
+                      "submissions a JSON Lines file, one document per line (name it .jsonl)")
+    add_shared_option(p, "--table", ": CSV (.csv) or Markdown (.md)")
+    add_shared_option(p, "--html", "(no network, opens from disk): the leaderboard, each "
+                      "submission's records by phase with FAIL / REVIEW first, its keys and figures")
     p.add_argument("--merge", nargs="+", metavar="REPORT.json",
                    help="no grading: build the leaderboard from reports written by --json elsewhere "
                         "(.json or .jsonl); each is re-judged from its own records by this grader "
@@ -70,20 +87,17 @@ def add_report_options(p, *, submissions_help: str, jobs: bool = True) -> None:
                    help="the submission's name in the leaderboard and its report (once per "
                         "submission, in order; default: the shortest path suffix that tells the "
                         "submissions apart)")
-    p.add_argument("--out", metavar="DIR",
-                   help="keep each submission's report in DIR/reports/ as it finishes; a rerun with "
-                        "the same DIR reuses every kept report whose submission bytes, grading "
-                        "options and grader file match (with several submissions each one's own "
-                        "outputs go to DIR/subs/NAME/)" + (f"; {OUT_HELP}" if OUT_HELP else ""))
+    add_shared_option(p, "--out", "each submission's report in DIR/reports/ as it finishes; a "
+                      "rerun with the same DIR reuses every kept report whose submission bytes, "
+                      "grading options and grader file match (with several submissions each one's "
+                      "own outputs go to DIR/subs/NAME/)" + (f"; {OUT_HELP}" if OUT_HELP else ""))
     if jobs:
-        p.add_argument("--jobs", type=int, default=1,
-                       help="with several submissions, how many are graded at a time (default 1)")
-    p.add_argument("--quiet", action="store_true",
-                   help="print only FAIL / REVIEW_REQUIRED lines, the summary and the verdict; no "
-                        "progress (the summary still counts every record)")
-    p.add_argument("--plot", metavar="DIR", help="also write PNG figures to DIR, listed as figure.* "
-                   "records (needs matplotlib: pip install '.[plots]'); with several submissions, "
-                   "one subfolder each and DIR/leaderboard.png")
+        add_shared_option(p, "--jobs", "with several submissions, how many are graded at a time "
+                          "(default %(default)s)", type=int, default=1)
+    add_shared_option(p, "--quiet", "(the summary still counts every record)")
+    add_shared_option(p, "--plot", "(needs matplotlib: pip install '.[plots]'), listed as "
+                      "figure.* records; with several submissions, one subfolder each and "
+                      "DIR/leaderboard.png")
     p.add_argument("--version", action="version", version=f"{GRADER_NAME} {GRADER_VERSION}")
     p.add_argument("--report-child", metavar="FILE", help=argparse.SUPPRESS)
 
@@ -118,6 +132,19 @@ def common_usage_checks(args) -> None:
                              f"not {value}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if getattr(args, "limit", None) is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {args.limit}")
+    if args.merge and subset_requested(args):
+        raise UsageError("--merge builds a leaderboard from reports: it takes no subset option "
+                         "(--limit, --only, --tier)")
+    if getattr(args, "html", None):
+        check_output_path(args.html, "--html")
+    outputs = [(f"--{name}", os.path.realpath(getattr(args, name))) for name in ("json", "table", "html")
+               if getattr(args, name, None)]
+    for i, (opt, path) in enumerate(outputs):
+        for other, path2 in outputs[i + 1:]:
+            if path == path2:
+                raise UsageError(f"{opt} and {other} name the same file: give each its own")
     if args.merge:
         if args.submissions:
             raise UsageError("--merge takes report files, not submissions")
@@ -150,20 +177,50 @@ def common_usage_checks(args) -> None:
         check_kept_reports(args.out)
 
 
-def progress(message: str) -> None:
+HEARTBEAT_S = 1.5      # a phase silent this long gets a line: at least one every 2 s (issue 26)
+
+
+def progress(message: str, *, heartbeat: bool = False) -> None:
     """One progress event on stderr (never stdout): a line each when stderr is not a terminal,
     one rewritten line when it is; nothing under --quiet."""
     if not _PROGRESS["on"]:
         return
-    text = f"[{GRADER_NAME}{_PROGRESS['label']} {time.monotonic() - _PROGRESS['t0']:6.1f}s] {message}"
-    try:
-        if _PROGRESS["tty"]:
-            sys.stderr.write("\r\x1b[K" + text[:200])
-        else:
-            sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+    now = time.monotonic()
+    if not heartbeat:
+        _PROGRESS.update(last=now, message=message, since=now)
+    text = f"[{GRADER_NAME}{_PROGRESS['label']} {now - _PROGRESS['t0']:6.1f}s] {message}"
+    text = ("\r\x1b[K" + text[:200]) if _PROGRESS["tty"] else text + "\n"
+    with _PROGRESS_LOCK:
+        try:
+            if heartbeat:       # the raw descriptor: no stream lock a fork could inherit held
+                try:
+                    fd = sys.stderr.fileno()
+                except (AttributeError, OSError, ValueError):
+                    fd = None
+                if fd is not None:
+                    os.write(fd, text.encode("utf-8", "backslashreplace"))
+                    return
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def progress_phase(name: str) -> None:
+    """A phase begins: progress says so, and the heartbeat names it while it lasts (as it names
+    the last event of any kind)."""
+    progress(name)
+
+
+def _heartbeat(stop) -> None:
+    """While grading: a line whenever HEARTBEAT_S pass without one (a long silent phase: test
+    generation, figure drawing, a hidden instance, a solver call)."""
+    while not stop.wait(0.25):
+        now = time.monotonic()
+        if _PROGRESS["on"] and now - _PROGRESS["last"] >= HEARTBEAT_S:
+            _PROGRESS["last"] = now
+            what = _PROGRESS["message"] or "grading"
+            progress(f"{what}: still working ({now - _PROGRESS['since']:.0f} s)", heartbeat=True)
 
 
 def progress_count(what: str, done: int, total: int, t_start: float, extra: str = "") -> None:
@@ -174,12 +231,25 @@ def progress_count(what: str, done: int, total: int, t_start: float, extra: str 
 
 
 def progress_start(args, submission: str) -> None:
-    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=time.monotonic(),
+    now = time.monotonic()
+    _PROGRESS.update(on=not getattr(args, "quiet", False), t0=now, last=now, since=now,
+                     message="",
                      label=f" {os.path.basename(os.path.normpath(submission))}",
                      tty=hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+    if _PROGRESS["on"] and _PROGRESS.get("stop") is None:
+        stop = threading.Event()
+        beat = threading.Thread(target=_heartbeat, args=(stop,), daemon=True,
+                                name="progress-heartbeat")
+        beat.start()
+        _PROGRESS.update(stop=stop, beat=beat)
 
 
 def progress_end() -> None:
+    stop = _PROGRESS.get("stop")
+    if stop is not None:
+        stop.set()
+        _PROGRESS["beat"].join(timeout=1.0)
+        _PROGRESS["stop"] = None
     if _PROGRESS["on"] and _PROGRESS["tty"]:
         sys.stderr.write("\n")
     _PROGRESS["on"] = False
@@ -262,6 +332,8 @@ def format_value(key: str, value, keys: dict) -> str:
             return fmt(value, keys)
         except (TypeError, ValueError, KeyError, AttributeError):   # e.g. "nan" read back from JSON
             return str(value)
+    if key.endswith("_ci95"):
+        return interval_text(value) if _is_interval(value) else str(value)
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -290,6 +362,8 @@ def _cell(value) -> str:
         return str(value).lower()
     if isinstance(value, float):
         return f"{value:.4f}"
+    if _is_interval(value):
+        return interval_text(value)
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))   # one line
 
 
@@ -372,7 +446,7 @@ REPORT_MAX_BYTES = 1 << 30   # a report file read back (--merge, --out): FEM's r
                              # 9-13 kB, so this is a bound against a runaway file, not a limit
 SCHEMA_KEYWORDS = {"$schema", "$id", "title", "description", "type", "const", "enum", "required",
                    "properties", "additionalProperties", "items", "pattern", "minLength", "minimum",
-                   "maximum", "allOf", "if", "then", "else"}
+                   "maximum", "minItems", "maxItems", "allOf", "if", "then", "else"}
 
 
 def _json_type_is(value, name: str) -> bool:
@@ -428,6 +502,10 @@ def schema_errors(value, schema: dict, where: str = "") -> list:
                 errors.append(f"{at}: unexpected key '{k}'")
             elif isinstance(extra, dict):
                 errors += schema_errors(item, extra, inner)
+    if isinstance(value, list) and not schema.get("minItems", 0) <= len(value) <= \
+            schema.get("maxItems", len(value)):
+        errors.append(f"{at}: {len(value)} items, not {schema.get('minItems', 0)}.."
+                      f"{schema.get('maxItems', 'any')}")
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
             errors += schema_errors(item, schema["items"], f"{where}[{i}]")
@@ -467,6 +545,7 @@ def claims_error(doc: dict):
         record = argparse.Namespace(checks=checks)
         result, score = report_verdict(record, args)
         code = exit_code_of(record, result, score)
+        result, score = subset_verdict(checks, result, score)
         ranking = leaderboard_keys_of(checks, args)
     except Exception as exc:            # a record this grader's verdict cannot read
         return f"its records cannot be judged ({type(exc).__name__}: {str(exc)[:80]})"
@@ -535,7 +614,7 @@ def report_error(doc: dict, *, other_grader: bool = False, key: bytes = None):
 def grading_options(options: dict) -> dict:
     """The options that can change a grading: all but the outputs and the parallelism (what two
     reports must share to stand for the same grading)."""
-    run_only = ("submissions", "json", "table", "merge", "jobs", "quiet", "plot", "out", "label",
+    run_only = ("submissions", "json", "table", "html", "merge", "jobs", "quiet", "plot", "out", "label",
                 "allow_other_grader", "report_child", "keep", "sign")
     return {k: v for k, v in sorted(options.items()) if k not in run_only}
 
@@ -698,12 +777,18 @@ def row_labels(docs: list) -> list:
 
 def leaderboard(docs: list) -> list:
     """One row per report, ranked by LEADERBOARD's keys in order (None last; ties share a rank,
-    then by submission name)."""
+    then by submission name; SUBSET runs after every full run).  Where the first ranking key
+    that is an estimate has intervals (leaderboard_estimate), each row shows its 95 % interval
+    and whether it overlaps the row above's (`overlaps_above`: their order is not resolved)."""
+    estimate = leaderboard_estimate(docs)
     rows = []
     for doc, label in zip(docs, row_labels(docs)):
         row = {"submission": label, "result": doc.get("result")}
         for column, path, _ in LEADERBOARD:
             row[column] = _doc_value(doc, path)
+        if estimate:
+            ci = _doc_value(doc, estimate[1])
+            row["ci95"] = ci if _is_interval(ci) else None
         row["sha256"] = (doc.get("submission_sha256") or "")[:12] or None
         rows.append(row)
 
@@ -714,21 +799,42 @@ def leaderboard(docs: list) -> list:
             ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             out.append((0, -v if direction == "desc" else v) if ok else (1, 0))
         return out
-    rows.sort(key=lambda r: (order(r), r["submission"], r["sha256"] or ""))
+    rows.sort(key=lambda r: (r["result"] == "SUBSET", order(r), r["submission"], r["sha256"] or ""))
     for i, row in enumerate(rows):
-        same = i and order(row) == order(rows[i - 1])
+        same = i and order(row) == order(rows[i - 1]) and row["result"] == rows[i - 1]["result"]
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
+        if estimate:
+            above = rows[i - 1]["ci95"] if i else None
+            row["overlaps_above"] = (intervals_overlap(row["ci95"], above)
+                                     if row["ci95"] and above else None)
     return [{"rank": r.pop("rank"), **r} for r in rows]
 
 
-def leaderboard_columns() -> list:
-    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + ["sha256"]
+def _is_interval(value) -> bool:
+    return (isinstance(value, list) and len(value) == 2 and
+            all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+
+
+def leaderboard_estimate(docs: list):
+    """(column, path of its 95 % interval) of the first ranking key that is an estimate (a
+    report holds `<key>_ci95`), or None: the leaderboard then shows each row's interval and
+    marks neighbours whose intervals overlap (their order is not resolved)."""
+    for column, path, _ in LEADERBOARD:
+        ci_path = (path if path.startswith("keys.") else "keys." + path) + "_ci95"
+        if any(_is_interval(_doc_value(doc, ci_path)) for doc in docs):
+            return column, ci_path
+    return None
+
+
+def leaderboard_columns(rows=()) -> list:
+    extra = ["ci95", "overlaps_above"] if any("ci95" in r for r in rows) else []    # estimates
+    return ["rank", "submission", "result"] + [c for c, _, _ in LEADERBOARD] + extra + ["sha256"]
 
 
 def write_table(path: str, rows: list) -> None:
     """The leaderboard as CSV or Markdown, chosen by the file name's extension."""
     import csv
-    columns = leaderboard_columns()
+    columns = leaderboard_columns(rows)
     with open(path, "w", newline="") as fh:
         if TABLE_FORMATS[os.path.splitext(path)[1].lower()] == "csv":
             writer = csv.writer(fh, lineterminator="\n")
@@ -747,8 +853,11 @@ def print_leaderboard(rows: list, stream=None) -> None:
     stream = stream or sys.stdout
     print(f"leaderboard ({len(rows)} submission{'s' if len(rows) != 1 else ''}; ranked by "
           + ", then ".join(c for c, _, _ in LEADERBOARD) + "):", file=stream)
-    for line in text_table(rows, leaderboard_columns()):
+    for line in text_table(rows, leaderboard_columns(rows)):
         print(line, file=stream)
+    if any(r.get("overlaps_above") for r in rows):
+        print("  overlaps_above true: the row's 95 % interval (ci95) overlaps the row above's: "
+              "their order is not resolved by the units graded", file=stream)
 
 
 def kill_descendants() -> None:
@@ -778,6 +887,14 @@ def kill_descendants() -> None:
                 pass
 
 
+def subset_verdict(checks: list, result: str, score) -> tuple:
+    """A smoke test over part of the units (its `run.subset` record) is RESULT: SUBSET with no
+    SCORE, whatever its records would score; anything else is left as it is."""
+    if result != "UNGRADED" and any(c.id == "run.subset" for c in checks):
+        return "SUBSET", None
+    return result, score
+
+
 def grade_single(args, submission: str) -> tuple:
     """Grade one submission in this process: (exit code, the JSON document or None)."""
     started, t0 = time.time(), time.monotonic()
@@ -785,7 +902,12 @@ def grade_single(args, submission: str) -> tuple:
     try:
         report = grade_submission(args, submission)
         result, score = report_verdict(report, args)
+        full = (result, score)                  # what the exit code is computed from
+        result, score = subset_verdict(report.checks, result, score)
+        if result == "SUBSET":                  # never printed as a full score
+            report.keys.update(subset_result=full[0], subset_score=full[1])
         if getattr(args, "plot", None):
+            progress_phase("drawing figures")
             report.checks += plot_report(args.plot, submission, result, score, report.checks,
                                          report.figures_data)
         finish_report(report, result, score, args)
@@ -800,7 +922,7 @@ def grade_single(args, submission: str) -> tuple:
     except KeyboardInterrupt:
         return _interrupted_exit(submission)
     progress_end()
-    code = exit_code_of(report, result, score)
+    code = exit_code_of(report, *full)
     print_submission_report(report, result, score, args)
     return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
 
@@ -842,7 +964,7 @@ def grade_many(args, reused: dict) -> tuple:
         if args.out:        # this submission's own outputs (steps, seeds, trials) and its kept report
             own = os.path.join(args.out, "subs", os.path.basename(kept_report_path(args.out, sub))[:-5])
             os.makedirs(own, exist_ok=True)
-        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None,
+        child = dict(vars(args), submissions=[sub], json=out, table=None, merge=None, html=None,
                      report_child=None, jobs=child_jobs(args), out=own,
                      keep=kept_report_path(args.out, sub) if args.out else None,
                      label=[args.label[i]] if args.label else None,
@@ -988,12 +1110,16 @@ def _run_cli(argv) -> int:
             rows = leaderboard(docs)
             print_leaderboard(rows)
             if getattr(args, "plot", None):
+                estimate = leaderboard_estimate(docs)
                 for c in write_leaderboard_figure(args.plot, [
                         {"submission": d.get("submission"), "score": d.get("score"),
-                         "result": d.get("result")} for d in docs]):
+                         "result": d.get("result"),
+                         "ci95": _doc_value(d, estimate[1]) if estimate else None} for d in docs]):
                     print(format_check(c))
         if args.table:
             write_table(args.table, leaderboard(docs))
+        if getattr(args, "html", None):
+            write_html(args.html, docs)
     except UsageError as exc:
         print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED

@@ -2,6 +2,7 @@
 import os
 from graders.common.records import Check, Status
 from graders.engiai.spec import SPEC
+from graders.common.stats import mean_estimate
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # AGGREGATION: per (problem, style) cell, never averaging a None
@@ -26,14 +27,16 @@ def aggregate(trials: list, expected=None) -> list:
                 "n_artefact_none": sum(t.artefact_none for t in nones),
                 "n_expected": (expected or {}).get((p, s), 0)}
         if not nones:
-            cell.update(status="scored", mean=sum(t.score for t in ts) / len(ts), reasons=[])
+            se, ci = mean_estimate([t.score for t in ts])      # n = 1: None (no spread seen)
+            cell.update(status="scored", mean=sum(t.score for t in ts) / len(ts), stderr=se,
+                        ci95=ci, reasons=[])
         else:
             kind = "INVALID" if any(t.status in ("invalid", "missing") for t in nones) else \
                 "UNSUPPORTED" if all(t.status == "unsupported" for t in nones) else "UNSCORABLE"
             reasons = sorted({(f"invalid record {t.trial_id}: " if t.status == "invalid" else
                                "missing trial: " if t.status == "missing" else "") + r
                               for t in nones for r in t.reasons})
-            cell.update(status=kind.lower(), mean=None, reasons=reasons)
+            cell.update(status=kind.lower(), mean=None, stderr=None, ci95=None, reasons=reasons)
         out.append(cell)
     return out
 
@@ -88,6 +91,7 @@ def key_lines(trials: list, cells: list, checks: list) -> dict:
         "cells_scored": sum(c["status"] == "scored" for c in cells),
         "claims_disagreeing": sum(1 for t in graded for v in t.claims.values() if not v["agree"]),
         "trial_mean": sum(t.score for t in scored) / len(scored) if scored else None,
+        **dict(zip(("trial_mean_stderr", "trial_mean_ci95"), mean_estimate([t.score for t in scored]))),
     }
 
 

@@ -3,14 +3,17 @@ import argparse
 import json
 import os
 from graders._embed import embed_json
+from graders.common.options import add_shared_option, subset_requested, subset_text
 from graders.common.printing import print_report
-from graders.common.records import Report
+from graders.common.records import Check, Report, Status
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_UNGRADED, UsageError,
     add_report_options, text_table)
 from graders.engiai.grading import grade
 from graders.engiai.header import GRADER_NAME
 from graders.engiai.spec import PROBLEMS, SPEC, list_problems, list_styles
 from graders.engiai.verdict import verdict
+from graders.common.stats import interval_text
+from graders.engiai.uncertainty import score_error
 # -- end of source-tree preamble: the build keeps only what follows --
 KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaults)
     "trial_mean": lambda v, keys: "n/a" if v is None else f"{v:.4f}",
@@ -25,11 +28,13 @@ def format_table(cells: list) -> list:
     columns sized to fit."""
     rows = [{"problem": c["problem"], "style": c["style"], "n": c["n"],
              "mean": f"{c['mean']:.4f}" if c["mean"] is not None else "-",
+             "stderr": f"{c['stderr']:.4f}" if c.get("stderr") is not None else "-",
+             "ci95": interval_text(c.get("ci95")) if c.get("ci95") else "-",
              "status": "ok" if c["status"] == "scored" else
              f"{c['status'].upper()} ({c['n_none']} of {c['n']} None: {'; '.join(c['reasons'])})"}
             for c in cells]
     return (["table (per problem/style cell; INVALID/UNSCORABLE/UNSUPPORTED cells are never averaged)"]
-            + text_table(rows, ["problem", "style", "n", "mean", "status"]))
+            + text_table(rows, ["problem", "style", "n", "mean", "stderr", "ci95", "status"]))
 
 
 def write_out_dir(out: str, trials: list, cells: list) -> None:
@@ -59,20 +64,22 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_options(p, submissions_help="run directory with reference.h5 and "
                        "trials/<id>/trial.json (reference/engiai/TRIAL_FORMAT.md)")
     p.add_argument("--problem", action="append", choices=list_problems(), metavar="P",
-                   help="grade only this registered problem (repeatable); choices: "
+                   help="grade only this registered problem (repeatable; a SUBSET run when it "
+                        "leaves trials out); choices: "
                         + ", ".join(list_problems()))
     p.add_argument("--style", action="append", choices=list_styles(), metavar="S",
-                   help="grade only this prompt style (repeatable); it must be accepted by a "
+                   help="grade only this prompt style (repeatable; a SUBSET run when it leaves "
+                        "trials out); it must be accepted by a "
                         "selected problem; choices: " + ", ".join(list_styles()))
-    p.add_argument("--strict", action="store_true",
-                   help="anything short of PASS (unscorable cell, invalid artefact, trace to "
-                        "review) is RESULT: FAIL, SCORE: 0.0")
-    p.add_argument("--budget", type=float, metavar="SECONDS",
-                   help=f"seconds the whole run may take (default {SPEC['run_max_seconds']:g}); "
-                        "what is not read within it scores 0 with a FAIL record")
-    p.add_argument("--no-exec", action="store_true",
-                   help="accepted for uniformity; this grader never executes what it grades "
-                        "(scripts are only parsed), so grading is unchanged")
+    add_shared_option(p, "--limit", "trials in name order that --problem / --style keep (a SUBSET "
+                      "run: RESULT: SUBSET, no SCORE line)", type=int, default=None)
+    add_shared_option(p, "--strict", "; anything short of PASS (unscorable cell, invalid "
+                      "artefact, trace to review) is RESULT: FAIL, SCORE: 0.0")
+    add_shared_option(p, "--budget", f"the whole run's reading (default "
+                      f"{SPEC['run_max_seconds']:g}); what is not read within it scores 0 with a "
+                      "FAIL record", type=float, default=None)
+    add_shared_option(p, "--no-exec", ": accepted for uniformity; this grader never executes "
+                      "what it grades (scripts are only parsed), so grading is unchanged")
     return p
 
 
@@ -112,7 +119,15 @@ def child_jobs(args) -> int:
 
 def grade_submission(args, submission: str) -> Report:
     problems, styles = resolve_filters(build_parser(), args)
-    report = grade(submission, problems, styles, getattr(args, "budget", None))
+    report = grade(submission, problems, styles, getattr(args, "budget", None), args.limit)
+    trials = report.figures_data["trials"]
+    graded = sum(t.status != "filtered" for t in trials)
+    left_out = report.figures_data.get("left_out", 0) + len(trials) - graded
+    if left_out and subset_requested(args):
+        report.keys["subset"] = subset_text(graded, graded + left_out, "trials", args)
+        report.checks.append(Check("run.subset", Status.INFO, f"SUBSET: {report.keys['subset']}; "
+                                   "a smoke test, not a score of the run"))
+    report.keys.update(score_error(report.checks, report.figures_data["trials"]))
     if args.out:
         write_out_dir(args.out, report.figures_data["trials"], report.figures_data["cells"])
     return report
@@ -134,8 +149,8 @@ def exit_code_of(report: Report, result: str, score) -> int:
 
 def print_submission_report(report: Report, result: str, score, args) -> None:
     cells = report.figures_data["cells"]
-    print_report(report.checks, result, score, report.keys, format_table(cells) if cells else (),
-                 quiet=args.quiet)
+    print_report(report.checks, result, score, report.keys,
+                 format_table(cells) if cells and not args.quiet else (), quiet=args.quiet)
 
 
 def report_extra(report: Report) -> dict:

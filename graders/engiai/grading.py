@@ -13,7 +13,8 @@ from graders.engiai.spec import SPEC
 # =============================================================================
 # GRADING: the checks above, in the seed's order, over one run
 # =============================================================================
-def grade(run_dir: str, problems: set, styles: set, seconds: float | None = None) -> Report:
+def grade(run_dir: str, problems: set, styles: set, seconds: float | None = None,
+          limit: int | None = None) -> Report:
     """Every trial rescored (filtered by problem and style), duplicates, then the cells;
     the trials and cells travel in figures_data (for --out, the JSON report and plots)."""
     t0 = time.monotonic()
@@ -30,6 +31,9 @@ def grade(run_dir: str, problems: set, styles: set, seconds: float | None = None
         names = [n for n in sorted(os.listdir(tdir)) if os.path.isdir(os.path.join(tdir, n))]
         t_trials = time.monotonic()
         for i, name in enumerate(names):
+            if limit and sum(t.status != "filtered" for t in trials) >= limit:
+                report.figures_data["left_out"] = len(names) - i          # --limit: a SUBSET
+                break
             trial, more = grade_trial(os.path.join(tdir, name), run, problems, styles)
             report.figures_data.setdefault("trial_dirs", {})[trial.trial_id] = os.path.join(tdir, name)  # PLOTS
             trials.append(trial)
@@ -37,6 +41,8 @@ def grade(run_dir: str, problems: set, styles: set, seconds: float | None = None
             if (i + 1) % 25 == 0 or i + 1 == len(names):
                 progress_count("trials", i + 1, len(names), t_trials)
         missing, more = key_accounting(trials, run, problems, styles)
+        if report.figures_data.get("left_out"):     # --limit: the unread keys were left out, not lost
+            missing, more = [], [c for c in more if c.id != "run.missing_trials"]
         trials += missing
         checks += more + duplicate_checks(trials) + unplaced_checks(trials)
         checks += design_copy_checks(trials, run, checks) + budget_checks(run)

@@ -97,7 +97,8 @@ def plot_engiai_cells(cells: list, *, submission: str, result: str, score):
     for c in cells:
         i, j = problems.index(c["problem"]), styles.index(c["style"])
         if c["mean"] is not None:
-            ax.text(j, i, f"{c['mean']:.3f}\nn={c['n']}", ha="center", va="center", fontsize=8,
+            se = f" ±{c['stderr']:.3f}" if c.get("stderr") is not None else ""
+            ax.text(j, i, f"{c['mean']:.3f}{se}\nn={c['n']}", ha="center", va="center", fontsize=8,
                     color="white" if c["mean"] < 0.6 else "black")
             continue
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fc="0.85", ec="0.4", hatch="xx", lw=0.5))
@@ -120,7 +121,8 @@ def plot_engiai_cells(cells: list, *, submission: str, result: str, score):
                       fontsize=7, ha="left", x=0.02)
     if not cells:
         ax.text(0.5, 0.5, "no cell (no trial graded)", ha="center", va="center", transform=ax.transAxes)
-    verdict_title(fig, "cell means per problem and prompt style", submission, result, score)
+    verdict_title(fig, "cell means per problem and prompt style (± standard error where n >= 2)",
+                  submission, result, score)
     return fig
 
 

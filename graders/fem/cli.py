@@ -1,5 +1,6 @@
 """PRINTING AND CLI (a part of grade_fem.py; see CONTRIBUTING.md)."""
 from graders._embed import embed_json
+from graders.common.cli_solver import apply_memory
 from graders.common.records import Report, Status
 from graders.fem.grading import grade
 # -- end of source-tree preamble: the build keeps only what follows --
@@ -11,12 +12,13 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
     "artifact_deviation": lambda v, keys: f"{v:.3e}",
 }
 LEADERBOARD = (("score", "score", "desc"), ("review_required", "keys.review_required", "asc"))
-POSITIVE_OPTIONS = ("budget",)
+POSITIVE_OPTIONS = ("budget", "memory")
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 SUBMISSIONS_HELP = "directory with fem_solver.py, results.json, reference_arrays.npz"
 
 
 def grade_submission(args, submission: str) -> Report:
+    apply_memory(args)
     return grade(submission, budget=args.budget, strict=args.strict, no_exec=args.no_exec)
 
 

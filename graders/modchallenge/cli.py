@@ -5,9 +5,10 @@ import os
 import secrets
 import time
 from graders._embed import embed_json
-from graders.common.records import Report
+from graders.common.options import add_shared_option, subset_requested, subset_text
+from graders.common.records import Check, Report, Status
 from graders.common.reports import (CliParser, EXIT_FULL, UsageError, add_report_options,
-    check_output_path, tree_sha256)
+    check_output_path, progress_end, progress_phase, progress_start, tree_sha256)
 from graders.modchallenge.gates_runtime import memory_options
 from graders.modchallenge.grading import grade
 from graders.modchallenge.header import GRADER_NAME
@@ -18,7 +19,7 @@ from graders.modchallenge.testgen import generate_test_set, write_test_set
 KEY_FORMATS = {}    # typed key -> printed text (all keys use format_value's defaults)
 LEADERBOARD = (("highest_tier_above_90", "keys.highest_tier_above_90", "desc"),
                ("overall_accuracy", "keys.overall_accuracy", "desc"), ("score", "score", "desc"))
-POSITIVE_OPTIONS = ("budget", "load_timeout")
+POSITIVE_OPTIONS = ("budget", "load_timeout", "memory")
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -53,30 +54,31 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--test-set", metavar="DIR",
                    help="grade on tier_<k>.jsonl files from DIR instead of generating (every row is "
                         "re-checked: expected recomputed, p prime and p, a, b within the tier)")
-    p.add_argument("--budget", type=float, default=SPEC["budget_s"],
-                   help="inference wall-clock seconds for all tiers, enforced from outside "
-                        "(default %(default)s)")
+    add_shared_option(p, "--limit", "problems of each tier (a SUBSET run: RESULT: SUBSET, no "
+                      "SCORE line)", type=int, default=None)
+    p.add_argument("--tier", type=int, action="append", choices=range(1, len(TIERS)), metavar="K",
+                   help="smoke test: grade only tier K (repeatable; tier 0, the unscored "
+                        "diagnostic, always runs) (a SUBSET run)")
+    add_shared_option(p, "--budget", "inference over all tiers, enforced from outside (default "
+                      "%(default)s)", type=float, default=SPEC["budget_s"])
     p.add_argument("--load-timeout", type=float, default=SPEC["load_timeout_s"],
                    help="seconds allowed for import + load() (default %(default)s)")
-    p.add_argument("--memory", metavar="GB", type=float, default=None,
-                   help="memory limit of the model's child process in GiB (default "
-                        f"{SPEC['runner_mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
-                        "resident memory")
+    add_shared_option(p, "--memory", "the model's child process (default "
+                      f"{SPEC['runner_mem_bytes'] / 2 ** 30:g}): its address space, or with --gpu its "
+                      "resident memory", type=float, default=None)
     p.add_argument("--gpu", action="store_true",
                    help="GPU mode: no address-space limit (CUDA reserves far more virtual memory than "
                         "it uses); the child's resident memory is watched from outside instead and "
                         "the run is killed (a clean FAIL) when it exceeds --memory")
     p.add_argument("--skip-static-check", action="store_true",
                    help="skip gate 3, the static scan and the runtime guard (the harness's trusted-use mode)")
-    p.add_argument("--jobs", type=int, default=_default_jobs(),
-                   help="worker processes for the large primes of test generation (default "
-                        "%(default)s); with several submissions, how many are graded at a time "
-                        "(each then generates with one worker)")
+    add_shared_option(p, "--jobs", "worker processes for the large primes of test generation "
+                      "(default %(default)s); with several submissions, how many are graded at a "
+                      "time (each then generates with one worker)", type=int, default=_default_jobs())
     p.add_argument("--write-tests", metavar="DIR",
                    help="no submission: write the generated set as DIR/tier_<k>.jsonl and exit 0")
-    p.add_argument("--strict", action="store_true", help="anything needing review scores 0.0")
-    p.add_argument("--no-exec", action="store_true",
-                   help="do not run submitted code: gates 1-4 only, RESULT: UNGRADED, exit 2")
+    add_shared_option(p, "--strict")
+    add_shared_option(p, "--no-exec", ": gates 1-4 only, RESULT: UNGRADED, exit 2")
     return p
 
 
@@ -113,6 +115,8 @@ def usage_checks(args) -> None:
     if args.write_tests:
         if args.submissions or args.test_set or len(args.seed_list) != 1:
             raise UsageError("--write-tests takes no submission and one seed")
+        if subset_requested(args):
+            raise UsageError("--write-tests writes the whole test set: it takes no --limit or --tier")
         check_output_path(args.write_tests, "--write-tests", directory=True)
         return
     for sub in args.submissions:
@@ -128,7 +132,13 @@ def standalone_action(args):
         return None
     seed = bytes.fromhex(args.seed_list[0])
     t = time.monotonic()
-    paths = write_test_set(generate_test_set(seed, args.total, max(1, args.jobs)), args.write_tests)
+    progress_start(args, args.write_tests)
+    progress_phase("generating the test set")
+    try:
+        test_set = generate_test_set(seed, args.total, max(1, args.jobs))
+    finally:
+        progress_end()
+    paths = write_test_set(test_set, args.write_tests)
     print(f"seed: {seed.hex()}")
     print(f"wrote {len(paths)} files ({args.total} problems) to {args.write_tests} "
           f"in {time.monotonic() - t:.2f} s")
@@ -140,14 +150,32 @@ def child_jobs(args) -> int:
 
 
 def grade_submission(args, submission: str) -> Report:
+    subset = subset_of(args)
     _RESUME_OPTIONS.update(total=args.total, budget=args.budget, load_timeout=args.load_timeout,
+                           subset=[subset["limit"], subset["tiers"]] if subset else None,
                            skip_static=args.skip_static_check, memory=args.memory, gpu=args.gpu,
                            test_set=tree_sha256(args.test_set)["sha256"] if args.test_set else None)
-    return grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
+    report = grade(submission, seeds=[bytes.fromhex(s) for s in kept_seeds(args)], total=args.total,
                  budget=args.budget, load_timeout=args.load_timeout,
                  skip_static=args.skip_static_check, no_exec=args.no_exec, jobs=max(1, args.jobs),
                  test_dir=args.test_set, resume_dir=args.out,
-                 memory=memory_options(args.memory, args.gpu))
+                 memory=memory_options(args.memory, args.gpu), subset=subset)
+    if subset:
+        report.checks.append(Check("run.subset", Status.INFO, f"SUBSET: {subset['label']}; a "
+                                   "smoke test, not a score of the test set"))
+    return report
+
+
+def subset_of(args):
+    """--limit / --tier as grade()'s subset (with its label), or None when nothing is left out."""
+    per = args.total // len(TIERS)
+    tiers = sorted(set(args.tier or ()))
+    kept_tiers = len(set(tiers) | {0}) if tiers else len(TIERS)
+    graded = kept_tiers * min(args.limit or per, per)
+    if graded >= args.total:
+        return None
+    return {"limit": args.limit, "tiers": tiers or None,
+            "label": subset_text(graded, args.total, "problems", args)}
 
 
 def kept_seeds(args) -> list:

@@ -5,20 +5,23 @@ from graders.common.reports import _INTERRUPT, progress, progress_count
 from graders.common.sandbox import sandbox_check
 from graders.modchallenge.gates_runtime import guard_request
 from graders.modchallenge.gates_static import check_artifact_size, check_manifest, check_static
-from graders.modchallenge.seeds import (answers_hidden_check, grade_seed, resume_load, resume_save,
-    seed_keys, seed_label)
+from graders.modchallenge.seeds import (answers_hidden_check, grade_seed, overall_error, resume_load,
+    resume_save, seed_keys, seed_label)
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # GRADING: the checks above, in the seed's order, over one submission
 # =============================================================================
 def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeout: float,
           skip_static: bool, no_exec: bool, jobs: int, test_dir: str | None,
-          resume_dir: str | None = None, memory: dict | None = None) -> Report:
+          resume_dir: str | None = None, memory: dict | None = None,
+          subset: dict | None = None) -> Report:
     """Gates 1-3 once, then gates 4-8 per seed (each seed's result kept in resume_dir when
     given, and reused when the same seed, inputs and grader are graded again), then the keys."""
     report = Report(submission)
     checks, phases, keys = report.checks, report.phases, report.keys
     report.figures_data.update(budget=budget, seeds=[])                    # PLOTS
+    if subset:
+        keys["subset"] = subset["label"]
     t = time.monotonic()
     checks += check_manifest(submission)
     manifest = checks[0].measured if checks[0].status is Status.PASS else None
@@ -45,7 +48,8 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         if r is None:
             r = grade_seed(submission, manifest, seed, total=total, budget=budget,
                            load_timeout=load_timeout, no_exec=no_exec, jobs=jobs, test_dir=test_dir,
-                           prefix=prefix, memory=memory, guard=guard_request(digests))
+                           prefix=prefix, memory=memory, guard=guard_request(digests),
+                           subset=subset)
             if _INTERRUPT["at"] is None:            # a seed cut short by Ctrl-C is not a result
                 resume_save(resume_dir, submission, seed, prefix, no_exec, r)
         phases[f"seed{i + 1}.generate"] = r["gen_s"]
@@ -70,6 +74,7 @@ def grade(submission: str, *, seeds: list, total: int, budget: float, load_timeo
         return report
     overall = [r.get("overall", 0.0) for r in results]
     keys["overall_accuracy"] = round(sum(overall) / len(overall), 4)
+    keys.update(overall_error(results, keys["overall_accuracy"]))
     if many:
         keys["overall_accuracy_min"] = min(overall)
     keys["highest_tier_above_90"] = min(r.get("htop", -1) for r in results)

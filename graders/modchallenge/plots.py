@@ -1,6 +1,7 @@
 """PLOTS (a part of grade_modchallenge.py; see CONTRIBUTING.md)."""
 from graders.common.plots import PLOT_COLORS, new_figure, plain_text, verdict_title, write_figures
 from graders.modchallenge.spec import SPEC, TIERS
+from graders.common.stats import wilson
 # -- end of source-tree preamble: the build keeps only what follows --
 # ---- modchallenge figures ------------------------------------------------------------------
 def _tier_label(tier: tuple) -> str:
@@ -27,8 +28,21 @@ def plot_mod_accuracy(seeds: list, *, submission: str, result: str, score):
                label="accuracy" + (f", mean of {len(graded)} seeds" if len(graded) > 1 else ""))
         ax.bar(ids[:1], mean[:1], color="0.85", hatch="//", width=0.7, edgecolor="black", lw=0.5,
                label="tier 0: unscored diagnostic")
-        for k, m, top in zip(ids, mean, acc.max(axis=0)):
-            ax.text(k, top + 0.025, f"{m:.2f}", ha="center", va="bottom", fontsize=8)
+        cis = []                # each tier's Wilson 95 % interval, its problems pooled over seeds
+        for k in ids:
+            done = [g[1][k] for g in graded if k in g[1] and g[1][k].completed]
+            n = sum(t.total for t in done)
+            cis.append(wilson(sum(t.correct for t in done) / n, n) if n else None)
+        has = [i for i, ci in enumerate(cis) if ci]
+        if has:
+            ax.errorbar([ids[i] for i in has], [mean[i] for i in has],
+                        yerr=[[max(0.0, mean[i] - cis[i][0]) for i in has],
+                              [max(0.0, cis[i][1] - mean[i]) for i in has]],
+                        fmt="none", ecolor="black", elinewidth=1.0, capsize=3,
+                        label="95 % interval (Wilson, problems pooled over seeds)")
+        for k, m, top, ci in zip(ids, mean, acc.max(axis=0), cis):
+            ax.text(k, max(top, ci[1] if ci else 0.0) + 0.025, f"{m:.2f}", ha="center",
+                    va="bottom", fontsize=8)
         if len(graded) > 1:
             rng = np.random.default_rng(0)
             for i, (label, _) in enumerate(graded):

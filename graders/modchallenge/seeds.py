@@ -2,15 +2,17 @@
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import time
 from graders.common.records import Check, Reject, Status
-from graders.common.reports import grader_sha256, tree_sha256
+from graders.common.reports import grader_sha256, progress_phase, tree_sha256
 from graders.common.sandbox import sandbox_level
 from graders.modchallenge.decoding import TierResult, ranking_keys
 from graders.modchallenge.gates_runtime import run_model, tier_records
 from graders.modchallenge.spec import SPEC
 from graders.modchallenge.testgen import generate_test_set, read_test_set
+from graders.common.stats import binomial_estimate, proportion_interval
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # 5. SEED / RANGE ROBUSTNESS: one seed's gates 4-8, and the multi-seed table
@@ -21,11 +23,15 @@ def seed_label(seed: bytes) -> str:
 
 def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: float,
                load_timeout: float, no_exec: bool, jobs: int, test_dir: str | None,
-               prefix: str, memory: dict | None = None, guard: dict | None = None) -> dict:
+               prefix: str, memory: dict | None = None, guard: dict | None = None,
+               subset: dict | None = None) -> dict:
     """Gates 4-8 (and the runtime part of gate 3) for one seed; records carry `prefix`; `memory`:
-    memory_options(); `guard`: guard_request()."""
+    memory_options(); `guard`: guard_request(); `subset` ({"limit": N, "tiers": [...]}, a smoke
+    test): the model sees only those problems."""
     t0 = time.monotonic()
     checks = []
+    progress_phase(f"gate 4: {'reading' if test_dir else 'generating'} the test set "
+                   f"(seed {seed_label(seed)[:16]})")
     try:
         test_set = read_test_set(test_dir) if test_dir else generate_test_set(seed, total, jobs)
     except Reject as exc:
@@ -45,6 +51,8 @@ def grade_seed(sub: str, manifest: dict, seed: bytes, *, total: int, budget: flo
     checks.append(Check("g4.testgen", Status.PASS,
                         f"{n} problems = {n // len(test_set)} x {len(test_set)} tiers (0-10), "
                         f"{origin}, {gen_s:.2f} s", n, total))
+    if subset:
+        test_set = select_problems(test_set, subset)
     result["test_set"] = test_set
     if no_exec:
         checks += [Check(cid, Status.SKIP, "not run (--no-exec)") for cid in
@@ -96,12 +104,41 @@ def seed_keys(results: list, total: int, test_dir: str | None, many: bool) -> di
     graded = [r for r in results if r["tiers"]]
     if not many and graded:
         keys["tiers"] = [{"tier": t.tier_id, "scored": t.tier_id > 0, "accuracy": round(t.accuracy, 4),
-                          "completed": t.completed,
+                          **tier_error(t), "completed": t.completed,
                           "cumulative_wall_s": round(t.wall, 2) if t.wall is not None and t.completed
                           else None} for t in graded[0]["tiers"]]
     if many:
         keys["robustness"] = [robustness_record(r) for r in results]
     return keys
+
+
+def select_problems(test_set: dict, subset: dict) -> dict:
+    """A SUBSET of a generated (or read) test set: the chosen tiers (tier 0, the unscored
+    diagnostic, always) and the first `limit` problems of each."""
+    tiers, limit = subset.get("tiers"), subset.get("limit")
+    return {k: v[:limit] if limit else v for k, v in test_set.items()
+            if not tiers or k == 0 or k in tiers}
+
+
+def tier_error(t) -> dict:
+    """A completed tier's accuracy as an estimate: binomial standard error and Wilson interval
+    over its problems (an unfinished tier scores 0 by rule: no error bar)."""
+    se, ci = binomial_estimate(t.correct, t.total) if t.completed else (None, None)
+    return {"accuracy_stderr": se, "accuracy_ci95": ci}
+
+
+def overall_error(results: list, overall: float) -> dict:
+    """overall_accuracy (the mean over seeds of the mean over scored tiers 1-10) as an estimate:
+    the tiers are independent strata, so its variance is sum(p(1-p)/n) over every completed
+    scored tier of every seed, divided by (seeds x scored tiers)^2; a tier that did not finish,
+    or a seed that did not run, is 0 by rule (no variance)."""
+    scored = max((sum(t.tier_id > 0 for t in r["tiers"]) for r in results), default=0)
+    cells = [t for r in results for t in r["tiers"] if t.tier_id > 0 and t.completed and t.total]
+    if not scored or not cells:
+        return {}
+    se = math.sqrt(sum(t.accuracy * (1 - t.accuracy) / t.total for t in cells)) / (len(results) * scored)
+    return {"overall_accuracy_stderr": round(se, 4),
+            "overall_accuracy_ci95": proportion_interval(overall, se, sum(t.total for t in cells))}
 
 
 def robustness_record(r: dict) -> dict:

@@ -4,6 +4,7 @@ import dataclasses
 import json
 import os
 from graders._embed import embed_json
+from graders.common.options import add_deprecated_option, add_shared_option
 from graders.common.printing import print_report, print_submission_output
 from graders.common.records import Report, Status
 from graders.common.reports import (CliParser, EXIT_BELOW, EXIT_FULL, EXIT_GRADER, EXIT_UNGRADED,
@@ -21,7 +22,7 @@ KEY_FORMATS = {     # typed key -> printed text (the rest: format_value's defaul
 }
 LEADERBOARD = (("step_accuracy", "keys.step_accuracy", "desc"),
                ("problem_accuracy", "keys.problem_accuracy", "desc"))
-POSITIVE_OPTIONS = ("timeout", "mem_gb", "jobs")   # > 0 and finite (NaN, inf: usage errors)
+POSITIVE_OPTIONS = ("budget", "memory", "jobs")   # > 0 and finite (NaN, inf: usage errors)
 OUTPUT_OPTIONS = (("json", False), ("table", False), ("out", True))
 
 
@@ -44,6 +45,8 @@ def write_official_outputs(out_dir: str, results: dict, keys: dict, wall: float)
     solved = [int(p) if p.isdigit() else p for p in order
               if len(passed[p]) == sum(1 for s in results if s.split(".")[0] == p)]
     with open(os.path.join(out_dir, "scicode.txt"), "w") as fh:
+        if keys.get("subset"):          # a smoke test is never written as a full score
+            fh.write(f"SUBSET: {keys['subset']}; not a score of the split\n\n")
         fh.write(f"correct problems: {keys['problems_solved']}/{keys['problems_in_scope']}\n"
                  f"correct steps: {keys['steps_passed']}/{keys['steps_in_scope']}\n\n"
                  f"duration: {wall} seconds\n\ncorrect problems: \n\n{solved}\n")
@@ -74,21 +77,28 @@ def build_parser() -> argparse.ArgumentParser:
                         "ground_truth_code (default for dev)")
     p.add_argument("--special-steps", metavar="DIR",
                    help="reference code of the no-test steps 13.6, 62.1, 76.3 as DIR/<step>.txt")
-    p.add_argument("--timeout", type=float, default=SPEC["timeout_s"],
-                   help="wall-clock seconds per step (default %(default)s)")
-    p.add_argument("--mem-gb", type=float, default=SPEC["mem_gb"],
-                   help="address-space limit per step in GiB (default %(default)s)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="parallel step workers (default: cores); with several generation sets, "
-                        "how many are graded at a time (each then with one worker)")
+    add_shared_option(p, "--limit", "in-scope steps in step order (a SUBSET run: RESULT: SUBSET, "
+                      "no SCORE line)", type=int, default=None)
+    p.add_argument("--only", nargs="+", metavar="STEP",
+                   help="smoke test: grade only these steps, e.g. 10.1 10.2 (a SUBSET run)")
+    p.add_argument("--problem", nargs="+", metavar="PID",
+                   help="smoke test: grade only these problems' steps (a SUBSET run)")
+    add_shared_option(p, "--budget", "one step (default %(default)s)", type=float,
+                      default=SPEC["timeout_s"])
+    add_deprecated_option(p, "--timeout", type=float)
+    add_shared_option(p, "--memory", "one step, its address space (default %(default)s)",
+                      type=float, default=SPEC["mem_gb"])
+    add_deprecated_option(p, "--mem-gb", type=float)
+    add_shared_option(p, "--jobs", "parallel step workers (default: cores); with several "
+                      "generation sets, how many are graded at a time (each then with one worker)",
+                      type=int, default=None)
     p.add_argument("--dry-run", action="store_true",
                    help=f"prove the plumbing only; a step passes where '{SPEC['dry_marker']}' is seen; "
                         "RESULT: UNGRADED, no SCORE, exit 2")
-    p.add_argument("--strict", action="store_true",
-                   help="a single harness-fault failure indicts the run; flagged code fails its step; "
-                        "without file isolation the run is not certified (UNGRADED, exit 3)")
-    p.add_argument("--no-exec", action="store_true",
-                   help="do not run submitted code: diagnostics only, RESULT: UNGRADED, exit 2")
+    add_shared_option(p, "--strict", "; a single harness-fault failure indicts the run; flagged "
+                      "code fails its step; without file isolation the run is not certified "
+                      "(UNGRADED, exit 3)")
+    add_shared_option(p, "--no-exec", ": diagnostics only, RESULT: UNGRADED, exit 2")
     return p
 
 
@@ -152,7 +162,7 @@ def exit_code_of(report: Report, result: str, score) -> int:
 def print_submission_report(report: Report, result: str, score, args) -> None:
     print_submission_output({f"step {s}": r for s, r in report.outcomes.items() if not r.passed},
                             max_lines=40, max_chars=300)
-    print_report(report.checks, result, score, report.keys, quiet=args.quiet, also=("census.",))
+    print_report(report.checks, result, score, report.keys, quiet=args.quiet)
 
 
 def report_extra(report: Report) -> dict:

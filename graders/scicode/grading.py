@@ -6,8 +6,8 @@ from graders.common.reports import UsageError
 from graders.scicode.census import census
 from graders.scicode.guarded import load_generations, load_problems
 from graders.scicode.protocol import assemble, lift_int_digit_limit
-from graders.scicode.sandbox_ops import (_step_key, execute_steps, isolation_checks, step_records,
-    summary_keys)
+from graders.scicode.sandbox_ops import (_step_key, execute_steps, isolation_checks, select_steps,
+    step_records, summary_keys)
 from graders.scicode.shim import check_h5
 from graders.scicode.spec import SPEC
 from graders.scicode.workers import prestart_workers
@@ -45,6 +45,11 @@ def grade(args) -> Report:
                         f"official {args.split}: {official[0]} / {official[1]}"
                         + ("" if (len(in_scope), n_probs) == official else " (these files differ)"),
                         [len(in_scope), n_probs], list(official)))
+    in_scope, subset = select_steps(in_scope, args)        # the scope above stays the split's
+    if subset:
+        report.keys["subset"] = subset
+        checks.append(Check("run.subset", Status.INFO, f"SUBSET: {subset}; a smoke test, not a "
+                            "score of the split"))
     gens = load_generations(args.submission, {s.step for p in selected for s in p.steps})
     prestart_workers(args, selected, len(in_scope) if args.h5 and os.path.isfile(args.h5) else 0, gens)
     if args.no_exec and not os.path.exists(args.h5):

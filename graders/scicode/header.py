@@ -8,7 +8,7 @@ from __future__ import annotations
 Run:
     python grade_scicode.py GENERATIONS --problems problems_all.jsonl problems_dev.jsonl \\
         --h5 test_data.h5 [--split test|dev|all] [--context self|reference] [--special-steps DIR]
-        [--timeout S] [--mem-gb G] [--jobs N] [--dry-run] [--strict] [--no-exec]
+        [--budget SECONDS] [--memory GB] [--jobs N] [--dry-run] [--strict] [--no-exec]
         [--json PATH] [--out DIR] [--quiet]
 
 GENERATIONS is the model's raw replies, one per step: either a folder of

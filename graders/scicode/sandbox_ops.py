@@ -3,9 +3,11 @@ import dataclasses
 import functools
 import os
 import time
+from graders.common.options import subset_text
 from graders.common.records import Check, Status
-from graders.common.reports import _INTERRUPT, progress, progress_count
+from graders.common.reports import _INTERRUPT, UsageError, progress, progress_count
 from graders.common.sandbox import sandbox_check, sandbox_level
+from graders.common.stats import binomial_estimate, clustered_estimate
 from graders.scicode.census import classify
 from graders.scicode.comparison import evaluate_case, helper_namespace
 from graders.scicode.protocol import StepProgram
@@ -178,11 +180,15 @@ def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bo
     n_steps, n_probs = len(steps), len(by_problem)
     passed = sum(steps.values())
     harness = sum(1 for c in checks if c.id.startswith("step.") and "[harness:" in c.message)
+    step_se, step_ci = clustered_estimate([(sum(v), len(v)) for v in by_problem.values()])
+    prob_se, prob_ci = binomial_estimate(solved, n_probs)
     keys = {"split": split, "context": context, "mode": "DRY_RUN" if dry else "normal",
             "steps_passed": passed, "steps_in_scope": n_steps,
             "step_accuracy": round(passed / n_steps, 4) if n_steps else None,
+            "step_accuracy_stderr": step_se, "step_accuracy_ci95": step_ci,  # steps cluster in problems
             "problems_solved": solved, "problems_in_scope": n_probs,
             "problem_accuracy": round(solved / n_probs, 4) if n_probs else None,
+            "problem_accuracy_stderr": prob_se, "problem_accuracy_ci95": prob_ci,
             "harness_fault_steps": harness}
     return keys
 
@@ -190,6 +196,26 @@ def summary_keys(checks: list, problems: dict, split: str, context: str, dry: bo
 def _step_key(step: str) -> tuple:
     a, _, b = step.partition(".")
     return (int(a) if a.isdigit() else 0, int(b) if b.isdigit() else 0)
+
+
+def select_steps(in_scope: list, args) -> tuple:
+    """--problem PID ..., --only STEP ..., then --limit N (the first N in step order): (the
+    steps kept, the subset's label or None).  A named step or problem not in scope: UsageError."""
+    total = len(in_scope)
+    for option, wanted, of in (("--problem", args.problem, lambda p, s: p.pid),
+                               ("--only", args.only, lambda p, s: s.step)):
+        if wanted:
+            missing = sorted(set(wanted) - {of(p, s) for p, s in in_scope})
+            if missing:
+                raise UsageError(f"{option} {' '.join(missing)}: not an in-scope "
+                                 f"{'problem' if option == '--problem' else 'step'} of this split")
+            in_scope = [(p, s) for p, s in in_scope if of(p, s) in set(wanted)]
+    if args.limit:
+        in_scope = sorted(in_scope, key=lambda ps: _step_key(ps[1].step))[:args.limit]
+    kept = {s.step for _, s in in_scope}
+    in_scope = [(p, s) for p, s in in_scope if s.step in kept]
+    return in_scope, (subset_text(len(in_scope), total, "in-scope steps", args)
+                      if len(in_scope) < total else None)
 
 
 def execute_steps(progs: dict, args, selected: list) -> tuple:
@@ -201,7 +227,7 @@ def execute_steps(progs: dict, args, selected: list) -> tuple:
     plans = {sid: plan_step(pr.cases) for sid, pr in progs.items() if pr.code is not None}
     h5 = os.path.abspath(args.h5)
     missing = {sid: targets_present(h5, sid, len(progs[sid].cases)) for sid in plans}
-    jobs = {sid: make_job(progs[sid], plans[sid], args.timeout, args.mem_gb, args.dry_run) for sid in plans}
+    jobs = {sid: make_job(progs[sid], plans[sid], args.budget, args.memory, args.dry_run) for sid in plans}
     kept = ResumeStore(args.out, h5, list(jobs.values())) if args.out else None
     reused = kept.results if kept else {}
     todo = [job for sid, job in jobs.items() if sid not in reused]
