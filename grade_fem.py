@@ -999,6 +999,27 @@ _tname = type.__dict__["__name__"].__get__          # a type's own name (no meta
                                 tuple, type, zip)
 _ModuleType = _types.ModuleType
 _MODULES = _sys.modules
+import re as _re
+import signal as _signal
+_pthread_sigmask, _SIG_BLOCK, _SIG_SETMASK = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_SETMASK
+_ALL_SIGNALS = _signal.valid_signals()
+import warnings as _warnings
+_Pattern = _re.Pattern
+# scipy's get_lapack_funcs / get_blas_funcs memoise the LAPACK/BLAS routines they hand the
+# library in a dict (the `memo` of their closure): changed in place, it would hand the library
+# any callable.  Each entry must hold the extension's own routine objects (the tamper check).
+_MEMOS, _FORTRAN = [], None
+try:
+    import scipy.linalg.blas as _slb
+    import scipy.linalg.lapack as _sll
+    _FORTRAN = type(_sll._flapack.dgesv)
+    for _lbl, _getter in (("scipy.linalg.lapack.get_lapack_funcs", _sll.get_lapack_funcs),
+                          ("scipy.linalg.blas.get_blas_funcs", _slb.get_blas_funcs)):
+        _memo = _types.FunctionType.__dict__["__dict__"].__get__(_getter).get("memo")
+        if type(_memo) is dict:
+            _MEMOS.append((_lbl + ".memo", _memo))
+except Exception:
+    pass
 _SP = []                             # (exact sparse class, format, its instances' __dict__ getter)
 _SP_ENTRY = []                       # (exact lil/dok class, format, getter, CSC class, its getter)
 try:
@@ -1941,6 +1962,26 @@ def _write_back(out, owned, orig, g):
     return out
 
 
+def _sig_hold():
+    """Signals held (blocked in this thread) for one outermost library call: a Python signal
+    handler (a timer's, say) would otherwise run submitted code inside the recorder, after
+    the tamper comparison, and could swap a library routine for the call and back.  Delivered
+    when the call returns.  (A signal another thread of the submission receives still runs
+    its handler in the main thread: threads are a limit problem_spec.md states.)"""
+    try:
+        return _pthread_sigmask(_SIG_BLOCK, _ALL_SIGNALS)
+    except Exception:
+        return None
+
+
+def _sig_release(held):
+    if held is not None:
+        try:
+            _pthread_sigmask(_SIG_SETMASK, held)
+        except Exception:
+            pass
+
+
 def _wrap(name, fn, fid=None):
     """Observe the outermost library call (nested layers run unobserved under it)."""
     params = _params(name, fn)
@@ -1948,8 +1989,12 @@ def _wrap(name, fn, fid=None):
     def wrapper(*args, **kwargs):
         if _ST["depth"]:
             return fn(*args, **kwargs)
-        _tampered()
-        return _observe(name, fn, params, args, kwargs, fid)
+        held = _sig_hold()          # no signal handler runs submitted code between the
+        try:                        # comparison and the library's own reads
+            _tampered()
+            return _observe(name, fn, params, args, kwargs, fid)
+        finally:
+            _sig_release(held)
     try:
         _functools.update_wrapper(wrapper, fn)
     except Exception:
@@ -1994,7 +2039,13 @@ def _install():
 # a reassignment is reported (provenance.library_intact).  Subpackages on no linear-solve
 # path are left out (a quarter of the attributes: the comparison runs in every call).
 _TAMPER_STDLIB = ("builtins", "json", "json.encoder", "json.decoder", "base64", "binascii", "hashlib",
-                  "operator", "functools", "os", "posixpath")
+                  "operator", "functools", "os", "posixpath", "warnings")
+# warnings: its hooks (showwarning, formatwarning, ...) would run submitted code INSIDE a
+# library call that warns, after the pre-call comparison.  catch_warnings() rebinds these
+# (their content is checked instead: _warning_filters_plain); a C function as a hook (the
+# list.append of catch_warnings(record=True)) runs no submitted code.
+_TAMPER_FREE = {"warnings": ("filters", "defaultaction", "onceregistry", "_filters_version")}
+_BUILTIN_FN = type(len)
 _TAMPER_SKIP = ("numpy.f2py", "numpy.ma", "numpy._typing", "numpy.typing", "numpy.random",
                 "numpy.testing", "numpy.fft", "numpy.char", "numpy.strings", "numpy.rec",
                 "numpy.ctypeslib", "numpy.polynomial", "scipy.linalg.cython_lapack",
@@ -2035,15 +2086,49 @@ def _tamper_snapshot():
 
 
 def _tamper_diff(label, d, keys, vals):
-    bad = [label + "." + str(k) for k, v in zip(keys, vals) if d.get(k, _tamper_diff) is not v]
+    free = _TAMPER_FREE.get(label, ())
+    bad = [label + "." + str(k) for k, v in zip(keys, vals) if d.get(k, _tamper_diff) is not v and
+           not (_type(k) is str and k in free) and not (label == "warnings" and _type(d.get(k)) is _BUILTIN_FN)]
     for k in set(d) - set(keys):
         v = d[k]
         if k == "__warningregistry__" or (_type(v) is _ModuleType and
                                           getattr(v, "__name__", None) == label + "." + str(k)):
             keys.append(k)                  # a warning registry, a submodule imported lazily
             vals.append(v)
-        else:
+        elif not (_type(k) is str and k in free):
             bad.append(label + "." + str(k) + " (added)")
+    return bad
+
+
+def _plain_routines(v):
+    """A memo entry: the extension's own LAPACK/BLAS routine objects (one, or a list/tuple)."""
+    items = v if _type(v) is list or _type(v) is tuple else (v,)
+    return _all(_type(r) is _FORTRAN for r in items)
+
+
+def _warning_filters_plain():
+    """warnings.filters holds only plain 5-tuples (an action string, compiled patterns, exact
+    strings (the interpreter's own default filters) or None, a warning class of metaclass `type`, a line number): the C warnings machinery calls
+    a filter's pattern .match and the category's subclass check inside a library call."""
+    f = _warnings.__dict__.get("filters")
+    if _type(f) is not list:
+        return False
+    for e in list.__iter__(f):
+        if _type(e) is not tuple or _len(e) != 5 or _type(e[0]) is not str or _type(e[4]) is not int or \
+                _type(e[2]) is not type or not (e[1] is None or _type(e[1]) is _Pattern or _type(e[1]) is str) \
+                or not (e[3] is None or _type(e[3]) is _Pattern or _type(e[3]) is str):
+            return False
+    return True
+
+
+def _containers_tampered():
+    """Module-level containers the library reads at call time, changed in place."""
+    bad = []
+    for label, memo in _MEMOS:
+        if not _all(_map(_plain_routines, dict.values(memo))):
+            bad.append(label + " (an entry that is not a LAPACK/BLAS routine)")
+    if not _warning_filters_plain():
+        bad.append("warnings.filters (an entry that is not a plain filter)")
     return bad
 
 
@@ -2074,6 +2159,9 @@ def _tamper_compare(channel_only):
         for b in _tamper_diff(label, d, keys, vals):
             if b not in _ST["tamper"] and _len(_ST["tamper"]) < 20:
                 _ST["tamper"].append(b)
+    for b in _containers_tampered():
+        if b not in _ST["tamper"] and _len(_ST["tamper"]) < 20:
+            _ST["tamper"].append(b)
 
 
 def _no_processes(*args, **kwargs):
