@@ -69,7 +69,16 @@ CASES["filter-matcher"] = ('''import warnings
         warnings.filters.insert(0, ("ignore", Matcher(), Warning, None, 0))
         x = scipy.sparse.linalg.spsolve(A.tocoo(), b)''', HAND + "\nimport scipy.sparse.linalg\n")
 
-HONEST = ("splu-cache", "factorized-cache", "thread-solve", "coo-spsolve", "lu-overwrite-a", "cho-banded",
+# honest: warnings recorded around the solve (catch_warnings(record=True) installs list.append
+# as warnings' hook: a C function, no submitted code) and a module-level "ignore" filter
+CASES["warnings-record"] = ('''import warnings
+    warnings.filterwarnings("ignore", message="spsolve requires")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x = scipy.sparse.linalg.spsolve(A.tocoo(), b)
+    assert caught''', "\nimport scipy.sparse.linalg\n")
+
+HONEST = ("warnings-record", "splu-cache", "factorized-cache", "thread-solve", "coo-spsolve", "lu-overwrite-a", "cho-banded",
           "cho-positional", "lu-factor-cache", "solve-2d-rhs", "solve-banded-positional")
 
 

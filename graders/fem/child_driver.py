@@ -64,7 +64,7 @@ _Pattern = _re.Pattern
 # scipy's get_lapack_funcs / get_blas_funcs memoise the LAPACK/BLAS routines they hand the
 # library in a dict (the `memo` of their closure): changed in place, it would hand the library
 # any callable.  Each entry must hold the extension's own routine objects (the tamper check).
-_MEMOS, _FORTRAN = [], None
+_MEMOS, _FORTRAN, _WRAPPERS = [], None, {}
 try:
     import scipy.linalg.blas as _slb
     import scipy.linalg.lapack as _sll
@@ -1066,6 +1066,7 @@ def _install():
             fn = getattr(mod, nm, None) if mod is not None else None
             if fn is not None and callable(fn) and id(fn) not in targets:
                 targets[id(fn)] = (fn, _wrap(modname + "." + nm, fn))
+                _WRAPPERS[id(targets[id(fn)][1])] = targets[id(fn)][1]
     patched = 0
     for modname, mod in list(_sys.modules.items()):
         if mod is None or not (modname in ("numpy", "scipy") or modname.startswith(("numpy.", "scipy."))):
@@ -1157,9 +1158,10 @@ def _tamper_diff(label, d, keys, vals):
 
 
 def _plain_routines(v):
-    """A memo entry: the extension's own LAPACK/BLAS routine objects (one, or a list/tuple)."""
+    """A memo entry: the extension's own LAPACK/BLAS routine objects (one, or a list/tuple),
+    or the recorder's wrapper of one (the memo caches what the patched module hands out)."""
     items = v if _type(v) is list or _type(v) is tuple else (v,)
-    return _all(_type(r) is _FORTRAN for r in items)
+    return _all(_type(r) is _FORTRAN or _WRAPPERS.get(_id(r)) is r for r in items)
 
 
 def _warning_filters_plain():
