@@ -137,3 +137,16 @@ def test_honest_twins_score_one():
         except AssertionError as exc:
             bad[name] = str(exc)[:300]
     assert not bad, bad
+
+
+def test_import_module_of_gc_is_caught_by_the_static_tripwire():
+    # importlib.import_module("gc") reached gc.callbacks (code run at every collection,
+    # inside a library call) with static.introspection PASS before.
+    import ast
+    from test_fem_support import grader
+    for src in ('import importlib\ngc = importlib.import_module("gc")\ngc.callbacks.append(print)\n',
+                'from importlib import import_module\nm = import_module("g" + "c")\n'):
+        [rec] = grader.introspection_audit(ast.parse(src))
+        assert rec.status.name == "REVIEW" and "import_module" in rec.message, rec.message
+    [rec] = grader.introspection_audit(ast.parse('import importlib\nm = importlib.import_module("scipy.sparse")\n'))
+    assert rec.status.name == "PASS", rec.message

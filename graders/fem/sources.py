@@ -41,7 +41,8 @@ def check_source(sub: str) -> list:
 # reaches the interpreter's internals could rewrite what it records.  Reached by any
 # spelling: attribute syntax, getattr/setattr/hasattr/delattr with a computed or dunder
 # name, vars/globals/locals, __dict__ / __getattribute__, a dunder name as a string
-# (a dict key, attrgetter), operator.attrgetter/methodcaller.
+# (a dict key, attrgetter), operator.attrgetter/methodcaller, importlib.import_module of one of
+# those modules or of a computed name.
 INTROSPECTION_MODULES = ("__main__", "gc", "inspect", "ctypes", "builtins")
 INTROSPECTION_ATTRS = ("modules", "_getframe", "f_back", "f_globals", "f_locals", "f_builtins",
                        "tb_frame", "gi_frame", "cr_frame", "ag_frame", "get_objects",
@@ -59,6 +60,19 @@ def _reaching_name(name: str) -> bool:
     return (dunder and name not in HARMLESS_DUNDERS) or name in INTROSPECTION_ATTRS
 
 
+def _imports_by_name(call) -> bool:
+    """importlib.import_module("gc") (or of a computed name): the import statement's check
+    would not see the module it loads."""
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    if name != "import_module":
+        return False
+    arg = call.args[0] if call.args else None
+    if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+        return True
+    return arg.value.split(".")[0] in INTROSPECTION_MODULES
+
+
 def introspection_audit(tree) -> list:
     """REVIEW when the source reaches sys.modules, frames, gc, inspect, ctypes, a
     namespace or a dunder attribute, however spelled."""
@@ -69,6 +83,8 @@ def introspection_audit(tree) -> list:
                and isinstance(node.args[1].value, str) and not _reaching_name(node.args[1].value)}
     for node in ast.walk(tree):
         line = getattr(node, "lineno", "?")
+        if isinstance(node, ast.Call) and _imports_by_name(node):
+            hits.append(f"import_module of an internal or computed name (line {line})")
         if isinstance(node, ast.Import):
             hits += [f"import {a.name} (line {line})" for a in node.names
                      if a.name.split(".")[0] in INTROSPECTION_MODULES]
