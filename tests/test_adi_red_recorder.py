@@ -88,3 +88,31 @@ def test_honest_thomas_like_variant_passes(tmp_path, kind):
     bad = {k: c.message for k, c in checks.items() if c.status.value in ("FAIL", "REVIEW")}
     assert not bad, bad
     assert checks["structure.adi_operator"].status.value == "PASS"
+
+
+# ---------------------------------------------------------------- static tripwire: aliases
+# library_assignments only followed names imported from numpy/scipy; an alias or a
+# sys.modules lookup slipped past it (the run-time snapshot and residual check still apply).
+ALIASED_PATCHES = {
+    "alias": "import scipy.linalg\nL = scipy.linalg\nL.solve_banded = print\n",
+    "sys_modules": "import sys\nimport scipy.linalg\nsys.modules['scipy.linalg._basic'].get_lapack_funcs = print\n",
+    "loop_target": "import numpy as np\nfor m in (np.linalg,):\n    m.solve = print\n",
+    "getattr_alias": "import numpy as np\nlin = getattr(np, 'linalg')\nlin.solve = print\n",
+    "setattr_sys_modules": "import sys\nsetattr(sys.modules['numpy'], 'nonzero', print)\n",
+}
+HONEST_ASSIGNMENTS = ("import numpy as np\nimport sys\nA = np.zeros(3)\nA[0] = 1\nA.flags.writeable = False\n"
+                      "mod = sys.modules[__name__]\nmod.CACHE = 1\nclass P:\n    pass\np = P()\np.a = np.pi\n"
+                      "q = np.pi\nfor v in np.arange(3):\n    A[int(v)] = q\nX, Y = np.meshgrid(A, A)\nX[0] = 2\n")
+
+
+@pytest.mark.parametrize("kind", sorted(ALIASED_PATCHES))
+def test_library_patched_through_an_alias_is_flagged(kind):
+    import ast
+    from test_adi_support import grader
+    assert grader().library_assignments(ast.parse(ALIASED_PATCHES[kind]))
+
+
+def test_honest_assignments_are_not_flagged():
+    import ast
+    from test_adi_support import grader
+    assert grader().library_assignments(ast.parse(HONEST_ASSIGNMENTS)) == []
