@@ -12,7 +12,10 @@ end to end under --strict, SCORE 1.0 with no REVIEW line; see /work/notes/redtea
   - no introspection at all: CN's system solved by PCG preconditioned with genuine ADI line
     solves (every recorded solve is an honest ADI operator whose residual checks out, the audits
     poison solves that feed the field), and the witness's single step (T = h) answered with a
-    plain ADI step: the witness can be recognised, so it never sees the scheme that is graded.
+    plain Douglas theta = 1/2 step: the witness can be recognised, so it never sees the scheme
+    that is graded.  The audits can be recognised too (one probe line solve whose residual the
+    solver checks: NaN or a 1 + O(1e-6) scaling shows); without that probe the perturbation
+    audit FAILs it ("field unchanged"), which is the right verdict.
 """
 import pytest
 
