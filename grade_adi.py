@@ -530,6 +530,47 @@ def _root_name(node):
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _lib_rooted(node, lib) -> bool:
+    """An expression that names a library object: `np.linalg`, `getattr(np, "linalg")`,
+    `sys.modules["numpy.linalg"]`, a tuple/list of such, or a chain starting from one."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and \
+                node.value.attr == "modules" and _root_name(node.value) == "sys" and \
+                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) and \
+                node.slice.value.split(".")[0] in ALLOWED_THIRD_PARTY:
+            return True
+        node = node.value
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return any(_lib_rooted(el, lib) for el in node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "vars") \
+            and node.args:
+        return _lib_rooted(node.args[0], lib)
+    return isinstance(node, ast.Name) and node.id in lib
+
+
+def _library_aliases(tree, lib) -> set:
+    """Names bound to library objects (`L = np.linalg`, `for m in (np.linalg,)`,
+    `B = sys.modules["scipy.linalg._basic"]`), to a fixed point."""
+    lib = set(lib)
+    while True:
+        new = set()
+        for node in ast.walk(tree):
+            pairs = []
+            if isinstance(node, ast.Assign):
+                pairs = [(t, node.value) for t in node.targets]
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                pairs = [(node.target, node.iter)]
+            elif isinstance(node, ast.NamedExpr):
+                pairs = [(node.target, node.value)]
+            for target, value in pairs:
+                if _lib_rooted(value, lib) and isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+                    new |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)
+                            and isinstance(n.ctx, ast.Store)} - lib
+        if not new:
+            return lib
+        lib |= new
+
+
 def library_assignments(tree) -> list:
     """Statements that rebind an attribute of a name imported from numpy/scipy: `np.nonzero = f`,
     `csr_matrix.tocoo = f`, `del la.solve`, `setattr(np, ...)`, `vars(np)[...] = f`,
@@ -543,6 +584,7 @@ def library_assignments(tree) -> list:
         elif isinstance(node, ast.ImportFrom) and not node.level and \
                 (node.module or "").split(".")[0] in ALLOWED_THIRD_PARTY:
             lib |= {(a.asname or a.name) for a in node.names if a.name != "*"}
+    lib |= _library_aliases(tree, lib)
     hits = []
     for node in ast.walk(tree):
         targets = []
@@ -552,7 +594,9 @@ def library_assignments(tree) -> list:
             targets = [node.target]
         for t in targets:
             for el in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
-                if isinstance(el, (ast.Attribute, ast.Subscript)) and _root_name(el) in lib and not (
+                if isinstance(el, ast.Attribute) and _lib_rooted(el.value, lib) and _root_name(el) not in lib:
+                    hits.append(f"line {node.lineno}")
+                elif isinstance(el, (ast.Attribute, ast.Subscript)) and _root_name(el) in lib and not (
                         isinstance(el, ast.Subscript) and isinstance(el.value, ast.Name)):
                     hits.append(f"line {node.lineno}")
                 elif isinstance(el, ast.Subscript) and isinstance(el.value, ast.Call) and \
@@ -562,7 +606,7 @@ def library_assignments(tree) -> list:
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args and \
-                    _root_name(node.args[0]) in lib:
+                    (_root_name(node.args[0]) in lib or _lib_rooted(node.args[0], lib)):
                 hits.append(f"{f.id}() (line {node.lineno})")
             elif isinstance(f, ast.Attribute) and f.attr in ("__setattr__", "__delattr__", "update", "setdefault",
                                                               "__setitem__") and \
