@@ -1,0 +1,156 @@
+"""Issue 22, second engineer's attack on the plain-data return path (with the source in hand).
+
+Each attack below was judged correct (PASS) by the return path as it was merged: a rigged
+value reached the test's own comparison through a door `_plain`/`_scan`/`_wrap_class` did not
+convert.  Each must now fail as the model's (NotPlainData, or the comparison on converted
+data).  The honest twins beside them must pass; two of them (an lru_cache or partialmethod
+method on a class the step returns) were rejected or unwrapped before.  The rows still open
+are strict xfails with their reason."""
+import pytest
+
+from test_scicode_plain_data import RIG
+from test_scicode_support import one_step_set, run_one_step_set, step_line
+
+ATTACKS = {
+    # a class handed back whose metaclass answers the test's operators
+    "metaclass_hooks": ("def f(x):\n    class M(type):\n        def __gt__(cls, o):\n            return True\n"
+                        "        __hash__ = type.__hash__\n    class C(metaclass=M):\n        pass\n    return C\n"),
+    # attribute reads that run unwrapped generated code (cached_property, its own descriptor)
+    "cached_property": ("def f(x):\n" + RIG + "    import functools\n    class H:\n        @functools.cached_property\n"
+                        "        def value(self):\n            return R(x + 1)\n    return H()\n"),
+    "descriptor": ("def f(x):\n" + RIG + "    class D:\n        def __get__(self, o, t=None):\n            return R(x + 1)\n"
+                   "    class H:\n        value = D()\n    return H()\n"),
+    # a library array subclass (masked, record) whose object items were never looked at
+    "masked_array": "def f(x):\n" + RIG + "    return np.ma.array([R(x + 1)], dtype=object)\n",
+    "recarray": "def f(x):\n" + RIG + "    return np.rec.fromarrays([np.array([R(x + 1)], dtype=object)], names='v')\n",
+    # a structured array with an object field: its items (numpy.void) passed as scalars
+    "structured_void": ("def f(x):\n" + RIG + "    a = np.zeros(1, dtype=[('v', object)])\n    a[0]['v'] = R(x + 1)\n"
+                        "    return a\n"),
+    # a Fraction subclass whose comparisons go through a method that is not a hook
+    "fraction_richcmp": ("def f(x):\n    from fractions import Fraction\n    class F(Fraction):\n"
+                         "        def _richcmp(self, o, op):\n            return True\n    return F(int(x) + 1)\n"),
+    # a library object holding an unwrapped generated callable
+    "namespace_fn": "def f(x):\n" + RIG + "    import argparse\n    return argparse.Namespace(get=lambda: R(x + 1))\n",
+    # dunders outside the hook list
+    "userdict_missing": ("def f(x):\n" + RIG + "    import collections\n    class D(collections.UserDict):\n"
+                         "        def __missing__(self, k):\n            return R(x + 1)\n    return D()\n"),
+    "contains": "def f(x):\n    class S:\n        def __contains__(self, o):\n            return True\n    return S()\n",
+}
+ATTACK_CASES = {
+    "metaclass_hooks": "assert (f(1.0) > 100) == target",
+    "cached_property": "assert (f(1.0).value > 100) == target",
+    "descriptor": "assert (f(1.0).value > 100) == target",
+    "masked_array": "assert (f(1.0)[0] > 100) == target",
+    "recarray": "assert (f(1.0).v[0] > 100) == target",
+    "structured_void": "assert (f(1.0)[0]['v'] > 100) == target",
+    "fraction_richcmp": "assert (f(1.0) > 100) == target",
+    "namespace_fn": "assert (f(1.0).get() > 100) == target",
+    "userdict_missing": "assert (f(1.0)['v'] > 100) == target",
+    "contains": "assert (100.0 in f(1.0)) == target",
+}
+
+
+@pytest.fixture(scope="module")
+def attacks():
+    probs, h5, gen, steps = one_step_set("red-plain", ATTACKS, target=True, cases=ATTACK_CASES)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    return rc, out, steps, keys
+
+
+@pytest.mark.parametrize("label", sorted(ATTACKS))
+def test_rigged_value_fails_as_the_models(attacks, label):
+    rc, out, steps, keys = attacks
+    line = step_line(out, steps[label])
+    assert line.startswith("FAIL") and "[model]" in line, line
+
+
+def test_attacks_score_zero_and_do_not_void_the_run(attacks):
+    rc, out, steps, keys = attacks
+    assert (rc, keys["RESULT"], keys["SCORE"]) == (1, "FAIL", "0.0"), out
+
+
+HONEST = {
+    "cached_property": ("def f(x):\n    import functools\n    class H:\n        @functools.cached_property\n"
+                        "        def value(self):\n            return x + 1\n    return H()\n"),
+    "lru_cache_method": ("def f(x):\n    import functools\n    class S:\n        @functools.lru_cache(maxsize=None)\n"
+                         "        def g(self, y):\n            return y + 1\n    return S()\n"),
+    "partialmethod": ("def f(x):\n    import functools\n    class S:\n        def _g(self, a, y):\n            return a + y\n"
+                      "        g = functools.partialmethod(_g, 1)\n    return S()\n"),
+    "slots": ("def f(x):\n    class P:\n        __slots__ = ('v',)\n        def __init__(self, v):\n            self.v = v\n"
+              "    return P(x + 1)\n"),
+    "decimal": "def f(x):\n    from decimal import Decimal\n    return Decimal(int(x) + 1)\n",
+    "complex": "def f(x):\n    return complex(x + 1, 0)\n",
+    "zero_d_complex": "def f(x):\n    return np.array(complex(x + 1, 0))\n",
+    "sets": "def f(x):\n    return [{x + 1}, frozenset([x + 1])]\n",
+    "tuple_keys": "def f(x):\n    return {(1, 2): {'a': x + 1}, (3,): [x + 1]}\n",
+    "enum": "def f(x):\n    import enum\n    class E(enum.Enum):\n        A = 2.0\n    return E.A\n",
+    "lazy_linear_operator": ("def f(x):\n    from scipy.sparse.linalg import aslinearoperator\n"
+                             "    return aslinearoperator(np.eye(1) * (x + 1))\n"),
+    "lazy_interp1d": ("def f(x):\n    from scipy.interpolate import interp1d\n"
+                      "    return interp1d([0.0, 1.0], [x + 1, x + 1])\n"),
+    "thread_pool": ("def f(x):\n    from concurrent.futures import ThreadPoolExecutor\n    with ThreadPoolExecutor(2) as ex:\n"
+                    "        r = list(ex.map(lambda v: v + 1, [x]))\n    return r[0]\n"),
+    "plain_masked_array": "def f(x):\n    return np.ma.array([x + 1, 0.0], mask=[False, True])\n",
+    "plain_recarray": "def f(x):\n    return np.rec.fromarrays([np.array([x + 1])], names='v')\n",
+}
+HONEST_CASES = {
+    "cached_property": "assert np.allclose(f(1.0).value, target)",
+    "lru_cache_method": "assert np.allclose(f(1.0).g(1.0), target)",
+    "partialmethod": "assert np.allclose(f(1.0).g(1.0), target)",
+    "slots": "assert np.allclose(f(1.0).v, target)",
+    "decimal": "assert np.allclose(float(f(1.0)), target)",
+    "sets": "assert f(1.0) == [{2.0}, frozenset([2.0])] and np.allclose(list(f(1.0)[0]), target)",
+    "tuple_keys": "assert np.allclose(f(1.0)[(1, 2)]['a'], target)",
+    "enum": "assert np.allclose(f(1.0).value, target)",
+    "lazy_linear_operator": "assert np.allclose(f(1.0) @ np.ones(1), target)",
+    "lazy_interp1d": "assert np.allclose(f(1.0)(0.5), target)",
+    "plain_masked_array": "assert np.allclose(f(1.0)[0], target)",
+    "plain_recarray": "assert np.allclose(f(1.0).v, target)",
+}
+
+
+def test_honest_twins_pass():
+    probs, h5, gen, steps = one_step_set("red-plain-honest", HONEST, cases=HONEST_CASES)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    failed = [step_line(out, steps[k]) for k in HONEST if not step_line(out, steps[k]).startswith("PASS")]
+    assert not failed, "\n".join(failed)
+    assert (rc, keys["SCORE"]) == (0, "1.0"), out
+
+
+# ---- still open ---------------------------------------------------------------------------
+OPEN_ATTACKS = {
+    # a generated subclass of a library Python class overriding a non-hook method that the
+    # library's own dunder calls (UserList.__eq__ calls self.__cast): the lie is plain data (True)
+    "userlist_cast": ("def f(x):\n    import collections\n    class L(collections.UserList):\n"
+                      "        def _UserList__cast(self, o):\n            return self.data\n    return L([x + 1])\n"),
+    # an object of the generation's own plain class keeps its identity; a finalizer that fires
+    # when the original return value is dropped (during conversion) rewrites its attribute
+    "finalizer_after_conversion": (
+        "def f(x):\n" + RIG + "    import weakref\n    class H:\n        pass\n    class L(list):\n        pass\n"
+        "    h = H()\n    h.v = x + 1\n    t = L([0.0])\n    weakref.finalize(t, lambda: setattr(h, 'v', R(x + 1)))\n"
+        "    return [h, t]\n"),
+}
+OPEN_CASES = {
+    "userlist_cast": "assert (f(1.0) == [100.0]) == target",
+    "finalizer_after_conversion": "assert (f(1.0)[0].v > 100) == target",
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open: library-subclass overrides of non-hook methods and code that runs "
+                   "outside wrapped calls (finalizers) still reach a converted own-class object; see redteam22.md")
+@pytest.mark.parametrize("label", sorted(OPEN_ATTACKS))
+def test_open_attacks(label):
+    probs, h5, gen, steps = one_step_set("red-plain-open-" + label, {label: OPEN_ATTACKS[label]}, target=True,
+                                         cases={label: OPEN_CASES[label]})
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    assert step_line(out, steps[label]).startswith("FAIL"), out
+
+
+@pytest.mark.xfail(strict=True, reason="open (builder's known risk): an honest object of the step's own class "
+                   "with __lt__ (a heap node) is refused as NotPlainData")
+def test_honest_class_with_lt():
+    body = ("def f(x):\n    class Node:\n        def __init__(self, v):\n            self.v = v\n"
+            "        def __lt__(self, o):\n            return self.v < o.v\n    return sorted([Node(x + 1), Node(x)])\n")
+    probs, h5, gen, steps = one_step_set("red-plain-lt", {"lt": body}, cases={"lt": "assert np.allclose(f(1.0)[1].v, target)"})
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    assert step_line(out, steps["lt"]).startswith("PASS"), out
