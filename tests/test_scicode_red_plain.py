@@ -35,6 +35,13 @@ ATTACKS = {
     "userdict_missing": ("def f(x):\n" + RIG + "    import collections\n    class D(collections.UserDict):\n"
                          "        def __missing__(self, k):\n            return R(x + 1)\n    return D()\n"),
     "contains": "def f(x):\n    class S:\n        def __contains__(self, o):\n            return True\n    return S()\n",
+    # code that runs after the return, outside any wrapped call, rewriting the converted
+    # object of the generation's own class: a signal handler with a timer, a gc callback
+    "signal_after": ("def f(x):\n" + RIG + "    import signal\n    class H:\n        pass\n    h = H()\n    h.v = x + 1\n"
+                     "    def hd(*a):\n        h.v = R(x + 1)\n    signal.signal(signal.SIGALRM, hd)\n"
+                     "    signal.setitimer(signal.ITIMER_REAL, 0.001)\n    return h\n"),
+    "gc_callback": ("def f(x):\n" + RIG + "    import gc\n    class H:\n        pass\n    h = H()\n    h.v = x + 1\n"
+                    "    gc.callbacks.append(lambda *a: setattr(h, 'v', R(x + 1)))\n    return h\n"),
 }
 ATTACK_CASES = {
     "metaclass_hooks": "assert (f(1.0) > 100) == target",
@@ -47,6 +54,8 @@ ATTACK_CASES = {
     "namespace_fn": "assert (f(1.0).get() > 100) == target",
     "userdict_missing": "assert (f(1.0)['v'] > 100) == target",
     "contains": "assert (100.0 in f(1.0)) == target",
+    "signal_after": "import time\nr = f(1.0)\ntime.sleep(0.05)\nassert (r.v > 100) == target",
+    "gc_callback": "r = f(1.0)\nimport gc\ngc.collect()\nassert (r.v > 100) == target",
 }
 
 

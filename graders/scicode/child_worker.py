@@ -797,12 +797,21 @@ def _snapshot(whole=True):
     out = {(m, n): id(getattr(_sys.modules.get(m), n, None)) for m, n in _GUARDED}
     out[("recorder", "state")] = _recorder_state()
     out[("threading", "threads")] = _thread._count()   # one left running could rewrite a record first
+    # code that runs outside any wrapped call (a signal handler, a timer, a gc callback) could
+    # rewrite an object of the generation's own class after it was converted
+    out[("signal", "handlers")] = tuple(map(id, map(_GETSIGNAL, _SIGNALS)))
+    out[("signal", "timers")] = tuple(_GETITIMER(w)[0] > 0 for w in _ITIMERS)
+    out[("gc", "callbacks")] = tuple(map(id, _GC_CALLBACKS))
     for m in _WHOLE_MODULES if whole else ():   # np.__dict__["sum"] = ... would rig `(np.sum(a) > b) == target`
         out[(m, "*")] = tuple(vars(_sys.modules[m]).values()) if m in _sys.modules else ()
     return out
 
 
 _WHOLE_MODULES = ("numpy", "numpy.linalg", "numpy.random", "math", "cmath", "builtins")
+_GETSIGNAL, _GETITIMER = signal.getsignal, signal.getitimer
+_SIGNALS = tuple(signal.valid_signals())
+_ITIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
+_GC_CALLBACKS = __import__("gc").callbacks
 from operator import is_ as _is
 
 
