@@ -31,6 +31,13 @@ ATTACKS = {
                          "        def _richcmp(self, o, op):\n            return True\n    return F(int(x) + 1)\n"),
     # a library object holding an unwrapped generated callable
     "namespace_fn": "def f(x):\n" + RIG + "    import argparse\n    return argparse.Namespace(get=lambda: R(x + 1))\n",
+    "namespace_fn_in_list": "def f(x):\n" + RIG + "    import argparse\n    return argparse.Namespace(fs=[lambda: R(x + 1)])\n",
+    "namespace_partial": ("def f(x):\n" + RIG + "    import argparse, functools\n"
+                          "    return argparse.Namespace(get=functools.partial(lambda a: R(a), x + 1))\n"),
+    # a library LinearOperator (imported by the step itself) around a generated matvec
+    "linear_operator_matvec": ("def f(x):\n" + RIG + "    from scipy.sparse.linalg import LinearOperator\n"
+                               "    def mv(v):\n        o = np.empty(1, dtype=object)\n        o[0] = R(x + 1)\n        return o\n"
+                               "    return LinearOperator((1, 1), matvec=mv, dtype=object)\n"),
     # dunders outside the hook list
     "userdict_missing": ("def f(x):\n" + RIG + "    import collections\n    class D(collections.UserDict):\n"
                          "        def __missing__(self, k):\n            return R(x + 1)\n    return D()\n"),
@@ -53,6 +60,9 @@ ATTACK_CASES = {
     "fraction_richcmp": "assert (f(1.0) > 100) == target",
     "namespace_fn": "assert (f(1.0).get() > 100) == target",
     "userdict_missing": "assert (f(1.0)['v'] > 100) == target",
+    "namespace_fn_in_list": "assert (f(1.0).fs[0]() > 100) == target",
+    "namespace_partial": "assert (f(1.0).get() > 100) == target",
+    "linear_operator_matvec": "assert (f(1.0).matvec(np.ones(1))[0] > 100) == target",
     "contains": "assert (100.0 in f(1.0)) == target",
     "signal_after": "import time\nr = f(1.0)\ntime.sleep(0.05)\nassert (r.v > 100) == target",
     "gc_callback": "r = f(1.0)\nimport gc\ngc.collect()\nassert (r.v > 100) == target",
@@ -99,6 +109,10 @@ HONEST = {
                       "    return interp1d([0.0, 1.0], [x + 1, x + 1])\n"),
     "thread_pool": ("def f(x):\n    from concurrent.futures import ThreadPoolExecutor\n    with ThreadPoolExecutor(2) as ex:\n"
                     "        r = list(ex.map(lambda v: v + 1, [x]))\n    return r[0]\n"),
+    # a LinearOperator from a function, scipy.sparse.linalg imported by the step itself (its
+    # classes were taken for the generation's: refused as hooked before)
+    "linear_operator_from_function": ("def f(x):\n    from scipy.sparse.linalg import LinearOperator\n"
+                                      "    return LinearOperator((1, 1), matvec=lambda v: (x + 1) * v)\n"),
     "plain_masked_array": "def f(x):\n    return np.ma.array([x + 1, 0.0], mask=[False, True])\n",
     "plain_recarray": "def f(x):\n    return np.rec.fromarrays([np.array([x + 1])], names='v')\n",
 }
@@ -113,6 +127,7 @@ HONEST_CASES = {
     "enum": "assert np.allclose(f(1.0).value, target)",
     "lazy_linear_operator": "assert np.allclose(f(1.0) @ np.ones(1), target)",
     "lazy_interp1d": "assert np.allclose(f(1.0)(0.5), target)",
+    "linear_operator_from_function": "assert np.allclose(f(1.0) @ np.ones(1), target)",
     "plain_masked_array": "assert np.allclose(f(1.0)[0], target)",
     "plain_recarray": "assert np.allclose(f(1.0).v, target)",
 }

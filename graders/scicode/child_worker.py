@@ -468,6 +468,8 @@ def _scan(x, budget, depth, seen):
             _scan(y, budget, d, seen)
     elif t in _PROXIES:
         raise NotPlainData("a weakref proxy (its referent decides what it does)")
+    elif _generated_callable(x):
+        raise NotPlainData("a generated callable held inside a library object (it would be called unwrapped)")
     elif not _FLAGS(t) & (1 << 9):
         return
     elif _library(t):
@@ -494,10 +496,19 @@ def _scan(x, budget, depth, seen):
 
 
 def _generated_callable(y, _code=_types.FunctionType.__code__.__get__):
-    t = _TYPE(y)
-    if t is _types.MethodType:
-        y, t = y.__func__, _TYPE(y.__func__)
-    return t is _types.FunctionType and id(y) not in _OWN_FUNCS and \
+    """A callable of generated code not wrapped (a function, a bound method, a partial or a
+    vectorized function around one)."""
+    for _ in range(_MAX_NEST):
+        t = _TYPE(y)
+        if t is _types.MethodType:
+            y = y.__func__
+        elif t is _PARTIAL:
+            y = y.func
+        elif t is _VECTORIZE:
+            y = _OBJ_GET(y, "pyfunc")
+        else:
+            break
+    return _TYPE(y) is _types.FunctionType and id(y) not in _OWN_FUNCS and \
         _code(y).co_filename.startswith(_GENERATED_FILES)
 
 
