@@ -153,15 +153,24 @@ OPEN_ATTACKS = {
         "def f(x):\n" + RIG + "    import weakref\n    class H:\n        pass\n    class L(list):\n        pass\n"
         "    h = H()\n    h.v = x + 1\n    t = L([0.0])\n    weakref.finalize(t, lambda: setattr(h, 'v', R(x + 1)))\n"
         "    return [h, t]\n"),
+    # objects that keep their identity across the boundary (the generation's own plain class,
+    # a library object) rewritten by a later call of the step's function
+    "later_call_own_object": ("def f(x):\n" + RIG + "    class H:\n        pass\n    if x > 1.5:\n        f.keep.v = R(x)\n"
+                              "        return x + 1\n    h = H()\n    h.v = x + 1\n    f.keep = h\n    return h\n"),
+    "later_call_library_object": ("def f(x):\n" + RIG + "    import collections\n    if x > 1.5:\n        f.keep['v'] = R(x)\n"
+                                  "        return x + 1\n    d = collections.UserDict(v=x + 1)\n    f.keep = d\n    return d\n"),
 }
 OPEN_CASES = {
+    "later_call_own_object": "h = f(1.0)\nf(2.0)\nassert (h.v > 100) == target",
+    "later_call_library_object": "d = f(1.0)\nf(2.0)\nassert (d['v'] > 100) == target",
     "userlist_cast": "assert (f(1.0) == [100.0]) == target",
     "finalizer_after_conversion": "assert (f(1.0)[0].v > 100) == target",
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open: library-subclass overrides of non-hook methods and code that runs "
-                   "outside wrapped calls (finalizers) still reach a converted own-class object; see redteam22.md")
+@pytest.mark.xfail(strict=True, reason="open: a library subclass overriding a non-hook method its library dunders "
+                   "call; objects that keep their identity (own plain class, library objects) rewritten after "
+                   "they crossed, by a finalizer or a later call; see /work/notes/redteam22.md")
 @pytest.mark.parametrize("label", sorted(OPEN_ATTACKS))
 def test_open_attacks(label):
     probs, h5, gen, steps = one_step_set("red-plain-open-" + label, {label: OPEN_ATTACKS[label]}, target=True,
