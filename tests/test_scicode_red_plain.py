@@ -113,6 +113,14 @@ HONEST = {
     # classes were taken for the generation's: refused as hooked before)
     "linear_operator_from_function": ("def f(x):\n    from scipy.sparse.linalg import LinearOperator\n"
                                       "    return LinearOperator((1, 1), matvec=lambda v: (x + 1) * v)\n"),
+    # guards of the new checks: class attributes that are library objects, a library object
+    # holding the step's bound method (wrapped in place), an ABC
+    "abc_class": ("def f(x):\n    import abc\n    class B(abc.ABC):\n        @abc.abstractmethod\n        def g(self):\n"
+                  "            pass\n    class C(B):\n        def g(self):\n            return x + 1\n    return C()\n"),
+    "lock_attribute": ("def f(x):\n    import threading\n    class C:\n        lock = threading.Lock()\n        def g(self):\n"
+                       "            with self.lock:\n                return x + 1\n    return C()\n"),
+    "ode_of_bound_method": ("def f(x):\n    from scipy.integrate import ode\n    class S:\n        def rhs(self, t, y):\n"
+                            "            return [0.0]\n    r = ode(S().rhs)\n    r.set_initial_value([x + 1], 0.0)\n    return r\n"),
     "plain_masked_array": "def f(x):\n    return np.ma.array([x + 1, 0.0], mask=[False, True])\n",
     "plain_recarray": "def f(x):\n    return np.rec.fromarrays([np.array([x + 1])], names='v')\n",
 }
@@ -128,6 +136,9 @@ HONEST_CASES = {
     "lazy_linear_operator": "assert np.allclose(f(1.0) @ np.ones(1), target)",
     "lazy_interp1d": "assert np.allclose(f(1.0)(0.5), target)",
     "linear_operator_from_function": "assert np.allclose(f(1.0) @ np.ones(1), target)",
+    "abc_class": "assert np.allclose(f(1.0).g(), target)",
+    "lock_attribute": "assert np.allclose(f(1.0).g(), target)",
+    "ode_of_bound_method": "r = f(1.0)\nassert np.allclose(r.integrate(1.0), target)",
     "plain_masked_array": "assert np.allclose(f(1.0)[0], target)",
     "plain_recarray": "assert np.allclose(f(1.0).v, target)",
 }
