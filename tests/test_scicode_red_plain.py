@@ -38,6 +38,14 @@ ATTACKS = {
     "linear_operator_matvec": ("def f(x):\n" + RIG + "    from scipy.sparse.linalg import LinearOperator\n"
                                "    def mv(v):\n        o = np.empty(1, dtype=object)\n        o[0] = R(x + 1)\n        return o\n"
                                "    return LinearOperator((1, 1), matvec=mv, dtype=object)\n"),
+    # a method or cached_property set on the generation's class after it was wrapped (a
+    # second call), never wrapped
+    "late_method": ("def f(x):\n" + RIG + "    if not hasattr(f, 'H'):\n        class H:\n            pass\n"
+                    "        f.H = H\n        return H()\n    f.H.g = lambda self: R(x + 1)\n    return f.H()\n"),
+    "late_cached_property": ("def f(x):\n" + RIG + "    import functools\n    if not hasattr(f, 'H'):\n        class H:\n"
+                             "            pass\n        f.H = H\n        return H()\n"
+                             "    c = functools.cached_property(lambda self: R(x + 1))\n    f.H.value = c\n"
+                             "    c.__set_name__(f.H, 'value')\n    return f.H()\n"),
     # dunders outside the hook list
     "userdict_missing": ("def f(x):\n" + RIG + "    import collections\n    class D(collections.UserDict):\n"
                          "        def __missing__(self, k):\n            return R(x + 1)\n    return D()\n"),
@@ -64,6 +72,8 @@ ATTACK_CASES = {
     "namespace_partial": "assert (f(1.0).get() > 100) == target",
     "linear_operator_matvec": "assert (f(1.0).matvec(np.ones(1))[0] > 100) == target",
     "contains": "assert (100.0 in f(1.0)) == target",
+    "late_method": "f(1.0)\nassert (f(1.0).g() > 100) == target",
+    "late_cached_property": "f(1.0)\nassert (f(1.0).value > 100) == target",
     "signal_after": "import time\nr = f(1.0)\ntime.sleep(0.05)\nassert (r.v > 100) == target",
     "gc_callback": "r = f(1.0)\nimport gc\ngc.collect()\nassert (r.v > 100) == target",
 }

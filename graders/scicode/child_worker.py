@@ -722,11 +722,14 @@ def _wrap(v):
 def _wrap_class(cls):
     """The methods of a class the generation made, wrapped in place (its __init__ and
     __call__ too; its own comparison/numpy hooks are refused when an object crosses)."""
-    if id(cls) in _WRAPPED_CLASSES or _library(cls) or id(cls) in _OWN:
+    if _library(cls) or id(cls) in _OWN:
         return
-    _WRAPPED_CLASSES[id(cls)] = cls
+    seen = _WRAPPED_CLASSES.get(id(cls))
+    if seen is not None and seen[0] is cls and (seen[1] is None or _same_namespace(cls, seen[1])):
+        return          # (wrapped or being wrapped, nothing added or replaced since: a method set later is wrapped)
+    _WRAPPED_CLASSES[id(cls)] = (cls, None)
     for attr, member in list(_TYPE_DICT(cls).items()):
-        if attr.startswith("__") and attr not in _WRAPPED_DUNDERS:
+        if attr.startswith("__") and attr not in _WRAPPED_DUNDERS or _is_wrapped(member):
             continue
         t = _TYPE(member)
         try:        # a class that refuses new attributes keeps its methods as they are
@@ -752,6 +755,25 @@ def _wrap_class(cls):
                 _wrap_class(member)
         except Exception:
             pass
+    _WRAPPED_CLASSES[id(cls)] = (cls, dict(_TYPE_DICT(cls)))
+
+
+def _same_namespace(cls, state):
+    now = _TYPE_DICT(cls)
+    return len(now) == len(state) and all(map(_is, now.values(), state.values())) and now.keys() == state.keys()
+
+
+def _is_wrapped(m, _own=_OWN_FUNCS):
+    t = _TYPE(m)
+    if t is _types.FunctionType:
+        return id(m) in _own
+    if t is staticmethod or t is classmethod:
+        return id(m.__func__) in _own
+    if t is property:
+        return all(f is None or id(f) in _own for f in (m.fget, m.fset, m.fdel))
+    if t is _functools.cached_property or t is _functools.partialmethod:
+        return id(m.func) in _own
+    return False
 
 
 def _check_generated(tns, before, defined):
@@ -793,7 +815,7 @@ def _recorder_state():
         "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
         "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
-        "_odd_descriptor", "_void_check", "_generated_callable")] + [_CUR.get("send")] + \
+        "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
