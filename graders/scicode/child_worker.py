@@ -724,6 +724,9 @@ def _wrap_class(cls):
     __call__ too; its own comparison/numpy hooks are refused when an object crosses)."""
     if _library(cls) or id(cls) in _OWN:
         return
+    for base in _TYPE_MRO(cls)[1:]:     # its own base classes' methods too (inherited, called the same way)
+        if not _library(base) and id(base) not in _OWN:
+            _wrap_class(base)
     seen = _WRAPPED_CLASSES.get(id(cls))
     if seen is not None and seen[0] is cls and (seen[1] is None or _same_namespace(cls, seen[1])):
         return          # (wrapped or being wrapped, nothing added or replaced since: a method set later is wrapped)
