@@ -191,14 +191,38 @@ _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__arr
                     "__array_finalize__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
                     "__rtruediv__", "__pow__", "__mod__", "__matmul__", "__neg__", "__round__", "__int__",
                     "__index__", "__and__", "__or__", "__invert__", "__getattr__", "__getattribute__",
-                    "__del__", "__rpow__", "__floordiv__", "__rfloordiv__", "__rmatmul__", "__pos__"))
+                    "__del__", "__rpow__", "__floordiv__", "__rfloordiv__", "__rmatmul__", "__pos__",
+                    "__contains__", "__missing__", "__reversed__", "__setattr__", "__delattr__"))
 
 
 def _hooked(k):
     """The classes of k's MRO made by the generation that override a comparison, arithmetic
-    or numpy hook (read from the classes' own namespaces, no lookup it can steer)."""
+    or numpy hook, or hold a descriptor of a kind the wrapping does not convert (a class of
+    its own with `__get__`: reading the attribute would run unwrapped code), read from the
+    classes' own namespaces, no lookup it can steer."""
     return [_NAME(c) for c in _TYPE_MRO(k) if c is not object and not _library(c) and id(c) not in _OWN
-            and not _HOOKS.isdisjoint(_TYPE_DICT(c))]
+            and (not _HOOKS.isdisjoint(_TYPE_DICT(c)) or any(map(_odd_descriptor, _TYPE_DICT(c).values())))]
+
+
+_PLAIN_DESCRIPTORS = frozenset((_types.FunctionType, staticmethod, classmethod, property, _functools.cached_property,
+                                _functools.partialmethod,
+                                _types.MemberDescriptorType, _types.GetSetDescriptorType)) | _FUNCS
+
+
+def _odd_descriptor(x):
+    t = _TYPE(x)
+    if t in _PLAIN_DESCRIPTORS or t in _SCALARS or id(x) in _OWN_FUNCS:
+        return False
+    return any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(t) if b is not object)
+
+
+_VOID = numpy.void
+
+
+def _void_check(v):
+    """A structured scalar whose fields hold objects: each field could be anything."""
+    if v.dtype.hasobject:
+        raise NotPlainData("a structured numpy value with object fields")
 
 
 def _dataclass_fields(k):
@@ -259,6 +283,8 @@ def _plain(v, budget=None, depth=0, settling=None):
     if depth > _MAX_NEST:
         raise NotPlainData(f"nested deeper than {_MAX_NEST} levels")
     t = _TYPE(v)
+    if t is _VOID or (t not in _SCALARS and _VOID in _TYPE_MRO(t)):    # (numpy.record too)
+        _void_check(v)
     if t in _SCALARS:
         return v
     if t is _Target:
@@ -307,6 +333,10 @@ def _plain(v, budget=None, depth=0, settling=None):
         _watch(t)
         return v.copy()
     if isinstance(t, type) and issubclass(t, type):     # a class: its methods wrapped
+        bad = _hooked(t)                                # (its metaclass answers its operators)
+        if bad:
+            raise NotPlainData(f"the class {_NAME(v)} has a metaclass, made by the generation, that "
+                               f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
         if not _library(v):
             _wrap_class(v)
         return v
@@ -357,7 +387,8 @@ _DATA_BASES = ((_NDARRAY, lambda v: _NP_COPY(_NP_VIEW(v, _NDARRAY))), (bool, boo
                (str, str.__str__), (bytes, lambda v: bytes.__add__(b"", v)),
                (list, lambda v: list(list.__iter__(v))), (tuple, lambda v: tuple(tuple.__iter__(v))),
                (dict, lambda v: dict(dict.items(v))), (set, lambda v: set(set.__iter__(v))),
-               (frozenset, lambda v: frozenset(frozenset.__iter__(v))))
+               (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+               (_FRACTION, lambda v: _FRACTION(_OBJ_GET(v, "_numerator"), _OBJ_GET(v, "_denominator"))))
 
 
 def _settle_args(args, kwargs, budget):
@@ -419,6 +450,8 @@ def _scan(x, budget, depth, seen):
     if depth > _MAX_NEST:
         raise NotPlainData(f"nested deeper than {_MAX_NEST} levels")
     t = _TYPE(x)
+    if t is _VOID or (t not in _SCALARS and _VOID in _TYPE_MRO(t)):
+        _void_check(x)
     if t in _SCALARS or (t is _NDARRAY and not x.dtype.hasobject) or id(x) in seen:
         return
     seen.add(id(x))
@@ -435,16 +468,24 @@ def _scan(x, budget, depth, seen):
             _scan(y, budget, d, seen)
     elif t in _PROXIES:
         raise NotPlainData("a weakref proxy (its referent decides what it does)")
+    elif _generated_callable(x):
+        raise NotPlainData("a generated callable held inside a library object (it would be called unwrapped)")
     elif not _FLAGS(t) & (1 << 9):
         return
     elif _library(t):
+        if _NDARRAY in _TYPE_MRO(t):    # a library's array subclass (masked, record ...): its items
+            for y in _NP_VIEW(x, _NDARRAY).reshape(-1):
+                _scan(y, budget, d, seen)
         try:
             state = _OBJ_GET(x, "__dict__")
         except AttributeError:
             state = None
         if _TYPE(state) is dict:
             for k, y in list(dict.items(state)):
-                _scan(y, budget, d, seen)
+                if _generated_callable(y):      # called by the library's methods: wrapped in place
+                    dict.__setitem__(state, k, _wrap(y))
+                else:
+                    _scan(y, budget, d, seen)
     else:
         bad = _hooked(t)
         if bad:
@@ -452,6 +493,23 @@ def _scan(x, budget, depth, seen):
                                f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
         seen.discard(id(x))             # (_settle marks it itself)
         _settle(x, budget, d, seen)
+
+
+def _generated_callable(y, _code=_types.FunctionType.__code__.__get__):
+    """A callable of generated code not wrapped (a function, a bound method, a partial or a
+    vectorized function around one)."""
+    for _ in range(_MAX_NEST):
+        t = _TYPE(y)
+        if t is _types.MethodType:
+            y = y.__func__
+        elif t is _PARTIAL:
+            y = y.func
+        elif t is _VECTORIZE:
+            y = _OBJ_GET(y, "pyfunc")
+        else:
+            break
+    return _TYPE(y) is _types.FunctionType and id(y) not in _OWN_FUNCS and \
+        _code(y).co_filename.startswith(_GENERATED_FILES)
 
 
 def _plain_iter(it):
@@ -664,11 +722,17 @@ def _wrap(v):
 def _wrap_class(cls):
     """The methods of a class the generation made, wrapped in place (its __init__ and
     __call__ too; its own comparison/numpy hooks are refused when an object crosses)."""
-    if id(cls) in _WRAPPED_CLASSES or _library(cls) or id(cls) in _OWN:
+    if _library(cls) or id(cls) in _OWN:
         return
-    _WRAPPED_CLASSES[id(cls)] = cls
+    for base in _TYPE_MRO(cls)[1:]:     # its own base classes' methods too (inherited, called the same way)
+        if not _library(base) and id(base) not in _OWN:
+            _wrap_class(base)
+    seen = _WRAPPED_CLASSES.get(id(cls))
+    if seen is not None and seen[0] is cls and (seen[1] is None or _same_namespace(cls, seen[1])):
+        return          # (wrapped or being wrapped, nothing added or replaced since: a method set later is wrapped)
+    _WRAPPED_CLASSES[id(cls)] = (cls, None)
     for attr, member in list(_TYPE_DICT(cls).items()):
-        if attr.startswith("__") and attr not in _WRAPPED_DUNDERS:
+        if attr.startswith("__") and attr not in _WRAPPED_DUNDERS or _is_wrapped(member):
             continue
         t = _TYPE(member)
         try:        # a class that refuses new attributes keeps its methods as they are
@@ -679,12 +743,40 @@ def _wrap_class(cls):
             elif t is property:
                 setattr(cls, attr, property(*(None if f is None else _checked(f, _CUR["before"])
                                               for f in (member.fget, member.fset, member.fdel)), member.__doc__))
+            elif t is _functools._lru_cache_wrapper:     # binds as a method: kept a function
+                setattr(cls, attr, _checked(member, _CUR["before"]))
+            elif t is _functools.partialmethod and _TYPE(member.func) is _types.FunctionType:
+                setattr(cls, attr, _functools.partialmethod(_checked(member.func, _CUR["before"]),
+                                                            *member.args, **member.keywords))
+            elif t is _functools.cached_property:
+                cp = _functools.cached_property(_checked(member.func, _CUR["before"]))
+                setattr(cls, attr, cp)
+                cp.__set_name__(cls, attr)
             elif t in _FUNCS:           # a partial, a vectorized function ... on the class: not bound
                 setattr(cls, attr, staticmethod(_checked(member, _CUR["before"])))
             elif isinstance(member, type) and not _library(member):
                 _wrap_class(member)
         except Exception:
             pass
+    _WRAPPED_CLASSES[id(cls)] = (cls, dict(_TYPE_DICT(cls)))
+
+
+def _same_namespace(cls, state):
+    now = _TYPE_DICT(cls)
+    return len(now) == len(state) and all(map(_is, now.values(), state.values())) and now.keys() == state.keys()
+
+
+def _is_wrapped(m, _own=_OWN_FUNCS):
+    t = _TYPE(m)
+    if t is _types.FunctionType:
+        return id(m) in _own
+    if t is staticmethod or t is classmethod:
+        return id(m.__func__) in _own
+    if t is property:
+        return all(f is None or id(f) in _own for f in (m.fget, m.fset, m.fdel))
+    if t is _functools.cached_property or t is _functools.partialmethod:
+        return id(m.func) in _own
+    return False
 
 
 def _check_generated(tns, before, defined):
@@ -725,7 +817,8 @@ def _recorder_state():
     fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [g.get(k) for k in (
         "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
         "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
-        "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan")] + [_CUR.get("send")] + \
+        "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
+        "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
@@ -740,12 +833,21 @@ def _snapshot(whole=True):
     out = {(m, n): id(getattr(_sys.modules.get(m), n, None)) for m, n in _GUARDED}
     out[("recorder", "state")] = _recorder_state()
     out[("threading", "threads")] = _thread._count()   # one left running could rewrite a record first
+    # code that runs outside any wrapped call (a signal handler, a timer, a gc callback) could
+    # rewrite an object of the generation's own class after it was converted
+    out[("signal", "handlers")] = tuple(map(id, map(_GETSIGNAL, _SIGNALS)))
+    out[("signal", "timers")] = tuple(_GETITIMER(w)[0] > 0 for w in _ITIMERS)
+    out[("gc", "callbacks")] = tuple(map(id, _GC_CALLBACKS))
     for m in _WHOLE_MODULES if whole else ():   # np.__dict__["sum"] = ... would rig `(np.sum(a) > b) == target`
         out[(m, "*")] = tuple(vars(_sys.modules[m]).values()) if m in _sys.modules else ()
     return out
 
 
 _WHOLE_MODULES = ("numpy", "numpy.linalg", "numpy.random", "math", "cmath", "builtins")
+_GETSIGNAL, _GETITIMER = signal.getsignal, signal.getitimer
+_SIGNALS = tuple(signal.valid_signals())
+_ITIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
+_GC_CALLBACKS = __import__("gc").callbacks
 from operator import is_ as _is
 
 

@@ -194,7 +194,8 @@ class Worker:
 
 
 USUAL_MODULES = ("scipy.special", "scipy.integrate", "scipy.linalg", "scipy.optimize", "scipy.interpolate",
-                 "scipy.signal", "scipy.spatial")
+                 "scipy.signal", "scipy.spatial", "scipy.sparse.linalg", "scipy.fft",
+                 "scipy.ndimage")
 IMPORT_RE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w., \t(]+)|import[ \t]+([\w., \t]+))",
                        re.MULTILINE)
 
