@@ -3316,7 +3316,10 @@ def print_report(checks: list, result: str, score, keys: dict, table=(), stream=
     for line in table:
         print(one_line(line), file=stream)
     for key, value in keys.items():
-        print(one_line(f"{key}: {format_value(key, value, keys)}"), file=stream)
+        head, *rows = f"{key}: {format_value(key, value, keys)}".split("\n")
+        print(one_line(head), file=stream)
+        for row in rows:            # a table's rows, always indented: none can pass for a verdict line
+            print(one_line(row if row.startswith(" ") else "  " + row), file=stream)
     print(f"RESULT: {result}", file=stream)
     if score is not None:
         print(f"SCORE: {score}", file=stream)

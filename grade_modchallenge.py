@@ -3924,6 +3924,17 @@ def _too_deep(obj) -> bool:
     return False
 
 
+_MAX_INT_DIGITS = 4300   # Python's default int-string limit, held here whatever the process set
+                         # (SciCode lifts it for its own parsing): a longer integer in a reply
+                         # is refused, not parsed in quadratic time
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > _MAX_INT_DIGITS:
+        raise ValueError(f"an integer of more than {_MAX_INT_DIGITS} digits")
+    return int(digits)
+
+
 def decode_reply(line: bytes, token: str) -> tuple:
     """(body, is_ask, None) for an authentic reply line, (None, False, why) for anything
     else.  Never raises: garbage is the child's failure, never the grader's."""
@@ -3933,7 +3944,7 @@ def decode_reply(line: bytes, token: str) -> tuple:
     except UnicodeDecodeError as exc:
         return None, False, f"invalid UTF-8 at byte {exc.start}"
     try:
-        msg = json.loads(text)
+        msg = json.loads(text, parse_int=_bounded_int)
     except RecursionError:
         return None, False, "JSON nested too deeply to decode"
     except MemoryError:
@@ -4339,7 +4350,10 @@ def print_report(checks: list, result: str, score, keys: dict, table=(), stream=
     for line in table:
         print(one_line(line), file=stream)
     for key, value in keys.items():
-        print(one_line(f"{key}: {format_value(key, value, keys)}"), file=stream)
+        head, *rows = f"{key}: {format_value(key, value, keys)}".split("\n")
+        print(one_line(head), file=stream)
+        for row in rows:            # a table's rows, always indented: none can pass for a verdict line
+            print(one_line(row if row.startswith(" ") else "  " + row), file=stream)
     print(f"RESULT: {result}", file=stream)
     if score is not None:
         print(f"SCORE: {score}", file=stream)
