@@ -254,6 +254,24 @@ MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
 # =============================================================================
 # RECORDS
 # =============================================================================
+_INTERRUPT = {"at": None}     # set when interrupted: results arriving after it are not kept, and
+                              # no child is started after it (see reports._interrupted)
+
+
+def join_unless_interrupted(thread) -> bool:
+    """Wait for `thread` unless the grader is interrupted (Ctrl-C, SIGTERM): a wait in a
+    `finally` that unwinds the interrupt must not keep the grader alive.  On the main thread an
+    interrupt is raised (again: one a library callback swallowed, as importlib's module-lock
+    callback does, must still end the grading); elsewhere False.  True if the thread ended."""
+    while thread.is_alive():
+        if _INTERRUPT["at"] is not None:
+            if threading.current_thread() is threading.main_thread():
+                raise KeyboardInterrupt
+            return False
+        thread.join(0.2)
+    return True
+
+
 class Status(str, enum.Enum):
     PASS = "PASS"
     FAIL = "FAIL"
@@ -3220,6 +3238,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     mem = int(mem_bytes if mem_bytes is not None else limits["mem_bytes"])
     with _PROBE_LOCK:
         known = dict(_SANDBOX)
+    if _INTERRUPT["at"] is not None:       # Ctrl-C: nothing new starts (and nothing is probed)
+        return RunOutcome("error", [], "not started: the grader was interrupted", 0.0, None, "", "")
     # Before anything is known, launch in the full sandbox at once: its init reports what held
     # (no separate probe on the critical path); if it did not hold, probe, and run again.
     plan = known or {"prefix": _full_prefix(), "root": True}
@@ -3285,7 +3305,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                 os.close(fd)
             life.close()
             life_child.close()
-            if not known:                              # e.g. no unshare here: probe, run again
+            if not known and _INTERRUPT["at"] is None:  # e.g. no unshare here: probe, run again
                 sandbox_level()
                 return run_isolated(submission_dir, driver_body, request, timeout, **again)
             return RunOutcome("error", [], f"could not start the child: {exc}", 0.0, None, "", "",
@@ -3437,6 +3457,9 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
             rc = -int(said.split()[1])
         if not known:
             full = _full_level(ready)
+            if _INTERRUPT["at"] is not None:
+                return RunOutcome("error", messages, "stopped: the grader was interrupted", wall, rc,
+                                  stdout, stderr)
             if full is None or said.startswith("setup ") or (rc == 127 and not messages):
                 sandbox_level()                       # the full sandbox did not hold: probe,
                 return run_isolated(submission_dir, driver_body, request, timeout, **again)
@@ -3806,6 +3829,8 @@ def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: 
 
 def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
     """Start _SANDBOX_INIT through prefix in probe mode; what it saw, or None if it did not run."""
+    if _INTERRUPT["at"] is not None:        # Ctrl-C: nothing new starts
+        return None
     import socket
     marker = os.path.join(work, "hidden")
     with open(marker, "w") as fh:
@@ -3840,7 +3865,7 @@ _PROBE_LOCK = threading.Lock()
 def sandbox_level() -> dict:
     """How the child is confined here (probed once by running a child the real way)."""
     with _PROBE_LOCK:
-        if not _SANDBOX:
+        if not _SANDBOX and _INTERRUPT["at"] is None:   # after Ctrl-C: not probed, {} (unknown)
             _probe_sandbox()
     return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
 
@@ -5823,6 +5848,8 @@ def grade_single(args, submission: str) -> tuple:
     progress_start(args, submission)
     try:
         report = grade_submission(args, submission)
+        if _INTERRUPT["at"] is not None:        # an interrupt a library swallowed: still no verdict
+            return _interrupted_exit(submission)
         result, score = report_verdict(report, args)
         full = (result, score)                  # what the exit code is computed from
         result, score = subset_verdict(report.checks, result, score)
@@ -5950,20 +5977,42 @@ def _interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
+# Why: Ctrl-C must end the grader whatever it was waiting on (a worker thread joined in a
+# `finally`, a child that escaped a /proc snapshot); a clean unwind takes well under 1 s, and
+# grade_many gives each child grader 10 s before it kills them.
+INTERRUPT_EXIT_S = 30.0
+
+
 def _reap_after_interrupt() -> None:
     """Children a worker thread starts after the interrupt (a phase that was about to begin, a
-    worker restarted) go too, until this grader exits."""
-    while time.monotonic() - _INTERRUPT["at"] < 60:
+    worker restarted) go too, until this grader exits; if it has not exited INTERRUPT_EXIT_S
+    after the interrupt, it exits here with 130 (no report is written after an interrupt)."""
+    while time.monotonic() - _INTERRUPT["at"] < INTERRUPT_EXIT_S:
         time.sleep(0.2)
         kill_descendants()
+    try:                    # the raw descriptor: the main thread may hold the stream's lock
+        os.write(2, f"{GRADER_NAME}: interrupted: still busy {INTERRUPT_EXIT_S:.0f} s after the "
+                 "interrupt; exiting now\n".encode())
+    except (OSError, ValueError):
+        pass
+    kill_descendants()
+    os._exit(EXIT_INTERRUPTED)
 
 
-_INTERRUPT = {"at": None}     # set when interrupted: results arriving after it are not kept
+def _unraisable(hook):
+    """sys.unraisablehook: the KeyboardInterrupt of an interrupt that landed in a finalizer or a
+    callback (where Python can only print it) is not a traceback to show; the rest go to `hook`."""
+    def unraisable(info):
+        if _INTERRUPT["at"] is not None and isinstance(info.exc_value, KeyboardInterrupt):
+            return
+        hook(info)
+    return unraisable
 
 
 def run_cli(argv=None) -> int:
     """Parse, check usage, then grade one submission here or several in child graders, or merge."""
-    previous = {}
+    previous, hook = {}, sys.unraisablehook
+    sys.unraisablehook = _unraisable(hook)
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):     # an inherited SIG_IGN (nohup, &) is kept
             if signal.getsignal(sig) is not signal.SIG_IGN:
@@ -5975,6 +6024,7 @@ def run_cli(argv=None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = hook
 
 
 def grade_all(args) -> tuple:

@@ -109,6 +109,24 @@ SPEC = {
 # =============================================================================
 # RECORDS
 # =============================================================================
+_INTERRUPT = {"at": None}     # set when interrupted: results arriving after it are not kept, and
+                              # no child is started after it (see reports._interrupted)
+
+
+def join_unless_interrupted(thread) -> bool:
+    """Wait for `thread` unless the grader is interrupted (Ctrl-C, SIGTERM): a wait in a
+    `finally` that unwinds the interrupt must not keep the grader alive.  On the main thread an
+    interrupt is raised (again: one a library callback swallowed, as importlib's module-lock
+    callback does, must still end the grading); elsewhere False.  True if the thread ended."""
+    while thread.is_alive():
+        if _INTERRUPT["at"] is not None:
+            if threading.current_thread() is threading.main_thread():
+                raise KeyboardInterrupt
+            return False
+        thread.join(0.2)
+    return True
+
+
 class Status(str, enum.Enum):
     PASS = "PASS"
     FAIL = "FAIL"
@@ -3444,7 +3462,8 @@ class WorkerPool:
         return item
 
     def close(self) -> None:
-        self.launcher.join()
+        if not join_unless_interrupted(self.launcher):
+            return                      # Ctrl-C: the workers are killed with the grader's children
         while True:
             try:
                 item = self.started.get_nowait()
@@ -3986,6 +4005,8 @@ def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: 
 
 def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
     """Start _SANDBOX_INIT through prefix in probe mode; what it saw, or None if it did not run."""
+    if _INTERRUPT["at"] is not None:        # Ctrl-C: nothing new starts
+        return None
     import socket
     marker = os.path.join(work, "hidden")
     with open(marker, "w") as fh:
@@ -4020,7 +4041,7 @@ _PROBE_LOCK = threading.Lock()
 def sandbox_level() -> dict:
     """How the child is confined here (probed once by running a child the real way)."""
     with _PROBE_LOCK:
-        if not _SANDBOX:
+        if not _SANDBOX and _INTERRUPT["at"] is None:   # after Ctrl-C: not probed, {} (unknown)
             _probe_sandbox()
     return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
 
@@ -5911,6 +5932,8 @@ def grade_single(args, submission: str) -> tuple:
     progress_start(args, submission)
     try:
         report = grade_submission(args, submission)
+        if _INTERRUPT["at"] is not None:        # an interrupt a library swallowed: still no verdict
+            return _interrupted_exit(submission)
         result, score = report_verdict(report, args)
         full = (result, score)                  # what the exit code is computed from
         result, score = subset_verdict(report.checks, result, score)
@@ -6038,20 +6061,42 @@ def _interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
+# Why: Ctrl-C must end the grader whatever it was waiting on (a worker thread joined in a
+# `finally`, a child that escaped a /proc snapshot); a clean unwind takes well under 1 s, and
+# grade_many gives each child grader 10 s before it kills them.
+INTERRUPT_EXIT_S = 30.0
+
+
 def _reap_after_interrupt() -> None:
     """Children a worker thread starts after the interrupt (a phase that was about to begin, a
-    worker restarted) go too, until this grader exits."""
-    while time.monotonic() - _INTERRUPT["at"] < 60:
+    worker restarted) go too, until this grader exits; if it has not exited INTERRUPT_EXIT_S
+    after the interrupt, it exits here with 130 (no report is written after an interrupt)."""
+    while time.monotonic() - _INTERRUPT["at"] < INTERRUPT_EXIT_S:
         time.sleep(0.2)
         kill_descendants()
+    try:                    # the raw descriptor: the main thread may hold the stream's lock
+        os.write(2, f"{GRADER_NAME}: interrupted: still busy {INTERRUPT_EXIT_S:.0f} s after the "
+                 "interrupt; exiting now\n".encode())
+    except (OSError, ValueError):
+        pass
+    kill_descendants()
+    os._exit(EXIT_INTERRUPTED)
 
 
-_INTERRUPT = {"at": None}     # set when interrupted: results arriving after it are not kept
+def _unraisable(hook):
+    """sys.unraisablehook: the KeyboardInterrupt of an interrupt that landed in a finalizer or a
+    callback (where Python can only print it) is not a traceback to show; the rest go to `hook`."""
+    def unraisable(info):
+        if _INTERRUPT["at"] is not None and isinstance(info.exc_value, KeyboardInterrupt):
+            return
+        hook(info)
+    return unraisable
 
 
 def run_cli(argv=None) -> int:
     """Parse, check usage, then grade one submission here or several in child graders, or merge."""
-    previous = {}
+    previous, hook = {}, sys.unraisablehook
+    sys.unraisablehook = _unraisable(hook)
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):     # an inherited SIG_IGN (nohup, &) is kept
             if signal.getsignal(sig) is not signal.SIG_IGN:
@@ -6063,6 +6108,7 @@ def run_cli(argv=None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = hook
 
 
 def grade_all(args) -> tuple:

@@ -129,29 +129,85 @@ def test_modchallenge_seeds_resume(tmp_path, capsys, monkeypatch):
     assert again["phases"]["seed1.total"] < 1.0          # nothing re-run
 
 
-def test_ctrl_c_is_exit_130_children_gone_no_traceback(tmp_path):
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().decode("utf-8", "replace")
+    except OSError:                 # gone between the listing and the read
+        return ""
+
+
+NO_USERNS = "#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n"
+
+
+@pytest.mark.parametrize("host", ["this-host", "no-user-namespaces"])
+def test_ctrl_c_is_exit_130_children_gone_no_traceback(tmp_path, host):
+    """Ctrl-C as soon as the first child exists (its sandbox init not yet reporting): on a host
+    without user namespaces (a CI container: an `unshare` that fails, as there) that first
+    launch would be probed and relaunched; after the interrupt nothing is."""
     sub = tmp_path / "sub"
     shutil.copytree(REFERENCE / "fem" / "gold", sub)
     (sub / "fem_solver.py").write_text("import time\n\n\ndef solve(n):\n    while True:\n        time.sleep(1)\n")
     cmd = [sys.executable, str(REPO / "grade_fem.py"), str(sub), "--json", str(tmp_path / "r.json")]
-    holder = {}
-
-    def running():
-        kids = descendants(holder["pid"]) if "pid" in holder else set()
-        return any("grader_driver" in open(f"/proc/{p}/cmdline", "rb").read().decode("utf-8", "replace")
-                   for p in kids if os.path.exists(f"/proc/{p}/cmdline"))
+    env = dict(os.environ)
+    if host == "no-user-namespaces":
+        (tmp_path / "bin").mkdir()
+        (tmp_path / "bin" / "unshare").write_text(NO_USERNS)
+        (tmp_path / "bin" / "unshare").chmod(0o755)
+        env["PATH"] = f"{tmp_path / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
-    holder["pid"] = proc.pid
+                            preexec_fn=default_sigint, env=env)
     deadline = time.monotonic() + 60
-    while not running() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while time.monotonic() < deadline and proc.poll() is None and \
+            not any("grader_driver" in cmdline(p) for p in descendants(proc.pid)):
+        time.sleep(0.005)
     kids = descendants(proc.pid)
+    t_sig = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err and "RESULT" not in out, (out, err)
+    assert "still busy" not in err, err          # the clean unwind, not the last-resort exit
+    assert time.monotonic() - t_sig < 20, err
     assert kids and not any(alive(p) for p in kids)
     assert not (tmp_path / "r.json").exists()
+
+
+STUCK_AFTER_INTERRUPT = """
+import importlib.util, os, signal, sys, time
+spec = importlib.util.spec_from_file_location("g", sys.argv[1])
+g = sys.modules["g"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(g)
+g.INTERRUPT_EXIT_S = 1.0
+signal.signal(signal.SIGINT, g._interrupted)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+except KeyboardInterrupt:
+    pass
+while True:                 # a wait the unwind cannot break (what the last-resort exit is for)
+    time.sleep(0.1)
+"""
+
+
+@pytest.mark.parametrize("name", ["grade_fem.py", "grade_engiai.py"])
+def test_interrupted_grader_that_cannot_unwind_still_exits_130(tmp_path, name):
+    proc = subprocess.run([sys.executable, "-c", STUCK_AFTER_INTERRUPT, str(REPO / name)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130 and "still busy 1 s after the interrupt" in proc.stderr, proc
+
+
+def test_no_child_starts_after_an_interrupt(tmp_path):
+    """What a worker thread would start after Ctrl-C is refused before anything is launched."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("grade_fem_interrupt", REPO / "grade_fem.py")
+    g = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(g)
+    (tmp_path / "s").mkdir()
+    g._INTERRUPT["at"] = time.monotonic()
+    before = descendants(os.getpid())
+    out = g.run_isolated(str(tmp_path / "s"), "raise SystemExit(0)\n", {}, 5.0)
+    assert out.status == "error" and "interrupted" in out.reason and out.wall == 0.0
+    assert descendants(os.getpid()) == before
 
 
 # ---- --out DIR in every grader: each submission's report kept, reused by a rerun -----------------

@@ -2,10 +2,29 @@
 import dataclasses
 import enum
 import math
+import threading
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # RECORDS
 # =============================================================================
+_INTERRUPT = {"at": None}     # set when interrupted: results arriving after it are not kept, and
+                              # no child is started after it (see reports._interrupted)
+
+
+def join_unless_interrupted(thread) -> bool:
+    """Wait for `thread` unless the grader is interrupted (Ctrl-C, SIGTERM): a wait in a
+    `finally` that unwinds the interrupt must not keep the grader alive.  On the main thread an
+    interrupt is raised (again: one a library callback swallowed, as importlib's module-lock
+    callback does, must still end the grading); elsewhere False.  True if the thread ended."""
+    while thread.is_alive():
+        if _INTERRUPT["at"] is not None:
+            if threading.current_thread() is threading.main_thread():
+                raise KeyboardInterrupt
+            return False
+        thread.join(0.2)
+    return True
+
+
 class Status(str, enum.Enum):
     PASS = "PASS"
     FAIL = "FAIL"

@@ -21,7 +21,7 @@ from graders.common.plots import plot_subdir, plot_usage_error, write_leaderboar
 from graders.common.html_report import write_html
 from graders.common.options import add_shared_option, resolve_deprecated, subset_requested
 from graders.common.printing import format_check, print_report
-from graders.common.records import Check, Status, _jsonable
+from graders.common.records import _INTERRUPT, Check, Status, _jsonable
 from graders.common.stats import interval_text, intervals_overlap
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
@@ -901,6 +901,8 @@ def grade_single(args, submission: str) -> tuple:
     progress_start(args, submission)
     try:
         report = grade_submission(args, submission)
+        if _INTERRUPT["at"] is not None:        # an interrupt a library swallowed: still no verdict
+            return _interrupted_exit(submission)
         result, score = report_verdict(report, args)
         full = (result, score)                  # what the exit code is computed from
         result, score = subset_verdict(report.checks, result, score)
@@ -1028,20 +1030,42 @@ def _interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
+# Why: Ctrl-C must end the grader whatever it was waiting on (a worker thread joined in a
+# `finally`, a child that escaped a /proc snapshot); a clean unwind takes well under 1 s, and
+# grade_many gives each child grader 10 s before it kills them.
+INTERRUPT_EXIT_S = 30.0
+
+
 def _reap_after_interrupt() -> None:
     """Children a worker thread starts after the interrupt (a phase that was about to begin, a
-    worker restarted) go too, until this grader exits."""
-    while time.monotonic() - _INTERRUPT["at"] < 60:
+    worker restarted) go too, until this grader exits; if it has not exited INTERRUPT_EXIT_S
+    after the interrupt, it exits here with 130 (no report is written after an interrupt)."""
+    while time.monotonic() - _INTERRUPT["at"] < INTERRUPT_EXIT_S:
         time.sleep(0.2)
         kill_descendants()
+    try:                    # the raw descriptor: the main thread may hold the stream's lock
+        os.write(2, f"{GRADER_NAME}: interrupted: still busy {INTERRUPT_EXIT_S:.0f} s after the "
+                 "interrupt; exiting now\n".encode())
+    except (OSError, ValueError):
+        pass
+    kill_descendants()
+    os._exit(EXIT_INTERRUPTED)
 
 
-_INTERRUPT = {"at": None}     # set when interrupted: results arriving after it are not kept
+def _unraisable(hook):
+    """sys.unraisablehook: the KeyboardInterrupt of an interrupt that landed in a finalizer or a
+    callback (where Python can only print it) is not a traceback to show; the rest go to `hook`."""
+    def unraisable(info):
+        if _INTERRUPT["at"] is not None and isinstance(info.exc_value, KeyboardInterrupt):
+            return
+        hook(info)
+    return unraisable
 
 
 def run_cli(argv=None) -> int:
     """Parse, check usage, then grade one submission here or several in child graders, or merge."""
-    previous = {}
+    previous, hook = {}, sys.unraisablehook
+    sys.unraisablehook = _unraisable(hook)
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):     # an inherited SIG_IGN (nohup, &) is kept
             if signal.getsignal(sig) is not signal.SIG_IGN:
@@ -1053,6 +1077,7 @@ def run_cli(argv=None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = hook
 
 
 def grade_all(args) -> tuple:

@@ -12,6 +12,7 @@ import threading
 import time
 from graders._embed import embed
 from graders.common.bench import GRADER_NAME, SPEC
+from graders.common.records import _INTERRUPT
 from graders.common.sandbox import (CHILD_RUNTIME, _PROBE_LOCK, _SANDBOX, _SANDBOX_INIT, _drain,
     _full_level, _full_prefix, _grader_site_dirs, _launch_cfg, _python_exe, decode_reply,
     sandbox_level)
@@ -234,6 +235,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     mem = int(mem_bytes if mem_bytes is not None else limits["mem_bytes"])
     with _PROBE_LOCK:
         known = dict(_SANDBOX)
+    if _INTERRUPT["at"] is not None:       # Ctrl-C: nothing new starts (and nothing is probed)
+        return RunOutcome("error", [], "not started: the grader was interrupted", 0.0, None, "", "")
     # Before anything is known, launch in the full sandbox at once: its init reports what held
     # (no separate probe on the critical path); if it did not hold, probe, and run again.
     plan = known or {"prefix": _full_prefix(), "root": True}
@@ -299,7 +302,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                 os.close(fd)
             life.close()
             life_child.close()
-            if not known:                              # e.g. no unshare here: probe, run again
+            if not known and _INTERRUPT["at"] is None:  # e.g. no unshare here: probe, run again
                 sandbox_level()
                 return run_isolated(submission_dir, driver_body, request, timeout, **again)
             return RunOutcome("error", [], f"could not start the child: {exc}", 0.0, None, "", "",
@@ -451,6 +454,9 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
             rc = -int(said.split()[1])
         if not known:
             full = _full_level(ready)
+            if _INTERRUPT["at"] is not None:
+                return RunOutcome("error", messages, "stopped: the grader was interrupted", wall, rc,
+                                  stdout, stderr)
             if full is None or said.startswith("setup ") or (rc == 127 and not messages):
                 sandbox_level()                       # the full sandbox did not hold: probe,
                 return run_isolated(submission_dir, driver_body, request, timeout, **again)

@@ -10,7 +10,7 @@ import tempfile
 import threading
 from graders._embed import embed
 from graders.common.bench import GRADER_NAME
-from graders.common.records import Check, Status
+from graders.common.records import _INTERRUPT, Check, Status
 # -- end of source-tree preamble: the build keeps only what follows --
 # ---- the sandbox: probed once, the same for every child of every grader ----
 # pid 1 of the run's pid namespace (or, where there is none, a plain watcher), run as
@@ -134,6 +134,8 @@ def _launch_cfg(work: str, root: bool, rw: list, argv: list, cwd: str, rlimits: 
 
 def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
     """Start _SANDBOX_INIT through prefix in probe mode; what it saw, or None if it did not run."""
+    if _INTERRUPT["at"] is not None:        # Ctrl-C: nothing new starts
+        return None
     import socket
     marker = os.path.join(work, "hidden")
     with open(marker, "w") as fh:
@@ -168,7 +170,7 @@ _PROBE_LOCK = threading.Lock()
 def sandbox_level() -> dict:
     """How the child is confined here (probed once by running a child the real way)."""
     with _PROBE_LOCK:
-        if not _SANDBOX:
+        if not _SANDBOX and _INTERRUPT["at"] is None:   # after Ctrl-C: not probed, {} (unknown)
             _probe_sandbox()
     return {k: v for k, v in _SANDBOX.items() if k not in ("prefix", "root")}
 

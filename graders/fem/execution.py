@@ -4,7 +4,7 @@ import shutil
 import tempfile
 import threading
 import time
-from graders.common.records import Check, Report, Status
+from graders.common.records import Check, Report, Status, join_unless_interrupted
 from graders.common.runner import RunOutcome, run_isolated
 from graders.fem.audit_live import AuditSession
 from graders.fem.driver_run import FEM_DRIVER
@@ -61,7 +61,8 @@ class Execution:
     def join(self):
         """The run's RunOutcome, once it is over."""
         for t in self.threads:
-            t.join()
+            if not join_unless_interrupted(t):
+                return None             # Ctrl-C: the unwind goes on (the children are killed)
         shutil.rmtree(self.tmp, ignore_errors=True)
         return self.outcome
 

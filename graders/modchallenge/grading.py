@@ -1,7 +1,8 @@
 """GRADING (a part of grade_modchallenge.py; see CONTRIBUTING.md)."""
 import time
 from graders.common.records import Check, Report, Status
-from graders.common.reports import _INTERRUPT, progress, progress_count
+from graders.common.records import _INTERRUPT
+from graders.common.reports import progress, progress_count
 from graders.common.sandbox import sandbox_check
 from graders.modchallenge.gates_runtime import guard_request
 from graders.modchallenge.gates_static import check_artifact_size, check_manifest, check_static

@@ -5,7 +5,8 @@ import os
 import time
 from graders.common.options import subset_text
 from graders.common.records import Check, Status
-from graders.common.reports import _INTERRUPT, UsageError, progress, progress_count
+from graders.common.records import _INTERRUPT
+from graders.common.reports import UsageError, progress, progress_count
 from graders.common.sandbox import sandbox_check, sandbox_level
 from graders.common.stats import binomial_estimate, clustered_estimate
 from graders.scicode.census import classify

@@ -14,7 +14,8 @@ import tempfile
 import threading
 import time
 from graders._embed import embed
-from graders.common.reports import _INTERRUPT, grader_sha256
+from graders.common.records import _INTERRUPT, join_unless_interrupted
+from graders.common.reports import grader_sha256
 from graders.common.sandbox import (CHILD_RUNTIME, _SANDBOX, _SANDBOX_INIT, _drain,
     _grader_site_dirs, _launch_cfg, _python_exe, decode_reply, sandbox_level)
 from graders.scicode.comparison import _grader_cmp, decode_value
@@ -280,7 +281,8 @@ class WorkerPool:
         return item
 
     def close(self) -> None:
-        self.launcher.join()
+        if not join_unless_interrupted(self.launcher):
+            return                      # Ctrl-C: the workers are killed with the grader's children
         while True:
             try:
                 item = self.started.get_nowait()
