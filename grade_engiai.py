@@ -4864,10 +4864,9 @@ def grade_many(args, reused: dict) -> tuple:
 def _interrupted(signum, frame):
     """Ctrl-C (SIGINT) or SIGTERM: every child goes at once (a thread waiting on one is released),
     then KeyboardInterrupt unwinds to grade_single / grade_many: exit 130, no traceback."""
-    if _INTERRUPT["at"] is None:
-        _INTERRUPT["at"] = time.monotonic()
-        threading.Thread(target=_reap_after_interrupt, daemon=True).start()
-    kill_descendants()
+    if _INTERRUPT["at"] is None:        # no thread started here: Thread.start takes threading's
+        _INTERRUPT["at"] = time.monotonic()  # own lock, which the interrupted main thread may hold
+    kill_descendants()                   # (a deadlock seen under test); the watch is running
     raise KeyboardInterrupt
 
 
@@ -4877,10 +4876,24 @@ def _interrupted(signum, frame):
 INTERRUPT_EXIT_S = 30.0
 
 
-def _reap_after_interrupt() -> None:
-    """Children a worker thread starts after the interrupt (a phase that was about to begin, a
-    worker restarted) go too, until this grader exits; if it has not exited INTERRUPT_EXIT_S
-    after the interrupt, it exits here with 130 (no report is written after an interrupt)."""
+_WATCH = {"thread": None}
+
+
+def start_interrupt_watch() -> None:
+    """Once per process, before a handler can run: the thread that acts on an interrupt."""
+    if _WATCH["thread"] is None:
+        _WATCH["thread"] = threading.Thread(target=_watch_interrupt, daemon=True,
+                                            name="interrupt-watch")
+        _WATCH["thread"].start()
+
+
+def _watch_interrupt() -> None:
+    """Idle (a check every 0.2 s) until an interrupt; then children a worker thread starts after
+    it (a phase that was about to begin, a worker restarted) go too, until this grader exits; if
+    it has not exited INTERRUPT_EXIT_S after the interrupt, it exits here with 130 (no report is
+    written after an interrupt)."""
+    while _INTERRUPT["at"] is None:
+        time.sleep(0.2)
     while time.monotonic() - _INTERRUPT["at"] < INTERRUPT_EXIT_S:
         time.sleep(0.2)
         kill_descendants()
@@ -4910,6 +4923,7 @@ def run_cli(argv=None) -> int:
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):     # an inherited SIG_IGN (nohup, &) is kept
             if signal.getsignal(sig) is not signal.SIG_IGN:
+                start_interrupt_watch()
                 previous[sig] = signal.signal(sig, _interrupted)
     except ValueError:          # not the main thread: the default handlers stay
         pass

@@ -178,6 +178,7 @@ spec = importlib.util.spec_from_file_location("g", sys.argv[1])
 g = sys.modules["g"] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(g)
 g.INTERRUPT_EXIT_S = 1.0
+g.start_interrupt_watch()
 signal.signal(signal.SIGINT, g._interrupted)
 try:
     os.kill(os.getpid(), signal.SIGINT)
@@ -205,7 +206,10 @@ def test_no_child_starts_after_an_interrupt(tmp_path):
     (tmp_path / "s").mkdir()
     g._INTERRUPT["at"] = time.monotonic()
     before = descendants(os.getpid())
-    out = g.run_isolated(str(tmp_path / "s"), "raise SystemExit(0)\n", {}, 5.0)
+    try:
+        out = g.run_isolated(str(tmp_path / "s"), "raise SystemExit(0)\n", {}, 5.0)
+    finally:
+        g._INTERRUPT["at"] = None
     assert out.status == "error" and "interrupted" in out.reason and out.wall == 0.0
     assert descendants(os.getpid()) == before
 
