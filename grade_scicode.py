@@ -2051,6 +2051,7 @@ _NAME = type.__dict__["__name__"].__get__
 _OBJ_GET = object.__getattribute__
 _NP_COPY = numpy.ndarray.copy
 _NP_VIEW = numpy.ndarray.view
+_COPYTO = numpy.copyto
 _NDARRAY, _MATRIX = numpy.ndarray, numpy.matrix
 import collections as _collections, dataclasses as _dataclasses, fractions as _fractions, functools as _functools, types as _types
 _FRACTION = _fractions.Fraction
@@ -2543,6 +2544,64 @@ def _settle_args(args, kwargs, budget):
             _settle(a, budget)
 
 
+def _copy_in(a, budget, memo):
+    """What generated code is handed for a mutable object of its caller (the tests, or a
+    library they called): a copy (a list, dict, set, bytearray, numpy array, an object of the
+    generation's own hookless class or of this process's record classes), converted; what it
+    keeps of it is the copy, never the caller's object.  _MISSING: the object itself (an
+    immutable value, a library object, anything else: settled in place after the call)."""
+    t = _TYPE(a)
+    if t is list or t is dict or t is set or t is bytearray or t is _NDARRAY:
+        return _plain(a, budget, 1, memo)
+    if not _FLAGS(t) & _HEAP or (_library(t) and id(t) not in _OWN) or type in _TYPE_MRO(t):
+        return _MISSING
+    mro = _TYPE_MRO(t)
+    if _ENUM in mro or _data_of(mro) is not None or _hooked(t) or \
+            any(_library(c) and "__init__" in _TYPE_DICT(c) for c in mro if c is not object):
+        return _MISSING                 # (a library base with state of its own: settled in place)
+    return _copy_instance(a, t, budget, 1, memo, False)
+
+
+def _write_back(a, c, budget, memo):
+    """The caller's object after the call: what the generated code left in its copy,
+    converted (an in-place result, as upstream's tests read it); nested objects as copies."""
+    t = _TYPE(a)
+    if t is list:
+        list.__setitem__(a, slice(None), [_plain(x, budget, 1, memo) for x in list.__iter__(c)])
+    elif t is dict:
+        items = [(_plain(k, budget, 1, memo), _plain(x, budget, 1, memo)) for k, x in dict.items(c)]
+        dict.clear(a)
+        dict.update(a, items)
+    elif t is set:
+        items = [_plain(x, budget, 1, memo) for x in set.__iter__(c)]
+        set.clear(a)
+        set.update(a, items)
+    elif t is bytearray:
+        bytearray.__setitem__(a, slice(None), bytes(c))
+    elif t is _NDARRAY:
+        if a.flags.writeable and c.shape == a.shape:
+            src = _plain(c, budget, 1, memo) if c.dtype.hasobject else c
+            _COPYTO(a, src, casting="unsafe")
+    else:
+        if _TYPE(c) is not t:
+            raise NotPlainData(f"the generation changed the class of the {_NAME(t)} it was handed")
+        src, dst = _instance_dict(c, t), _instance_dict(a, t)
+        if src is not None:
+            items = [(k, _plain(x, budget, 1, memo)) for k, x in list(dict.items(src))]
+            dict.clear(dst)
+            dict.update(dst, items)
+        for slot in _slots(t):
+            try:
+                x = slot.__get__(c, t)
+            except AttributeError:
+                try:
+                    slot.__delete__(a)
+                except AttributeError:
+                    pass
+                continue
+            slot.__set__(a, _plain(x, budget, 1, memo))
+
+
 def _settle(obj, budget=None, depth=0, settling=None):
     """An object of the generation's own class (no hooks): its attributes converted in place."""
     settling = settling if settling is not None else {}
@@ -2809,11 +2868,24 @@ def _checked(fn, before):
     recorder must still be the objects they were.  A call from generated code itself (an
     internal call) returns as it is."""
     def checked(*args, **kwargs):
-        out = fn(*args, **kwargs)
-        if not _from_generated():
-            budget = _Budget()
-            out = _plain(out, budget)
-            _settle_args(args, kwargs, budget)     # (a method's own object is its first argument)
+        if _from_generated():
+            out = fn(*args, **kwargs)
+        else:
+            budget, memo, back = _Budget(), {}, {}
+            ins = [_copy_in(a, budget, memo) for a in args]
+            kins = {k: _copy_in(x, budget, memo) for k, x in kwargs.items()}
+            out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
+                     **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
+            pairs = [(a, c) for a, c in zip(args, ins) if c is not _MISSING] + \
+                [(kwargs[k], c) for k, c in kins.items() if c is not _MISSING]
+            for a, c in pairs:          # a copy handed in stands for the caller's object
+                if _FLAGS(_TYPE(a)) & _HEAP:
+                    back[id(c)] = (c, a)
+            for a, c in pairs:
+                _write_back(a, c, budget, back)
+            out = _plain(out, budget, 0, back)
+            _settle_args([a for a, c in zip(args, ins) if c is _MISSING],
+                         {k: kwargs[k] for k, c in kins.items() if c is _MISSING}, budget)
         bad = _tampered(before)
         if bad:
             raise Tampering("replaced " + ", ".join(bad))
@@ -2948,12 +3020,12 @@ def _recorder_state():
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
         "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
-        "_keeps_identity", "_numpy_hooked")] + [_CUR.get("send")] + \
+        "_keeps_identity", "_numpy_hooked", "_copy_in", "_write_back")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
                                          "_WATCHED", "_OWN", "_OWN_FUNCS", "_TYPE", "_TYPE_DICT", "_TYPE_MRO",
-                                         "_OBJ_GET", "_NP_COPY", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
+                                         "_OBJ_GET", "_NP_COPY", "_COPYTO", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
                                          "_ENUM", "_GETSET", "_MEMBER")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
