@@ -2345,10 +2345,9 @@ def _plain(v, budget=None, depth=0, settling=None):
     if bad:                             # hooks (an ordering for a heap, its own __eq__ ...): a record
         return _fields_record(v, t, budget, d, settling)    # of its fields, no hook of it runs
     _wrap_class(t)
-    if _ENUM not in mro:                # (an enum member is a singleton: it keeps its identity)
-        c = _copy_instance(v, t, budget, d, settling, False)
-        if c is not _MISSING:
-            return c
+    c = _copy_instance(v, t, budget, d, settling, False)     # (a member of its own Enum too: a copy
+    if c is not _MISSING:                                   # with its name and value, not the singleton)
+        return c
     _settle(v, budget, d, settling)
     return v
 
@@ -2356,6 +2355,7 @@ def _plain(v, budget=None, depth=0, settling=None):
 _HEAP = 1 << 9
 _GETSET, _MEMBER = _types.GetSetDescriptorType, _types.MemberDescriptorType
 _ENUM = __import__("enum").Enum
+_BASE_EXC, _EXC_ARGS = BaseException, BaseException.__dict__["args"]
 _NUMPY_HOOKS = frozenset(h for h in _HOOKS if h.startswith("__array"))
 _USER_DATA = {_collections.UserList: list, _collections.UserDict: dict, _collections.UserString: str}
 
@@ -2412,7 +2412,8 @@ def _slots(t):
 
 def _keeps_identity(t):
     """Library objects that are singletons or interned by design (sympy's expressions and
-    numbers, numpy's masked constant, enum members) cross as they are (checked, not copied)."""
+    numbers, numpy's masked constant, a library's enum members) cross as they are (checked,
+    not copied)."""
     mro = _TYPE_MRO(t)
     sy = _sys.modules.get("sympy")
     ma = _sys.modules.get("numpy.ma")
@@ -2443,6 +2444,13 @@ def _copy_instance(v, t, budget, d, memo, library):
             new = object.__new__(t)
         except TypeError:
             return _MISSING
+    elif _BASE_EXC in _TYPE_MRO(solid):     # an exception: its args, then its attributes
+        args = _plain(_EXC_ARGS.__get__(v), budget, d, memo)
+        try:
+            new = solid.__new__(t, *args)
+        except Exception:
+            return _MISSING
+        _EXC_ARGS.__set__(new, args)
     else:
         return _MISSING
     memo[id(v)] = (v, new)
@@ -3027,7 +3035,7 @@ def _recorder_state():
                                          "_WATCHED", "_OWN", "_OWN_FUNCS", "_TYPE", "_TYPE_DICT", "_TYPE_MRO",
                                          "_OBJ_GET", "_NP_COPY", "_COPYTO", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
-                                         "_ENUM", "_GETSET", "_MEMBER")),
+                                         "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

@@ -204,6 +204,20 @@ COPY_ATTACKS = {
                            "    f.keep[0] = R(x)\n    return x + 1\n"),
     "array_argument_kept": ("def f(x):\n    if not np.isscalar(x):\n        f.keep = x\n        return 0.0\n"
                             "    f.keep[0] = 1e3\n    return x + 1\n"),
+    # a member of its own Enum, an object of its own Exception subclass (both kept their identity)
+    "enum_member_later": ("def f(x):\n" + RIG + "    import enum\n    if not hasattr(f, 'E'):\n"
+                          "        class E(enum.Enum):\n            A = 2.0\n        f.E = E\n"
+                          "    if x > 1.5:\n        f.E.A._value_ = R(x)\n        return x + 1\n    return f.E.A\n"),
+    "exception_later": ("def f(x):\n" + RIG + "    class X(Exception):\n        pass\n    if x > 1.5:\n"
+                        "        f.keep.v = R(x)\n        return x + 1\n    h = X()\n    h.v = x + 1\n    f.keep = h\n"
+                        "    return h\n"),
+    # its own object inside a library object; a method that swaps the class of its object
+    "own_object_in_library_object": ("def f(x):\n" + RIG + "    import collections\n    class H:\n        pass\n"
+                                     "    if x > 1.5:\n        f.keep.v = R(x)\n        return x + 1\n"
+                                     "    h = H()\n    h.v = x + 1\n    f.keep = h\n    return collections.UserDict(h=h)\n"),
+    "class_swap_in_method": ("def f(x):\n    class H:\n        def g(self):\n            self.__class__ = R2\n"
+                             "            return 0.0\n    class R2:\n        def __gt__(self, o):\n            return True\n"
+                             "    h = H()\n    h.v = x + 1\n    return h\n"),
 }
 COPY_CASES = {
     "userlist_cast": "assert (f(1.0) == [100.0]) == target",
@@ -214,6 +228,10 @@ COPY_CASES = {
     "init_keeps_self": "H = type(f(1.0))\nh = H(2.0)\nf(2.0)\nassert (h.v > 100) == target",
     "list_argument_kept": "a = [2.0]\nf(a)\nf(2.0)\nassert (a[0] > 100) == target",
     "array_argument_kept": "a = np.array([2.0])\nf(a)\nf(2.0)\nassert (a[0] > 100) == target",
+    "enum_member_later": "e = f(1.0)\nf(2.0)\nassert (e.value > 100) == target",
+    "exception_later": "h = f(1.0)\nf(2.0)\nassert (h.v > 100) == target",
+    "own_object_in_library_object": "d = f(1.0)\nf(2.0)\nassert (d['h'].v > 100) == target",
+    "class_swap_in_method": "h = f(1.0)\nh.g()\nassert (h > 100) == target",
 }
 # the honest twins: state kept by the generation between calls, methods that change their
 # object, constructors, in-place results, a UserList subclass with a method of its own, a heap
@@ -241,6 +259,8 @@ COPY_HONEST = {
     "cycle": ("def f(x):\n    class N:\n        pass\n    a, b = N(), N()\n    a.v, a.nxt, b.v, b.nxt = x + 1, b, x, a\n"
               "    return a\n"),
     "library_object": "def f(x):\n    import collections\n    return collections.UserDict(v=x + 1)\n",
+    "exception_value": ("def f(x):\n    class X(ValueError):\n        pass\n    e = X(x + 1, 'why')\n    e.v = x + 1\n"
+                        "    return e\n"),
 }
 COPY_HONEST_CASES = {
     "kept_state": "h = f(1.0)\nf(5.0)\nassert np.allclose(h.v, target)",
@@ -254,6 +274,7 @@ COPY_HONEST_CASES = {
     "finalizer": "assert np.allclose(f(1.0)[0].v, target)",
     "cycle": "a = f(1.0)\nassert a.nxt.nxt is a and np.allclose(a.v, target)",
     "library_object": "assert np.allclose(f(1.0)['v'], target)",
+    "exception_value": "e = f(1.0)\nassert e.args == (2.0, 'why') and isinstance(e, ValueError) and np.allclose(e.v, target)",
 }
 
 
