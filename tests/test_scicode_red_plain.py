@@ -4,8 +4,10 @@ Each attack below was judged correct (PASS) by the return path as it was merged:
 value reached the test's own comparison through a door `_plain`/`_scan`/`_wrap_class` did not
 convert.  Each must now fail as the model's (NotPlainData, or the comparison on converted
 data).  The honest twins beside them must pass; two of them (an lru_cache or partialmethod
-method on a class the step returns) were rejected or unwrapped before.  The rows still open
-are strict xfails with their reason."""
+method on a class the step returns) were rejected or unwrapped before.  The rows left open
+in round 3 (objects rewritten after they crossed, a UserList subclass overriding
+`_UserList__cast`, the honest heap node refused) pass since round 4: what crosses is a copy
+the grader made (below)."""
 import pytest
 
 from test_scicode_plain_data import RIG
