@@ -4,8 +4,10 @@ Each attack below was judged correct (PASS) by the return path as it was merged:
 value reached the test's own comparison through a door `_plain`/`_scan`/`_wrap_class` did not
 convert.  Each must now fail as the model's (NotPlainData, or the comparison on converted
 data).  The honest twins beside them must pass; two of them (an lru_cache or partialmethod
-method on a class the step returns) were rejected or unwrapped before.  The rows still open
-are strict xfails with their reason."""
+method on a class the step returns) were rejected or unwrapped before.  The rows left open
+in round 3 (objects rewritten after they crossed, a UserList subclass overriding
+`_UserList__cast`, the honest heap node refused) pass since round 4: what crosses is a copy
+the grader made (below)."""
 import pytest
 
 from test_scicode_plain_data import RIG
@@ -169,47 +171,145 @@ def test_honest_twins_pass():
     assert (rc, keys["SCORE"]) == (0, "1.0"), out
 
 
-# ---- still open ---------------------------------------------------------------------------
-OPEN_ATTACKS = {
-    # a generated subclass of a library Python class overriding a non-hook method that the
-    # library's own dunder calls (UserList.__eq__ calls self.__cast): the lie is plain data (True)
+# ---- round 4: what crossed is a copy; the generation never holds the tests' objects -----------
+# Objects that kept their identity across the boundary (the generation's own plain class, a
+# library object) could be rewritten after they crossed: by a finalizer, by a later call of the
+# step's function, by a method the test called on them (which stashed `self`), by the
+# constructor the test called, or -- the test's own list or array handed to the step -- by a
+# later call that kept it.  Now every object of a Python class crosses as a copy made by the
+# grader, and a mutable object handed to generated code is handed as a copy whose contents are
+# written back after the call.  A generated UserList overriding `_UserList__cast` (called by
+# UserList.__eq__) crosses as a library UserList of its data.
+COPY_ATTACKS = {
     "userlist_cast": ("def f(x):\n    import collections\n    class L(collections.UserList):\n"
                       "        def _UserList__cast(self, o):\n            return self.data\n    return L([x + 1])\n"),
-    # an object of the generation's own plain class keeps its identity; a finalizer that fires
-    # when the original return value is dropped (during conversion) rewrites its attribute
+    # a finalizer that fires when the original return value is dropped (during conversion)
     "finalizer_after_conversion": (
         "def f(x):\n" + RIG + "    import weakref\n    class H:\n        pass\n    class L(list):\n        pass\n"
         "    h = H()\n    h.v = x + 1\n    t = L([0.0])\n    weakref.finalize(t, lambda: setattr(h, 'v', R(x + 1)))\n"
         "    return [h, t]\n"),
-    # objects that keep their identity across the boundary (the generation's own plain class,
-    # a library object) rewritten by a later call of the step's function
     "later_call_own_object": ("def f(x):\n" + RIG + "    class H:\n        pass\n    if x > 1.5:\n        f.keep.v = R(x)\n"
                               "        return x + 1\n    h = H()\n    h.v = x + 1\n    f.keep = h\n    return h\n"),
     "later_call_library_object": ("def f(x):\n" + RIG + "    import collections\n    if x > 1.5:\n        f.keep['v'] = R(x)\n"
                                   "        return x + 1\n    d = collections.UserDict(v=x + 1)\n    f.keep = d\n    return d\n"),
+    # a method the test calls keeps `self`; a later call rewrites it
+    "method_keeps_self": ("def f(x):\n" + RIG + "    class H:\n        def g(self):\n            f.keep = self\n"
+                          "            return 0.0\n    if x > 1.5:\n        f.keep.v = R(x)\n        return x + 1\n"
+                          "    h = H()\n    h.v = x + 1\n    return h\n"),
+    # the constructor the test calls keeps `self`
+    "init_keeps_self": ("def f(x):\n" + RIG + "    if not hasattr(f, 'H'):\n        class H:\n"
+                        "            def __init__(self, v):\n                self.v = v\n                f.keep = self\n"
+                        "        f.H = H\n    if x > 1.5:\n        f.keep.v = R(x)\n        return x + 1\n"
+                        "    return f.H(x + 1)\n"),
+    # the test's own list / array handed to the step, kept, rewritten by a later call
+    "list_argument_kept": ("def f(x):\n" + RIG + "    if type(x) is list:\n        f.keep = x\n        return 0.0\n"
+                           "    f.keep[0] = R(x)\n    return x + 1\n"),
+    "array_argument_kept": ("def f(x):\n    if not np.isscalar(x):\n        f.keep = x\n        return 0.0\n"
+                            "    f.keep[0] = 1e3\n    return x + 1\n"),
+    # a member of its own Enum, an object of its own Exception subclass (both kept their identity)
+    "enum_member_later": ("def f(x):\n" + RIG + "    import enum\n    if not hasattr(f, 'E'):\n"
+                          "        class E(enum.Enum):\n            A = 2.0\n        f.E = E\n"
+                          "    if x > 1.5:\n        f.E.A._value_ = R(x)\n        return x + 1\n    return f.E.A\n"),
+    "exception_later": ("def f(x):\n" + RIG + "    class X(Exception):\n        pass\n    if x > 1.5:\n"
+                        "        f.keep.v = R(x)\n        return x + 1\n    h = X()\n    h.v = x + 1\n    f.keep = h\n"
+                        "    return h\n"),
+    # its own object inside a library object; a method that swaps the class of its object
+    "own_object_in_library_object": ("def f(x):\n" + RIG + "    import collections\n    class H:\n        pass\n"
+                                     "    if x > 1.5:\n        f.keep.v = R(x)\n        return x + 1\n"
+                                     "    h = H()\n    h.v = x + 1\n    f.keep = h\n    return collections.UserDict(h=h)\n"),
+    "class_swap_in_method": ("def f(x):\n    class H:\n        def g(self):\n            self.__class__ = R2\n"
+                             "            return 0.0\n    class R2:\n        def __gt__(self, o):\n            return True\n"
+                             "    h = H()\n    h.v = x + 1\n    return h\n"),
 }
-OPEN_CASES = {
-    "later_call_own_object": "h = f(1.0)\nf(2.0)\nassert (h.v > 100) == target",
-    "later_call_library_object": "d = f(1.0)\nf(2.0)\nassert (d['v'] > 100) == target",
+COPY_CASES = {
     "userlist_cast": "assert (f(1.0) == [100.0]) == target",
     "finalizer_after_conversion": "assert (f(1.0)[0].v > 100) == target",
+    "later_call_own_object": "h = f(1.0)\nf(2.0)\nassert (h.v > 100) == target",
+    "later_call_library_object": "d = f(1.0)\nf(2.0)\nassert (d['v'] > 100) == target",
+    "method_keeps_self": "h = f(1.0)\nh.g()\nf(2.0)\nassert (h.v > 100) == target",
+    "init_keeps_self": "H = type(f(1.0))\nh = H(2.0)\nf(2.0)\nassert (h.v > 100) == target",
+    "list_argument_kept": "a = [2.0]\nf(a)\nf(2.0)\nassert (a[0] > 100) == target",
+    "array_argument_kept": "a = np.array([2.0])\nf(a)\nf(2.0)\nassert (a[0] > 100) == target",
+    "enum_member_later": "e = f(1.0)\nf(2.0)\nassert (e.value > 100) == target",
+    "exception_later": "h = f(1.0)\nf(2.0)\nassert (h.v > 100) == target",
+    "own_object_in_library_object": "d = f(1.0)\nf(2.0)\nassert (d['h'].v > 100) == target",
+    "class_swap_in_method": "h = f(1.0)\nh.g()\nassert (h > 100) == target",
+}
+# the honest twins: state kept by the generation between calls, methods that change their
+# object, constructors, in-place results, a UserList subclass with a method of its own, a heap
+# of the step's own class with __lt__ (crosses as a record of its fields), a finalizer
+COPY_HONEST = {
+    "kept_state": ("def f(x):\n    class H:\n        pass\n    f.calls = getattr(f, 'calls', 0) + 1\n"
+                   "    h = H()\n    h.v = x + 1\n    f.last = h\n    return h\n"),
+    "mutating_method": ("def f(x):\n    class H:\n        def bump(self, d):\n            self.v = self.v + d\n"
+                        "            self.hist.append(self.v)\n            return self\n"
+                        "    h = H()\n    h.v, h.hist = x, []\n    return h\n"),
+    "constructor": ("def f(x):\n    if not hasattr(f, 'H'):\n        class H:\n"
+                    "            def __init__(self, v):\n                self.v = v + 1\n                self.me = self\n"
+                    "        f.H = H\n    return f.H(x)\n"),
+    "in_place_list": "def f(x):\n    if type(x) is list:\n        x.append(len(x) + 1.0)\n        return None\n    return x + 1\n",
+    "in_place_array": ("def f(x):\n    if not np.isscalar(x):\n        x *= 2\n        x[0] += 0.0\n        return None\n"
+                       "    return x + 1\n"),
+    "userlist_subclass": ("def f(x):\n    import collections\n    class L(collections.UserList):\n"
+                          "        def total(self):\n            return sum(self.data)\n    return L([x + 1])\n"),
+    "heap_nodes": ("def f(x):\n    import heapq\n    class Node:\n        def __init__(self, v):\n            self.v = v\n"
+                   "        def __lt__(self, o):\n            return self.v < o.v\n"
+                   "    h = []\n    for v in (x + 3, x + 1, x + 2):\n        heapq.heappush(h, Node(v))\n"
+                   "    return [heapq.heappop(h) for _ in range(3)]\n"),
+    "finalizer": ("def f(x):\n    import weakref\n    class H:\n        pass\n    class L(list):\n        pass\n"
+                  "    h = H()\n    h.v = x + 1\n    t = L([0.0])\n    weakref.finalize(t, lambda: None)\n    return [h, t]\n"),
+    "cycle": ("def f(x):\n    class N:\n        pass\n    a, b = N(), N()\n    a.v, a.nxt, b.v, b.nxt = x + 1, b, x, a\n"
+              "    return a\n"),
+    "library_object": "def f(x):\n    import collections\n    return collections.UserDict(v=x + 1)\n",
+    "exception_value": ("def f(x):\n    class X(ValueError):\n        pass\n    e = X(x + 1, 'why')\n    e.v = x + 1\n"
+                        "    return e\n"),
+}
+COPY_HONEST_CASES = {
+    "kept_state": "h = f(1.0)\nf(5.0)\nassert np.allclose(h.v, target)",
+    "mutating_method": ("h = f(0.0)\nr = h.bump(1.5)\nh.bump(0.5)\n"
+                        "assert r is h and h.hist == [1.5, 2.0] and np.allclose(h.v, target)"),
+    "constructor": "H = type(f(0.0))\nh = H(1.0)\nassert h.me is h and np.allclose(h.v, target)",
+    "in_place_list": "a = [1.0]\nf(a)\nassert a == [1.0, 2.0] and np.allclose(a[1], target)",
+    "in_place_array": "a = np.array([1.0, 3.0])\nf(a)\nassert np.allclose(a[0], target) and a[1] == 6.0",
+    "userlist_subclass": "r = f(1.0)\nassert r == [2.0] and np.allclose(r[0], target)",
+    "heap_nodes": "r = f(0.0)\nassert [n.v for n in r] == [1.0, 2.0, 3.0] and np.allclose(r[1].v, target)",
+    "finalizer": "assert np.allclose(f(1.0)[0].v, target)",
+    "cycle": "a = f(1.0)\nassert a.nxt.nxt is a and np.allclose(a.v, target)",
+    "library_object": "assert np.allclose(f(1.0)['v'], target)",
+    "exception_value": "e = f(1.0)\nassert e.args == (2.0, 'why') and isinstance(e, ValueError) and np.allclose(e.v, target)",
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open: a library subclass overriding a non-hook method its library dunders "
-                   "call; objects that keep their identity (own plain class, library objects) rewritten after "
-                   "they crossed, by a finalizer or a later call; see /work/notes/redteam22.md")
-@pytest.mark.parametrize("label", sorted(OPEN_ATTACKS))
-def test_open_attacks(label):
-    probs, h5, gen, steps = one_step_set("red-plain-open-" + label, {label: OPEN_ATTACKS[label]}, target=True,
-                                         cases={label: OPEN_CASES[label]})
+@pytest.fixture(scope="module")
+def copy_attacks():
+    probs, h5, gen, steps = one_step_set("red-plain-copy", COPY_ATTACKS, target=True, cases=COPY_CASES)
     rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
-    assert step_line(out, steps[label]).startswith("FAIL"), out
+    return rc, out, steps, keys
 
 
-@pytest.mark.xfail(strict=True, reason="open (builder's known risk): an honest object of the step's own class "
-                   "with __lt__ (a heap node) is refused as NotPlainData")
+@pytest.mark.parametrize("label", sorted(COPY_ATTACKS))
+def test_rewritten_after_crossing_fails_as_the_models(copy_attacks, label):
+    rc, out, steps, keys = copy_attacks
+    line = step_line(out, steps[label])
+    assert line.startswith("FAIL") and "[model]" in line, line
+
+
+def test_copy_attacks_score_zero(copy_attacks):
+    rc, out, steps, keys = copy_attacks
+    assert (rc, keys["RESULT"], keys["SCORE"]) == (1, "FAIL", "0.0"), out
+
+
+def test_copy_honest_twins_pass():
+    probs, h5, gen, steps = one_step_set("red-plain-copy-honest", COPY_HONEST, cases=COPY_HONEST_CASES)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    failed = [step_line(out, steps[k]) for k in COPY_HONEST if not step_line(out, steps[k]).startswith("PASS")]
+    assert not failed, "\n".join(failed)
+    assert (rc, keys["SCORE"]) == (0, "1.0"), out
+
+
 def test_honest_class_with_lt():
+    """An object of the step's own class with __lt__ (a heap node) crosses as a record of its
+    fields (was refused as NotPlainData)."""
     body = ("def f(x):\n    class Node:\n        def __init__(self, v):\n            self.v = v\n"
             "        def __lt__(self, o):\n            return self.v < o.v\n    return sorted([Node(x + 1), Node(x)])\n")
     probs, h5, gen, steps = one_step_set("red-plain-lt", {"lt": body}, cases={"lt": "assert np.allclose(f(1.0)[1].v, target)"})

@@ -100,6 +100,7 @@ _NAME = type.__dict__["__name__"].__get__
 _OBJ_GET = object.__getattribute__
 _NP_COPY = numpy.ndarray.copy
 _NP_VIEW = numpy.ndarray.view
+_COPYTO = numpy.copyto
 _NDARRAY, _MATRIX = numpy.ndarray, numpy.matrix
 import collections as _collections, dataclasses as _dataclasses, fractions as _fractions, functools as _functools, types as _types
 _FRACTION = _fractions.Fraction
@@ -273,9 +274,13 @@ def _plain(v, budget=None, depth=0, settling=None):
     data by exact type, entirely: a copy built from library types (numbers, strings, lists,
     tuples, dicts, sets, numpy arrays and scalars, sparse matrices, Fractions; a dataclass as
     a dataclass of this process with its fields, a namedtuple as a namedtuple of this process;
-    0-d stays 0-d).  Callables come back wrapped; an object of the generation's own class
-    (no hooks) keeps its identity with its attributes converted in place; anything too large,
-    too deep or with its own hooks is NotPlainData."""
+    0-d stays 0-d).  Callables come back wrapped.  An object of a Python class (the
+    generation's own without hooks, or a library's) comes back as a copy made here, of its
+    class, its attributes converted (_copy_instance): the tests never hold what the generation
+    kept.  An object of the generation's own class with hooks comes back as a record of its
+    fields (_fields_record); one that is also a data type's subclass or has numpy hooks is
+    NotPlainData, as is anything too large or too deep.  `settling`: the objects copied so far
+    in this value (id -> (original, copy))."""
     budget = budget or _Budget()
     budget.items += 1
     if budget.items > _MAX_ITEMS:
@@ -316,6 +321,10 @@ def _plain(v, budget=None, depth=0, settling=None):
         _watch(t)
         return _FRACTION(_plain(_OBJ_GET(v, "_numerator"), budget, d), _plain(_OBJ_GET(v, "_denominator"), budget, d))
     if t in _FUNCS or t is staticmethod or t is classmethod:
+        if t is _types.MethodType and settling:     # a bound method of an object copied here: of its copy
+            s = settling.get(id(v.__self__))
+            if s is not None and s[0] is v.__self__ and s[1] is not _MISSING:
+                v = _types.MethodType(v.__func__, s[1])
         return _wrap(v)
     fields = _dataclass_fields(t)
     if fields is not None:
@@ -358,6 +367,8 @@ def _plain(v, budget=None, depth=0, settling=None):
         if callable(v):                 # a bound method-wrapper, a weakref.ref ...: its results converted
             return _wrap(v)
         return v
+    if settling is None:
+        settling = {}
     if _library(t):
         _watch(t)
         for base in _CONTAINERS:
@@ -366,19 +377,192 @@ def _plain(v, budget=None, depth=0, settling=None):
                     return t(_plain(base(v), budget, d, settling))
                 except Exception:
                     return _plain(base(v), budget, d, settling)
-        _scan(v, budget or _Budget(), d, settling if settling is not None else set())
+        if not _keeps_identity(t):      # a copy: what the generation kept of it can change it no more
+            c = _copy_instance(v, t, budget, d, settling, True)
+            if c is not _MISSING:
+                return c
+        _scan(v, budget, d, settling)
         return v
     bad = _hooked(t)
-    if bad:
+    mro = _TYPE_MRO(t)
+    data = _data_of(mro)
+    if bad and (data is not None or _numpy_hooked(mro)):
         raise NotPlainData(f"{_NAME(t)} is or holds an object whose class, made by the generation, "
                            f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
-    mro = _TYPE_MRO(t)
-    for base, data in _DATA_BASES:      # its own subclass of a data type: the data itself
-        if base in mro:
-            return _plain(data(v), budget, d, settling)
+    if data is not None:                # its own subclass of a data type: the data itself, read
+        return _plain(data(v), budget, d, settling)     # by the base type's own accessors
+    if bad:                             # hooks (an ordering for a heap, its own __eq__ ...): a record
+        return _fields_record(v, t, budget, d, settling)    # of its fields, no hook of it runs
     _wrap_class(t)
+    c = _copy_instance(v, t, budget, d, settling, False)     # (a member of its own Enum too: a copy
+    if c is not _MISSING:                                   # with its name and value, not the singleton)
+        return c
     _settle(v, budget, d, settling)
     return v
+
+
+_HEAP = 1 << 9
+_GETSET, _MEMBER = _types.GetSetDescriptorType, _types.MemberDescriptorType
+_ENUM = __import__("enum").Enum
+_BASE_EXC, _EXC_ARGS = BaseException, BaseException.__dict__["args"]
+_NUMPY_HOOKS = frozenset(h for h in _HOOKS if h.startswith("__array"))
+_USER_DATA = {_collections.UserList: list, _collections.UserDict: dict, _collections.UserString: str}
+
+
+def _numpy_hooked(mro):
+    return any(not _library(c) and id(c) not in _OWN and not _NUMPY_HOOKS.isdisjoint(_TYPE_DICT(c))
+               for c in mro if c is not object)
+
+
+def _data_of(mro):
+    """The conversion of a generated subclass of a data type (or of UserList/UserDict/
+    UserString: their `data`, read from the instance's own dict): no method of it runs."""
+    for base, data in _DATA_BASES:
+        if base in mro:
+            return data
+    for base, kind in dict.items(_USER_DATA):
+        if base in mro:
+            return lambda v, base=base, kind=kind: _user_data(v, base, kind)
+    return None
+
+
+def _user_data(v, base, kind):
+    state = _instance_dict(v, _TYPE(v))
+    data = dict.get(state, "data", kind()) if state is not None else kind()
+    out = object.__new__(base)
+    dict.__setitem__(_instance_dict(out, base), "data", data)
+    return out
+
+
+def _instance_dict(v, t):
+    """An object's own attribute dict, read through the `__dict__` slot its class was given
+    (no lookup the generation can steer); None when it has none."""
+    for c in _TYPE_MRO(t):
+        slot = _TYPE_DICT(c).get("__dict__")
+        if slot is None:
+            continue
+        if _TYPE(slot) is not _GETSET:
+            raise NotPlainData(f"{_NAME(t)} defines __dict__ itself")
+        try:
+            state = slot.__get__(v, t)
+        except TypeError:
+            raise NotPlainData(f"{_NAME(t)} holds a foreign __dict__ slot")
+        if _TYPE(state) is not dict:
+            raise NotPlainData(f"{_NAME(t)} has an instance dict that is not a dict")
+        return state
+    return None
+
+
+def _slots(t):
+    """The member descriptors (`__slots__`) of t's classes, as the classes hold them."""
+    return [s for c in _TYPE_MRO(t) if _FLAGS(c) & _HEAP for s in list(_TYPE_DICT(c).values())
+            if _TYPE(s) is _MEMBER]
+
+
+def _keeps_identity(t):
+    """Library objects that are singletons or interned by design (sympy's expressions and
+    numbers, numpy's masked constant, a library's enum members) cross as they are (checked,
+    not copied)."""
+    mro = _TYPE_MRO(t)
+    sy = _sys.modules.get("sympy")
+    ma = _sys.modules.get("numpy.ma")
+    return (_ENUM in mro or (sy is not None and getattr(sy, "Basic", None) in mro)
+            or (ma is not None and getattr(ma, "MaskedConstant", None) in mro))
+
+
+def _copy_instance(v, t, budget, d, memo, library):
+    """A copy of an object of a Python class (the generation's own without hooks, or a
+    library's), made without calling any method of it: a new instance of its class, its
+    instance dict and slots filled with their converted values (each object copied once:
+    shared and cyclic references stay so, within the copy).  The test holds the copy; what
+    the generation kept is the original, and nothing it does to that later reaches the copy.
+    _MISSING when the object's layout is not a plain Python object (a C base other than
+    `object`, or an array): then it is checked in place and keeps its identity."""
+    seen = memo.get(id(v))
+    if seen is not None and seen[0] is v:
+        return seen[1]
+    solid = [c for c in _TYPE_MRO(t) if not _FLAGS(c) & _HEAP][0]
+    if solid is _NDARRAY and library:
+        new = _NP_COPY(v)               # a library array subclass: its data, its items converted
+        if v.dtype.hasobject:
+            flat = _NP_VIEW(new, _NDARRAY).reshape(-1)
+            for i in range(flat.shape[0]):
+                flat[i] = _plain(flat[i], budget, d, memo)
+    elif solid is object:
+        try:
+            new = object.__new__(t)
+        except TypeError:
+            return _MISSING
+    elif _BASE_EXC in _TYPE_MRO(solid):     # an exception: its args, then its attributes
+        args = _plain(_EXC_ARGS.__get__(v), budget, d, memo)
+        try:
+            new = solid.__new__(t, *args)
+        except Exception:
+            return _MISSING
+        _EXC_ARGS.__set__(new, args)
+    else:
+        return _MISSING
+    memo[id(v)] = (v, new)
+    state = _instance_dict(v, t)
+    if state is not None:
+        out = _instance_dict(new, t)
+        if solid is _NDARRAY:
+            dict.clear(out)
+        for k, x in list(dict.items(state)):
+            dict.__setitem__(out, k, _state_value(x, budget, d, memo, library))
+    for slot in _slots(t):
+        try:
+            x = slot.__get__(v, t)
+        except (AttributeError, TypeError):
+            continue
+        slot.__set__(new, _state_value(x, budget, d, memo, library))
+    return new
+
+
+def _state_value(x, budget, d, memo, library):
+    """An attribute of a copied object, converted; in a library object a generated callable
+    is wrapped, the library's own callables stay (a bound method of a copied object is
+    bound to its copy)."""
+    if library:
+        t = _TYPE(x)
+        if t is _types.MethodType:
+            s = memo.get(id(x.__self__))
+            if s is not None and s[0] is x.__self__:
+                x = _types.MethodType(x.__func__, s[1])
+        if _generated_callable(x):
+            return _wrap(x)
+        if t in _FUNCS or t is staticmethod or t is classmethod:
+            return x
+    return _plain(x, budget, d, memo)
+
+
+def _fields_record(v, t, budget, d, memo):
+    """An object of the generation's own class with hooks (an ordering for heapq/sorted, its
+    own __eq__ ...): a dataclass of this process with its instance fields (its dict, then its
+    slots), converted entirely; read by attribute, `==` field by field, recorded as such."""
+    seen = memo.get(id(v))
+    if seen is not None and seen[0] is v:
+        if seen[1] is _MISSING:
+            raise NotPlainData(f"{_NAME(t)} refers to itself through its fields")
+        return seen[1]
+    memo[id(v)] = (v, _MISSING)
+    names, values = [], []
+    state = _instance_dict(v, t)
+    for k, x in list(dict.items(state)) if state is not None else ():
+        if _TYPE(k) is str and k not in names:
+            names.append(k)
+            values.append(_plain(x, budget, d, memo))
+    for slot in _slots(t):
+        try:
+            x = slot.__get__(v, t)
+        except (AttributeError, TypeError):
+            continue
+        if slot.__name__ not in names:
+            names.append(slot.__name__)
+            values.append(_plain(x, budget, d, memo))
+    out = _own_class("dc", _NAME(t), names)(*values)
+    memo[id(v)] = (v, out)
+    return out
 
 
 _DATA_BASES = ((_NDARRAY, lambda v: _NP_COPY(_NP_VIEW(v, _NDARRAY))), (bool, bool.__bool__),
@@ -410,20 +594,79 @@ def _settle_args(args, kwargs, budget):
             for i in range(flat.shape[0]):
                 flat[i] = _plain(flat[i], budget)
         elif _FLAGS(t) & (1 << 9) and not _library(t) and not isinstance(a, type):
-            _plain(a, budget)           # an object of the generation's own class: settled
+            bad = _hooked(t)            # an object of the generation's own class: settled in place
+            if bad:
+                raise NotPlainData(f"{_NAME(t)} is or holds an object whose class, made by the generation, "
+                                   f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
+            _settle(a, budget)
+
+
+def _copy_in(a, budget, memo):
+    """What generated code is handed for a mutable object of its caller (the tests, or a
+    library they called): a copy (a list, dict, set, bytearray, numpy array, an object of the
+    generation's own hookless class or of this process's record classes), converted; what it
+    keeps of it is the copy, never the caller's object.  _MISSING: the object itself (an
+    immutable value, a library object, anything else: settled in place after the call)."""
+    t = _TYPE(a)
+    if t is list or t is dict or t is set or t is bytearray or t is _NDARRAY:
+        return _plain(a, budget, 1, memo)
+    if not _FLAGS(t) & _HEAP or (_library(t) and id(t) not in _OWN) or type in _TYPE_MRO(t):
+        return _MISSING
+    mro = _TYPE_MRO(t)
+    if _ENUM in mro or _data_of(mro) is not None or _hooked(t) or \
+            any(_library(c) and "__init__" in _TYPE_DICT(c) for c in mro if c is not object):
+        return _MISSING                 # (a library base with state of its own: settled in place)
+    return _copy_instance(a, t, budget, 1, memo, False)
+
+
+def _write_back(a, c, budget, memo):
+    """The caller's object after the call: what the generated code left in its copy,
+    converted (an in-place result, as upstream's tests read it); nested objects as copies."""
+    t = _TYPE(a)
+    if t is list:
+        list.__setitem__(a, slice(None), [_plain(x, budget, 1, memo) for x in list.__iter__(c)])
+    elif t is dict:
+        items = [(_plain(k, budget, 1, memo), _plain(x, budget, 1, memo)) for k, x in dict.items(c)]
+        dict.clear(a)
+        dict.update(a, items)
+    elif t is set:
+        items = [_plain(x, budget, 1, memo) for x in set.__iter__(c)]
+        set.clear(a)
+        set.update(a, items)
+    elif t is bytearray:
+        bytearray.__setitem__(a, slice(None), bytes(c))
+    elif t is _NDARRAY:
+        if a.flags.writeable and c.shape == a.shape:
+            src = _plain(c, budget, 1, memo) if c.dtype.hasobject else c
+            _COPYTO(a, src, casting="unsafe")
+    else:
+        if _TYPE(c) is not t:
+            raise NotPlainData(f"the generation changed the class of the {_NAME(t)} it was handed")
+        src, dst = _instance_dict(c, t), _instance_dict(a, t)
+        if src is not None:
+            items = [(k, _plain(x, budget, 1, memo)) for k, x in list(dict.items(src))]
+            dict.clear(dst)
+            dict.update(dst, items)
+        for slot in _slots(t):
+            try:
+                x = slot.__get__(c, t)
+            except AttributeError:
+                try:
+                    slot.__delete__(a)
+                except AttributeError:
+                    pass
+                continue
+            slot.__set__(a, _plain(x, budget, 1, memo))
 
 
 def _settle(obj, budget=None, depth=0, settling=None):
     """An object of the generation's own class (no hooks): its attributes converted in place."""
-    settling = settling if settling is not None else set()
+    settling = settling if settling is not None else {}
     if id(obj) in settling:
         return
-    settling.add(id(obj))
-    try:
-        state = _OBJ_GET(obj, "__dict__")
-    except AttributeError:
-        state = None
-    if _TYPE(state) is dict:
+    settling[id(obj)] = (obj, obj)
+    state = _instance_dict(obj, _TYPE(obj))
+    if state is not None:
         for k, x in list(dict.items(state)):
             dict.__setitem__(state, k, _plain(x, budget, depth, settling))
     for c in _TYPE_MRO(_TYPE(obj)):
@@ -441,7 +684,8 @@ _PROXIES = frozenset((__import__("weakref").ProxyType, __import__("weakref").Cal
 
 
 def _scan(x, budget, depth, seen):
-    """A library object passes as it is: what it holds is checked, not copied (a library's
+    """A library object that keeps its identity (a singleton by design, or a layout that is not
+    a plain Python object) passes as it is: what it holds is checked, not copied (a library's
     UserDict, ChainMap or Namespace holding a generation's rigged object is refused; an
     object of the generation's own plain class inside has its attributes converted)."""
     budget.items += 1
@@ -454,7 +698,7 @@ def _scan(x, budget, depth, seen):
         _void_check(x)
     if t in _SCALARS or (t is _NDARRAY and not x.dtype.hasobject) or id(x) in seen:
         return
-    seen.add(id(x))
+    seen[id(x)] = (x, x)
     d = depth + 1
     if t is list or t is tuple or t is set or t is frozenset or t is _collections.deque:
         for y in list(x):
@@ -491,7 +735,7 @@ def _scan(x, budget, depth, seen):
         if bad:
             raise NotPlainData(f"{_NAME(t)} is or holds an object whose class, made by the generation, "
                                f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
-        seen.discard(id(x))             # (_settle marks it itself)
+        seen.pop(id(x), None)           # (_settle marks it itself)
         _settle(x, budget, d, seen)
 
 
@@ -681,11 +925,24 @@ def _checked(fn, before):
     recorder must still be the objects they were.  A call from generated code itself (an
     internal call) returns as it is."""
     def checked(*args, **kwargs):
-        out = fn(*args, **kwargs)
-        if not _from_generated():
-            budget = _Budget()
-            out = _plain(out, budget)
-            _settle_args(args, kwargs, budget)     # (a method's own object is its first argument)
+        if _from_generated():
+            out = fn(*args, **kwargs)
+        else:
+            budget, memo, back = _Budget(), {}, {}
+            ins = [_copy_in(a, budget, memo) for a in args]
+            kins = {k: _copy_in(x, budget, memo) for k, x in kwargs.items()}
+            out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
+                     **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
+            pairs = [(a, c) for a, c in zip(args, ins) if c is not _MISSING] + \
+                [(kwargs[k], c) for k, c in kins.items() if c is not _MISSING]
+            for a, c in pairs:          # a copy handed in stands for the caller's object
+                if _FLAGS(_TYPE(a)) & _HEAP:
+                    back[id(c)] = (c, a)
+            for a, c in pairs:
+                _write_back(a, c, budget, back)
+            out = _plain(out, budget, 0, back)
+            _settle_args([a for a, c in zip(args, ins) if c is _MISSING],
+                         {k: kwargs[k] for k, c in kins.items() if c is _MISSING}, budget)
         bad = _tampered(before)
         if bad:
             raise Tampering("replaced " + ", ".join(bad))
@@ -818,13 +1075,16 @@ def _recorder_state():
         "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
         "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
-        "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped")] + [_CUR.get("send")] + \
+        "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
+        "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
+        "_keeps_identity", "_numpy_hooked", "_copy_in", "_write_back")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
                                          "_WATCHED", "_OWN", "_OWN_FUNCS", "_TYPE", "_TYPE_DICT", "_TYPE_MRO",
-                                         "_OBJ_GET", "_NP_COPY", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
-                                         "_NAME", "_DATA_BASES")),
+                                         "_OBJ_GET", "_NP_COPY", "_COPYTO", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
+                                         "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
+                                         "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
