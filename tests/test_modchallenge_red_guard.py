@@ -162,8 +162,6 @@ def test_numpy_arrays_pickled_with_the_highest_protocol_stay_clean(tmp_path):
     assert det_outputs(outcome) == [[[], []], [[], []]]
 
 
-@pytest.mark.xfail(strict=True, reason="left open (redteam23.md): a library's import builds its text "
-                   "from state the model can plant (here a module in sys.modules with a forged __name__)")
 def test_text_a_library_import_builds_from_planted_state_is_a_finding(tmp_path):
     """scipy's array_api_compat clone_module runs exec(f"from {mod.__name__} import *") while its
     numpy.fft wrapper is imported; with a fake module planted as sys.modules['numpy.fft'], the
