@@ -9,6 +9,7 @@ PASS before the fix.  Now a library import's compile must be a call the library'
 `exec(`/`eval(`/`compile(` resolving to the real builtin, and marshal/pickle have no library
 allowance; the honest library imports that generate code stay clean."""
 import marshal
+import sys
 
 import pytest
 
@@ -241,3 +242,27 @@ def test_honest_scipy_numpy_imports_generating_code_stay_clean(tmp_path):
     rec, outcome = guard_run(write_sub(tmp_path / "sub", source))
     assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
     assert det_outputs(outcome) == [[[], []], [[], []]], outcome.stderr[-2000:]
+
+
+FORK_EXEC = ("_r, _w = os.pipe()\n"
+             "_pid = {get}.fork_exec([b'/bin/true'], [b'/bin/true'], True, (_w,), None, None, -1, -1, -1, -1,"
+             " -1, -1, _r, _w, False, False, -1, None, None, None, -1, None, False)\n"
+             "os.waitpid(_pid, 0)\n")
+
+
+@pytest.mark.parametrize("get", ["sys.modules['_posix' + 'subprocess']",
+                                 "importlib.import_module('_posix' + 'subprocess')",
+                                 "importlib.util.module_from_spec(importlib.util.find_spec('_posix' + 'subprocess'))"])
+def test_a_process_started_through_posixsubprocess_is_a_finding(tmp_path, get):
+    """_posixsubprocess.fork_exec (what subprocess.Popen calls after its audit event) raises no
+    audit event of its own: a model calling it directly started a process with the guard PASS.
+    The driver loads the module before the hook and puts a refusing stub in place of fork_exec;
+    a fresh copy of the module (import after deleting it, module_from_spec) raises `import`."""
+    if sys.version_info[:2] != (3, 11):
+        pytest.skip("fork_exec's argument list is 3.11's")
+    pre = "import importlib, importlib.util\n" + (
+        "sys.modules.pop('_posix' + 'subprocess', None)\n" if "import_module" in get else "")
+    source = predict("        return [0]\n", pre + "try:\n" + "".join(
+        "    " + line + "\n" for line in FORK_EXEC.format(get=get).splitlines()) + "except RuntimeError:\n    pass\n")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", source))
+    assert rec.status.value == "FAIL" and "process" in rec.message, (rec, outcome.stderr[-2000:])

@@ -27,7 +27,8 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 #             judged as text from no file), or compiled by an installation function whose call
 #             spells exec(/eval(/compile( and finds the real builtin under that name, while a
 #             library's module is being imported (_guard_called: not a name the model rebound to a
-#             partial of eval that a library's body calls); else a finding.
+#             partial of eval that a library's body calls) and the text is of a declared shape
+#             (_guard_shape: the text may be formatted from state the model planted); else a finding.
 #   marshal   only importlib's own read of a .pyc of the installation (bytes equal to the file).
 #   pickle    globals of the weights-only allowlist (GUARD_PICKLE_GLOBALS) only (neither has an
 #             allowance for a library's import).
@@ -44,13 +45,19 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 # a finding neither reaches kills the process before the event's operation runs.  The hook holds its state in its closure and takes every
 # helper, builtin and constant through default arguments bound here.
 GUARD_PROCESS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn",
-                           "os.fork", "os.forkpty", "os.startfile", "pty.spawn"})
+                           "os.fork", "os.forkpty", "os.startfile", "pty.spawn",
+                           "modchallenge.guard.fork_exec"})
+# _posixsubprocess.fork_exec raises no audit event (subprocess.Popen raises its own before calling
+# it): the driver loads the module before the hook and puts _guard_fork_exec in its place; a fresh
+# copy of the module (deleted from sys.modules and imported again, module_from_spec, a spec under
+# another package: the init symbol is named after the last component) raises `import`
+GUARD_NATIVE_SPAWNERS = frozenset({"_posixsubprocess"})
 GUARD_INTROSPECT = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents",
                               "sys._current_frames"})
 GUARD_WRITES = frozenset({"open", "os.rename", "os.link", "os.symlink"})
 GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.find_class", "code.__new__",
                           "object.__setattr__", "modchallenge.guard.flush",
-                          "cpython._PySys_ClearAuditHooks"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES
+                          "cpython._PySys_ClearAuditHooks", "import"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES
 GUARD_PREFIXES = ("ctypes.", "socket.")
 GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
 # events a library's import may raise (measured: torch's CDLL loads, types.coroutine's co.replace);
@@ -528,10 +535,15 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
                  _where=_guard_where, _process=GUARD_PROCESS, _introspect=GUARD_INTROSPECT,
                  _writes=GUARD_WRITES, _attrs=GUARD_FUNC_ATTRS, _fn=_types.FunctionType,
                  _code_of=_types.FunctionType.__code__.__get__, _lib_ok=GUARD_LIBRARY_IMPORT_OK,
-                 _lib_call=_guard_library_call):
+                 _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
-    if event == "compile":
+    if event == "import":
+        name = args[0] if args and _type(args[0]) is _str else None
+        if name is None or name.rpartition(".")[2] in _spawners:
+            reason, refuse = "loads a fresh copy of %s (process creation with no audit event)" % (
+                name or "a module the guard cannot name")[:160], True
+    elif event == "compile":
         reason = _compile(args, frame, g)
     elif event == "marshal.loads" or event == "marshal.load":
         reason = _marshal(args, frame, g)
@@ -676,6 +688,32 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
     _addhook(hook)
 
 
+def _guard_fork_exec(*args, _audit=_sys.audit, _err=RuntimeError):
+    """In place of _posixsubprocess.fork_exec (which raises no audit event): a guard finding."""
+    _audit("modchallenge.guard.fork_exec")
+    raise _err("modchallenge grader: _posixsubprocess.fork_exec is refused in the model's process")
+
+
+def _guard_spawners(stub):
+    """Load the modules that start processes without an audit event and put `stub` in place of
+    their entry points, here and wherever a module already bound them (subprocess's _fork_exec)."""
+    for name in GUARD_NATIVE_SPAWNERS:
+        try:
+            mod = _il.import_module(name)
+        except ImportError:
+            continue
+        real = getattr(mod, "fork_exec", None)
+        if real is None:
+            continue
+        for m in list(_sys.modules.values()):
+            d = getattr(m, "__dict__", None)
+            if type(d) is dict:
+                for k, v in list(d.items()):
+                    if v is real:
+                        d[k] = stub
+        del real
+
+
 def send(obj, _send=send, _audit=_sys.audit):
     """The prologue's send, after the guard wrote what it still holds (the flush event)."""
     _audit("modchallenge.guard.flush")
@@ -710,6 +748,7 @@ def _submission_finder(path, _sub=_os.path.join(_os.path.realpath(_REQ["submissi
 
 
 if _REQ.get("guard") is not None:
+    _guard_spawners(_guard_fork_exec)
     _guard_install(_REQ.pop("guard"))
     _sys.path_hooks.insert(0, _submission_finder)
     for _p in list(_sys.path_importer_cache):
