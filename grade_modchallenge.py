@@ -1714,9 +1714,9 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
                 and _blame(frame, g) == "library":
             if text is not None and _shape(text, g) is not None:
                 return None
-            return ("compiles text during a library's import that is none of the shapes of import-time "
-                    "code generation the guard accepts (text from state the model can plant; compiled by "
-                    "%s in %s)" % (code.co_name[:60], code.co_filename[-100:]))
+            return ("compiles text during a library's import (%s in ...%s) that is none of the shapes "
+                    "of import-time code generation the guard accepts (text from state the model can "
+                    "plant)" % (code.co_name[:40], code.co_filename[-48:]))
     return "compiles text that is no file the static scan read (%s)" % (fn if named else _type(fn).__name__)[:160]
 
 
