@@ -1258,7 +1258,7 @@ _path = list(_sys.path)                 # stdlib modules of the driver: never th
 _sys.path.remove(_REQ["submission_dir"])
 import copy as _copy, importlib as _il, operator as _op, pickle as _pickle, time as _time
 import dataclasses as _dataclasses, hashlib as _hashlib, pathlib as _pathlib, re as _re, types as _types
-import ast as _ast, importlib._bootstrap_external as _ilx, opcode as _opcode
+import ast as _ast, importlib._bootstrap_external as _ilx, keyword as _keyword, opcode as _opcode
 _sys.path[:] = _path
 _sys.path.insert(0, _REQ["lib_dir"])
 from modchallenge.interface.base_model import ModularMultiplicationModel as _Base
@@ -1280,7 +1280,8 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 #             judged as text from no file), or compiled by an installation function whose call
 #             spells exec(/eval(/compile( and finds the real builtin under that name, while a
 #             library's module is being imported (_guard_called: not a name the model rebound to a
-#             partial of eval that a library's body calls); else a finding.
+#             partial of eval that a library's body calls) and the text is of a declared shape
+#             (_guard_shape: the text may be formatted from state the model planted); else a finding.
 #   marshal   only importlib's own read of a .pyc of the installation (bytes equal to the file).
 #   pickle    globals of the weights-only allowlist (GUARD_PICKLE_GLOBALS) only (neither has an
 #             allowance for a library's import).
@@ -1297,13 +1298,19 @@ from modchallenge.interface.base_model import ModularMultiplicationModel as _Bas
 # a finding neither reaches kills the process before the event's operation runs.  The hook holds its state in its closure and takes every
 # helper, builtin and constant through default arguments bound here.
 GUARD_PROCESS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn",
-                           "os.fork", "os.forkpty", "os.startfile", "pty.spawn"})
+                           "os.fork", "os.forkpty", "os.startfile", "pty.spawn",
+                           "modchallenge.guard.fork_exec"})
+# _posixsubprocess.fork_exec raises no audit event (subprocess.Popen raises its own before calling
+# it): the driver loads the module before the hook and puts _guard_fork_exec in its place; a fresh
+# copy of the module (deleted from sys.modules and imported again, module_from_spec, a spec under
+# another package: the init symbol is named after the last component) raises `import`
+GUARD_NATIVE_SPAWNERS = frozenset({"_posixsubprocess"})
 GUARD_INTROSPECT = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents",
                               "sys._current_frames"})
 GUARD_WRITES = frozenset({"open", "os.rename", "os.link", "os.symlink"})
 GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.find_class", "code.__new__",
                           "object.__setattr__", "modchallenge.guard.flush",
-                          "cpython._PySys_ClearAuditHooks"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES
+                          "cpython._PySys_ClearAuditHooks", "import"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES
 GUARD_PREFIXES = ("ctypes.", "socket.")
 GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
 # events a library's import may raise (measured: torch's CDLL loads, types.coroutine's co.replace);
@@ -1456,13 +1463,213 @@ def _guard_dataclass_ok(frame, g, _type=type, _str=str, _dict=dict):
     return True
 
 
+# Text a library's import compiles from strings is accepted only in these shapes (issue 23, round
+# 4): the library's exec(f"from {mod.__name__} import *") formats state the model can plant (a
+# module with a forged __name__ in sys.modules), so whose the text is cannot be told from who
+# calls exec -- only from what the text is.  Measured on numpy 2.4 / scipy 1.17 / torch 2.13
+# imports (the note issue23-round4.md lists them): `from M import *` (scipy's array_api_compat),
+# `del NAME` (scipy.stats), f2py's combinator lambdas, and wrapper functions forwarding their
+# parameters (scipy.stats' argument parsers, scipy.optimize's nonlin solvers, scipy's tuple
+# bunches); dataclasses, namedtuple, string annotations and ast.parse have rules of their own.
+GUARD_SHAPE_NODES = ("Module", "Expr", "Import", "ImportFrom", "alias", "Delete", "Name", "Lambda",
+                     "arguments", "arg", "Subscript", "Constant", "Call", "UnaryOp", "Not", "BoolOp",
+                     "FunctionDef", "Return", "Assign", "For", "If", "Raise", "Compare", "In", "NotIn",
+                     "Tuple", "List", "Attribute", "Starred", "keyword", "BinOp", "Mod")
+GUARD_SHAPE_DUNDERS = frozenset({"__dict__", "__class__", "__name__"})   # read, never called
+_GUARD_WORD = _re.compile(r"[\w.]{0,80}")            # a string constant outside a raise's message
+_GUARD_DOTTED = _re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _guard_module_real(name, g, _stat=_os.stat, _base=BaseException, _type=type, _str=str, _any=any,
+                       _dotted=_GUARD_DOTTED.fullmatch, _kw=frozenset(_keyword.kwlist)):
+    """True when `name` is a module of the grader's installation: a built-in module, or a package
+    folder / .py / extension file under one of its site folders (found on disk; nothing imported)."""
+    if _type(name) is not _str or _dotted(name) is None or _any(w in _kw for w in name.split(".")):
+        return False
+    if name in g[18]:
+        return True
+    rel = name.replace(".", "/")
+    for root in g[2]:
+        for cand in [root + rel + "/__init__.py", root + rel + ".py"] + [root + rel + s for s in g[19]]:
+            try:
+                if _stat(cand).st_mode & 0o170000 == 0o100000:
+                    return True
+            except _base:
+                pass
+    return False
+
+
+def _guard_shape(text, g, _compile=compile, _type=type, _str=str, _len=len, _all=all, _int=int, _list=list,
+                 _word=_GUARD_WORD.fullmatch, _dunders=GUARD_SHAPE_DUNDERS, _real=_guard_module_real,
+                 _dict=dict, _base=BaseException, _none=type(None), _scalars=(bool, int, float)):
+    """The declared shape `text` is in (a short name), or None: `from M import *` / `import M` of
+    a real module of the installation; `del NAME`s; a lambda calling its own defaulted parameters
+    on its first one, joined by and/or/not; functions (no decorators, no annotations, constant
+    defaults) whose statements assign, loop, test membership, raise a formatted error and return
+    names, tuples and one-deep calls -- of a non-builtin global or a method of a parameter, on
+    names -- with no operator but a raise message's `%`.  Nothing else: no arithmetic, no call of
+    a builtin or of a call's result, no dunder method."""
+    N, fields, blt = g[20], g[21], g[22]
+
+    def f(node, name):
+        return _dict.get(fields(node), name)
+
+    def t(node):
+        return _type(node)
+
+    def is_(node, kind):
+        return _type(node) is N[kind]
+
+    def names(seq):
+        return _type(seq) is _list and _all(is_(x, "Name") for x in seq)
+
+    def const(node, raise_msg=False):
+        if not is_(node, "Constant"):
+            return False
+        v = f(node, "value")
+        if _type(v) is _str:
+            return raise_msg and _len(v) <= 200 and "\n" not in v or _word(v) is not None
+        return _type(v) is _none or _type(v) in _scalars
+
+    def attr(node, params, depth=0):       # p.a / p.__class__.__name__, rooted at a parameter
+        if is_(node, "Name"):
+            return depth > 0 and f(node, "id") in params
+        if not is_(node, "Attribute") or depth >= 2:
+            return False
+        a = f(node, "attr")
+        return _type(a) is _str and (not a.startswith("__") or a in _dunders) \
+            and attr(f(node, "value"), params, depth + 1)
+
+    def leaf(node, params):                # names, constants, tuples/lists of them, p.attr
+        if is_(node, "Name") or const(node) or attr(node, params):
+            return True
+        if is_(node, "Tuple") or is_(node, "List"):
+            return _all(leaf(x, params) for x in f(node, "elts"))
+        return is_(node, "Starred") and is_(f(node, "value"), "Name")
+
+    def call(node, params):                # one call, not nested, of a global or a parameter's method
+        if not is_(node, "Call"):
+            return False
+        fn = f(node, "func")
+        if is_(fn, "Name"):
+            if f(fn, "id") in blt or f(fn, "id") in params:
+                return False
+        elif not (is_(fn, "Attribute") and attr(fn, params) and not f(fn, "attr").startswith("__")):
+            return False
+        return _all(leaf(x, params) for x in f(node, "args")) and \
+            _all(is_(f(k, "value"), "Name") or const(f(k, "value")) for k in f(node, "keywords"))
+
+    def expr(node, params):
+        return leaf(node, params) or call(node, params)
+
+    def target(node, params):
+        if is_(node, "Name"):
+            return True
+        if is_(node, "Tuple"):
+            return _all(is_(x, "Name") for x in f(node, "elts"))
+        return is_(node, "Subscript") and attr(f(node, "value"), params) and is_(f(node, "slice"), "Name")
+
+    def stmts(body, params):
+        if _type(body) is not _list:
+            return False
+        for s in body:
+            if is_(s, "Return"):
+                ok = f(s, "value") is None or expr(f(s, "value"), params)
+            elif is_(s, "Assign"):
+                ok = _all(target(x, params) for x in f(s, "targets")) and expr(f(s, "value"), params)
+            elif is_(s, "For"):
+                ok = target(f(s, "target"), params) and expr(f(s, "iter"), params) \
+                    and not f(s, "orelse") and stmts(f(s, "body"), params)
+            elif is_(s, "If"):
+                c = f(s, "test")
+                ok = is_(c, "Compare") and is_(f(c, "left"), "Name") and _len(f(c, "ops")) == 1 \
+                    and (is_(f(c, "ops")[0], "In") or is_(f(c, "ops")[0], "NotIn")) \
+                    and leaf(f(c, "comparators")[0], params) \
+                    and stmts(f(s, "body"), params) and stmts(f(s, "orelse"), params)
+            elif is_(s, "Raise"):
+                e = f(s, "exc")
+                ok = f(s, "cause") is None and is_(e, "Call") and is_(f(e, "func"), "Name") \
+                    and f(f(e, "func"), "id").endswith("Error") and not f(e, "keywords") \
+                    and _len(f(e, "args")) == 1
+                if ok:
+                    m = f(e, "args")[0]
+                    ok = const(m, True) or is_(m, "BinOp") and is_(f(m, "op"), "Mod") \
+                        and const(f(m, "left"), True) and leaf(f(m, "right"), params)
+            else:
+                ok = False
+            if not ok:
+                return False
+        return True
+
+    def signature(a, constant_defaults):
+        if f(a, "posonlyargs") or not _all(f(x, "annotation") is None for x in
+                                           f(a, "args") + f(a, "kwonlyargs")):
+            return None
+        for v in (f(a, "vararg"), f(a, "kwarg")):
+            if v is not None and f(v, "annotation") is not None:
+                return None
+        defaults = f(a, "defaults") + [d for d in f(a, "kw_defaults") if d is not None]
+        if constant_defaults and not _all(const(d) for d in defaults):
+            return None
+        return [f(x, "arg") for x in f(a, "args") + f(a, "kwonlyargs")] + \
+            [f(v, "arg") for v in (f(a, "vararg"), f(a, "kwarg")) if v is not None]
+
+    def combinator(node, params, first):
+        if is_(node, "Call"):
+            return is_(f(node, "func"), "Name") and f(f(node, "func"), "id") in params \
+                and f(f(node, "func"), "id") != first and not f(node, "keywords") \
+                and _len(f(node, "args")) == 1 and is_(f(node, "args")[0], "Name") \
+                and f(f(node, "args")[0], "id") == first
+        if is_(node, "UnaryOp"):
+            return is_(f(node, "op"), "Not") and combinator(f(node, "operand"), params, first)
+        return is_(node, "BoolOp") and _all(combinator(v, params, first) for v in f(node, "values"))
+
+    try:
+        tree = _compile(text, "<guard>", "exec", 0x400)          # a syntax tree only
+        body = f(tree, "body")
+        if _type(body) is not _list or not body:
+            return None
+        s0 = body[0]
+        if _len(body) == 1 and is_(s0, "ImportFrom"):
+            al = f(s0, "names")
+            return "import" if f(s0, "level") == 0 and _len(al) == 1 and f(al[0], "name") == "*" \
+                and _real(f(s0, "module"), g) else None
+        if _len(body) == 1 and is_(s0, "Import"):
+            return "import" if _all(f(x, "asname") is None and _real(f(x, "name"), g)
+                                    for x in f(s0, "names")) else None
+        if _all(is_(s, "Delete") and names(f(s, "targets")) for s in body):
+            return "del"
+        if _len(body) == 1 and is_(s0, "Expr") and is_(f(s0, "value"), "Lambda"):
+            lam = f(s0, "value")
+            a = f(lam, "args")
+            params = signature(a, False)
+            if not params or f(a, "vararg") or f(a, "kwarg") or f(a, "kwonlyargs"):
+                return None
+            for d in f(a, "defaults"):
+                if not (is_(d, "Name") or is_(d, "Subscript") and is_(f(d, "value"), "Name")
+                        and const(f(d, "slice")) and _type(f(f(d, "slice"), "value")) is _int):
+                    return None
+            return "lambda" if combinator(f(lam, "body"), params, params[0]) else None
+        for s in body:
+            if not is_(s, "FunctionDef") or f(s, "decorator_list") or f(s, "returns") is not None:
+                return None
+            params = signature(f(s, "args"), True)
+            if params is None or not stmts(f(s, "body"), params):
+                return None
+        return "def"
+    except _base:
+        return None
+
+
 def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
                    _views=(bytearray, memoryview), _sha=_hashlib.sha256, _read=_guard_read,
                    _blame=_guard_blame, _dataclass=_guard_dataclass_ok, _inert=_GUARD_INERT.fullmatch,
                    _nt=_GUARD_NAMEDTUPLE.fullmatch, _called=_guard_called, _dict=dict, _int=int,
-                   _base=BaseException):
+                   _base=BaseException, _shape=_guard_shape):
     """None when this compile is allowed, else the reason."""
     sub, roots, digests, gen_codes = g[0], g[2], g[3], g[5]
+    if frame is not None and frame.f_code is g[17]:     # the guard's own parse (a tree only)
+        return None
     src, fn = args[0], args[1]
     t = _type(src)
     data = src if t is _bytes else _bytes(src) if t in _views else \
@@ -1485,6 +1692,7 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
         return None
     if named and data is not None and fn.startswith(roots) and _read(fn, _len(data) + 1, g[13]) == data:
         return None
+    text = None
     if data is not None:
         try:
             text = _bytes.decode(data, "utf-8")
@@ -1504,7 +1712,11 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
             return None
         if code.co_filename.startswith(roots) and _called(f, g[14], g[15]) \
                 and _blame(frame, g) == "library":
-            return None
+            if text is not None and _shape(text, g) is not None:
+                return None
+            return ("compiles text during a library's import (%s in ...%s) that is none of the shapes "
+                    "of import-time code generation the guard accepts (text from state the model can "
+                    "plant)" % (code.co_name[:40], code.co_filename[-48:]))
     return "compiles text that is no file the static scan read (%s)" % (fn if named else _type(fn).__name__)[:160]
 
 
@@ -1577,10 +1789,15 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
                  _where=_guard_where, _process=GUARD_PROCESS, _introspect=GUARD_INTROSPECT,
                  _writes=GUARD_WRITES, _attrs=GUARD_FUNC_ATTRS, _fn=_types.FunctionType,
                  _code_of=_types.FunctionType.__code__.__get__, _lib_ok=GUARD_LIBRARY_IMPORT_OK,
-                 _lib_call=_guard_library_call):
+                 _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
-    if event == "compile":
+    if event == "import":
+        name = args[0] if args and _type(args[0]) is _str else None
+        if name is None or name.rpartition(".")[2] in _spawners:
+            reason, refuse = "loads a fresh copy of %s (process creation with no audit event)" % (
+                name or "a module the guard cannot name")[:160], True
+    elif event == "compile":
         reason = _compile(args, frame, g)
     elif event == "marshal.loads" or event == "marshal.load":
         reason = _marshal(args, frame, g)
@@ -1682,7 +1899,10 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
           frozenset(op for name, op in _opcode.opmap.items() if name.startswith("LOAD_")), 1,
           frozenset(_opcode.opmap[n] for n in ("LOAD_ATTR", "LOAD_METHOD") if n in _opcode.opmap),
           1 if _sys.version_info >= (3, 12) else 0),
-         _types.MappingProxyType({"replace": None}))
+         _types.MappingProxyType({"replace": None}), _guard_shape.__code__,
+         frozenset(_sys.builtin_module_names), tuple(_ilx.EXTENSION_SUFFIXES),
+         _types.MappingProxyType({n: getattr(_ast, n) for n in GUARD_SHAPE_NODES}),
+         _ast.AST.__dict__["__dict__"].__get__, _b)
     tok, mode = _str.encode(_CH["tok"]), _str.encode(_REQ["mode"])
     fd = _CH["out"]
     st = _os.fstat(fd)
@@ -1722,6 +1942,32 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
     _addhook(hook)
 
 
+def _guard_fork_exec(*args, _audit=_sys.audit, _err=RuntimeError):
+    """In place of _posixsubprocess.fork_exec (which raises no audit event): a guard finding."""
+    _audit("modchallenge.guard.fork_exec")
+    raise _err("modchallenge grader: _posixsubprocess.fork_exec is refused in the model's process")
+
+
+def _guard_spawners(stub):
+    """Load the modules that start processes without an audit event and put `stub` in place of
+    their entry points, here and wherever a module already bound them (subprocess's _fork_exec)."""
+    for name in GUARD_NATIVE_SPAWNERS:
+        try:
+            mod = _il.import_module(name)
+        except ImportError:
+            continue
+        real = getattr(mod, "fork_exec", None)
+        if real is None:
+            continue
+        for m in list(_sys.modules.values()):
+            d = getattr(m, "__dict__", None)
+            if type(d) is dict:
+                for k, v in list(d.items()):
+                    if v is real:
+                        d[k] = stub
+        del real
+
+
 def send(obj, _send=send, _audit=_sys.audit):
     """The prologue's send, after the guard wrote what it still holds (the flush event)."""
     _audit("modchallenge.guard.flush")
@@ -1756,6 +2002,7 @@ def _submission_finder(path, _sub=_os.path.join(_os.path.realpath(_REQ["submissi
 
 
 if _REQ.get("guard") is not None:
+    _guard_spawners(_guard_fork_exec)
     _guard_install(_REQ.pop("guard"))
     _sys.path_hooks.insert(0, _submission_finder)
     for _p in list(_sys.path_importer_cache):
