@@ -444,7 +444,9 @@ def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: s
 def content_distance(a: dict, b: dict) -> float:
     """How far apart two trials' scored contents lie (inf for another skeleton): the largest of
     the numbers' differences relative to max(1, |value|) (inf where an exact number differs)
-    and the arrays' largest absolute cell difference (densities)."""
+    and, per array (densities), the largest absolute cell difference or, when smaller, the
+    larger of the share of cells whose binarised values differ and the difference of the means
+    (a copy plus noise below the threshold lies at the noise's mean)."""
     import numpy as np
     if a["skeleton"] != b["skeleton"]:
         return math.inf
@@ -457,9 +459,16 @@ def content_distance(a: dict, b: dict) -> float:
     if a["arrays"] is None or b["arrays"] is None:
         return d if a["sha256"] == b["sha256"] else math.inf
     for p, q in zip(a["arrays"], b["arrays"]):
-        if p.size:
-            d = max(d, float(np.max(np.abs(np.asarray(p, dtype=np.float64) -
-                                           np.asarray(q, dtype=np.float64)))))
+        if not p.size:
+            continue
+        p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+        da = float(np.max(np.abs(p - q)))
+        if da > SPEC["duplicate_tol"]:
+            # what the scores read of a design: its cells binarised, its mean (constraint); a
+            # copy plus noise that leaves both alone is as near as the copy
+            cut = SPEC["binarize_at"]
+            da = min(da, max(float(np.mean((p > cut) != (q > cut))), abs(float(p.mean() - q.mean()))))
+        d = max(d, da)
     return d
 
 

@@ -57,10 +57,12 @@ SPEC = {
                                        # as near as the baseline is not copying)
     # not in seed, issue 24 (TRIAL_FORMAT.md decision 19): trials under different keys whose
     # scored content agrees within this are copies, and each group of copies counts once.
-    # Arrays (design, samples; densities) by the largest absolute difference of a cell; other
-    # numbers (objectives, export parameters, RAG answers, STL scale and height) relative to
-    # max(1, |value|); seeds and epochs exactly.  The sample run's closest honest pair lies
-    # 0.64 apart (beams2d full-ex0 vs natural-ex0 designs): 640x this
+    # Arrays (design, samples; densities) by the largest absolute difference of a cell or, when
+    # smaller, by the larger of the share of cells binarised differently and the difference of
+    # the means; other numbers (objectives, export parameters, RAG answers, STL scale and
+    # height) relative to max(1, |value|); seeds and epochs exactly.  Sample run: the closest
+    # distinct trials of one structure lie 0.667 apart (667x), the closest distinct designs
+    # 0.0192 (19x: 96 of 5000 cells, beams2d full-ex1 vs workflow-conditional-ex1)
     "duplicate_tol": 1e-3,
     "duplicate_max_bytes": 256 << 20,  # arrays kept for the near-copy comparison over the run;
                                        # past it a trial is compared by exact content only (REVIEW)
