@@ -92,6 +92,22 @@ def test_a_better_trial_copied_under_another_key_never_raises_the_score(sample, 
     assert score(checks) == pytest.approx(0.7446, abs=1e-4) and score(checks) < INTACT
 
 
+def test_a_copy_with_calls_added_is_a_copy(sample):
+    """Attack: the copy adds a failed render and a get_problem_details call (tool efficiency
+    0.6: the copy scores 0.8495, still above the 0.7983 it replaces).  The trace is compared as
+    the scoring reads it (objectives, exports, outcomes), not by its calls' count."""
+    def more_calls(rec, d):
+        rec["tool_calls"].insert(1, {"name": "get_problem_details", "args": {}, "result": {}})
+        rec["tool_calls"].append({"name": "render_design", "args": {},
+                                  "result": {"success": False, "error": "timeout"}})
+    copy_trial(sample, FULL0, NAT0, more_calls)
+    checks, trials, _ = grade(sample)
+    (d,) = by_id(checks, f"trial.{NAT0}.duplicate")
+    assert trials[NAT0].score == 0.0
+    assert trials[NAT0].terms["overall_if_cleared"] == pytest.approx(0.8495, abs=1e-4)
+    assert score(checks) < INTACT
+
+
 def test_a_copy_with_noise_below_the_threshold_is_a_copy(sample):
     """Attack: the copied design moved by up to 0.3 toward 0.5 (it binarises the same; its mean
     moves 2e-4), far past the ulp: the binarised design and its mean are what is scored."""

@@ -7,14 +7,15 @@ import re
 import time
 from graders.common.guarded_json import read_json_file
 from graders.common.records import Check, Reject, Status
-from graders.engiai.families import (Trial, Unscorable, job_id_of, parse_trace, succeeded,
-    trace_checks)
+from graders.engiai.families import (Trial, Unscorable, evaluation_calls, job_completed,
+    parse_trace, submitted_jobs, succeeded, trace_checks)
 from graders.engiai.guarded import _h5_get, _h5_open, as_number, read_h5_array, read_h5_attrs, short
 from graders.engiai.hpc import score_hpc
 from graders.engiai.model_quality import (baseline_threshold, mmd, reference_near_rate,
     reference_spacing, rigid_affordable, score_training_code)
 from graders.engiai.prompts import score_design
-from graders.engiai.rag import _RAG_ALIASES, passage_numbers, passage_text, score_rag
+from graders.engiai.rag import (_RAG_ALIASES, passage_numbers, passage_text, rag_param,
+    retrieval_failure, score_rag)
 from graders.engiai.spec import ALGORITHMS, PROBLEMS, SPEC, list_problems
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
@@ -330,52 +331,66 @@ def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
                        + "; ".join(diffs[:6]) + (" ..." if len(diffs) > 6 else ""), len(diffs))]
 
 
-# the fields of a tool call the grader reads (args: RAG answers, HPC config, CLI command, job
-# ids; results: outcomes, objectives, export parameters, passages, metrics): a trial's content
-# is made of these, so a copy that varies anything else is still a copy
-_RAG_ARGS = frozenset(a for v in _RAG_ALIASES.values() for a in v) | {"problem_config"}
-_HPC_ARGS = frozenset({"cfg", "seed", "epochs", "algorithm", "problem_id", "command", "job_id"})
-_SCORED_FIELDS = {   # family -> (args read, result fields read); other fields never change a score
-    "design_optimization": (frozenset(), frozenset({
-        "success", "objectives", "stl_path", "scale_xy", "scale_z", "threshold", "mirrored"})),
-    "rag_retrieval": (_RAG_ARGS, frozenset({"success", "error", "results"})),
-    "hpc_orchestration": (_HPC_ARGS, frozenset({"success", "job_id", "state", "metrics"})),
-    "training_code": (frozenset({"job_id"}), frozenset({"success", "job_id", "state"})),
-}
 _EXACT_NUMBERS = frozenset({"seed", "epochs"})    # compared exactly (the key's identifiers)
 
 
-def _scored_value(problem: str, key: str, value, names: dict):
-    """A trace field as the grader scores it (issue 24, copies found by what is scored):
-    passages as the numbers they state, objectives restricted to the names scored, metrics as
-    which ones are numbers (only their presence is scored), an outcome as whether it is JSON
-    true, an error as whether there is one, a job state as SLURM writes it, a CLI command as
-    whether it runs an evaluation, job ids and STL names as their order of first appearance
-    (`names`), an HPC config as the four fields compared."""
-    if key == "results" and isinstance(value, list):
-        return [sorted({v for v in passage_numbers(t[:1 << 20]) if math.isfinite(v)})
-                if isinstance(t, str) and t.strip() else None
-                for t in (passage_text(p) for p in value[:SPEC["max_tool_calls"]])]
-    if key == "objectives" and isinstance(value, dict):
-        return {n: value.get(n) for n, _, _ in PROBLEMS[problem]["objectives"]}
-    if key == "metrics" and isinstance(value, dict):
-        return {n: as_number(value.get(n)) is not None for n in SPEC["hpc_eval_metrics"]}
-    if key == "success":
-        return value is True
-    if key == "error":
-        return value not in (None, False, "")
-    if key == "state":
-        return value.strip().upper() if isinstance(value, str) else short(value, 40, as_repr=True)
-    if key == "command":
-        return isinstance(value, str) and "engiopt." in value and ".evaluate_" in value
-    if key in ("job_id", "stl_path"):
-        ident = job_id_of(value) if key == "job_id" else value if isinstance(value, str) else None
-        if ident is None:
-            return None
-        return f"{key}#{names.setdefault((key, ident), len(names))}"
-    if key == "cfg" and isinstance(value, dict):
-        return {k: value.get(k) for k in ("seed", "epochs", "algorithm", "problem_id")}
-    return value
+def scored_trace(problem: str, calls: list) -> dict:
+    """The trace as its family's scoring reads it (issue 24, copies found by what is scored):
+    design: the last successful simulate_design's scored objectives, the successful exports'
+    parameters (STL names as their order of first appearance), whether a render and an
+    optimization succeeded; RAG: whether a retrieval succeeded and, per parameter, the answer
+    and the numbers the successful retrievals before it state; HPC: the four steps' outcomes,
+    the successful generate_training_command configs (seed, epochs, algorithm, problem), the
+    metrics evaluated; training code: the outcomes of the last validation and dry run, of the
+    submission and of the job.  Not the calls' count or names: a copy adding a call is the same
+    work (it pays in tool efficiency where that is scored, never gains)."""
+    fam = PROBLEMS[problem]["family"]
+    ok = [c for c in calls if succeeded(c)]
+    if fam == "design_optimization":
+        sims = [c for c in ok if c["name"] == "simulate_design"]
+        obj = sims[-1]["result"].get("objectives") if sims else None
+        names = {}
+        exports = []
+        for c in ok:
+            if c["name"] != "convert_design_to_stl":
+                continue
+            r = c["result"]
+            path = r.get("stl_path")
+            exports.append({"stl": names.setdefault(path, len(names)) if isinstance(path, str) else None,
+                            **{k: r.get(k) for k in ("scale_xy", "scale_z", "threshold", "mirrored")}})
+        return {"objectives": {n: obj.get(n) for n, _, _ in PROBLEMS[problem]["objectives"]}
+                if isinstance(obj, dict) else None, "exports": exports,
+                "rendered": any(c["name"] == "render_design" for c in ok),
+                "optimized": any(c["name"] == "optimize_design" for c in ok)}
+    if fam == "rag_retrieval":
+        good = [i for i, c in enumerate(calls)
+                if c["name"] == "search_documents" and retrieval_failure(c) is None]
+        out = {"retrieved": bool(good)}
+        for p in _RAG_ALIASES:
+            got, at = rag_param(calls, p)
+            stated = set()
+            for i in good:
+                if at is not None and i < at:
+                    for q in calls[i]["result"]["results"]:
+                        t = passage_text(q)
+                        stated.update(v for v in passage_numbers(t[:1 << 20]) if math.isfinite(v))
+            out[p] = {"answer": got, "stated": sorted(stated)}
+        return out
+    if fam == "hpc_orchestration":
+        gens = [c["args"].get("cfg", c["args"]) for c in ok if c["name"] == "generate_training_command"]
+        metrics = set()
+        for c in evaluation_calls(calls):
+            m = c["result"].get("metrics")
+            if isinstance(m, dict):
+                metrics.update(k for k in SPEC["hpc_eval_metrics"] if as_number(m.get(k)) is not None)
+        return {"configs": [{k: g.get(k) for k in ("seed", "epochs", "algorithm", "problem_id")}
+                            if isinstance(g, dict) else None for g in gens],
+                "submitted": bool(submitted_jobs(calls)), "completed": job_completed(calls),
+                "metrics": sorted(metrics)}
+    last = {n: [c for c in calls if c["name"] == n] for n in
+            ("validate_training_script", "dryrun_training_script")}
+    return {n: bool(v) and succeeded(v[-1]) for n, v in last.items()} | {
+        "submitted": bool(submitted_jobs(calls)), "completed": job_completed(calls)}
 
 
 def _flatten(value, key: str, numbers: list):
@@ -402,20 +417,14 @@ def _flatten(value, key: str, numbers: list):
 
 def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: str) -> dict | None:
     """What a trial is scored on (issue 24), for the duplicate check: its problem, the trace
-    reduced to what its family's scoring reads (_SCORED_FIELDS, _scored_value; every call's
-    name, since the count is scored), its arrays (design, samples), its STL files (stl_content)
+    as its family's scoring reads it (scored_trace), its arrays (design, samples), its STL files (stl_content)
     and its script's outcome (`content`, noted while scoring).  {skeleton: sha256 of all but the
     numbers and array values, numbers, exact, arrays, sha256: of everything (exact copies)}, or
     None when the trace cannot be serialised."""
     import numpy as np
-    args_read, results_read = _SCORED_FIELDS[PROBLEMS[problem]["family"]]
-    numbers, names, arrays, shapes, parts = [], {}, [], [], []
+    numbers, arrays, shapes, parts = [], [], [], []
     try:
-        trace = [[c["name"],
-                  _flatten({k: _scored_value(problem, k, v, names) for k, v in c["args"].items()
-                            if k in args_read}, "", numbers),
-                  _flatten({k: _scored_value(problem, k, v, names) for k, v in c["result"].items()
-                            if k in results_read}, "", numbers)] for c in calls]
+        trace = _flatten(scored_trace(problem, calls), "", numbers)
         for kind, value in content:
             if kind in ("design", "samples"):
                 a = np.asarray(value)
