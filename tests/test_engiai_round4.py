@@ -108,6 +108,20 @@ def test_a_copy_with_calls_added_is_a_copy(sample):
     assert score(checks) < INTACT
 
 
+def test_a_copy_with_its_objectives_moved_is_a_copy(sample):
+    """Attack: the copy's simulate_design objectives moved by 0.2% (objective_match barely
+    moves).  Before this rule the copy was another trial: SCORE 0.8220.  The objectives are the
+    simulation of the design: compared through the design."""
+    def moved(rec, d):
+        for c in rec["tool_calls"]:
+            for k, v in (c["result"].get("objectives") or {}).items():
+                c["result"]["objectives"][k] = v * 1.002
+    copy_trial(sample, FULL0, NAT0, moved)
+    checks, trials, _ = grade(sample)
+    assert by_id(checks, f"trial.{NAT0}.duplicate") and trials[NAT0].score == 0.0
+    assert score(checks) == pytest.approx(0.7446, abs=1e-4)
+
+
 def test_a_copy_with_noise_below_the_threshold_is_a_copy(sample):
     """Attack: the copied design moved by up to 0.3 toward 0.5 (it binarises the same; its mean
     moves 2e-4), far past the ulp: the binarised design and its mean are what is scored."""

@@ -336,7 +336,8 @@ _EXACT_NUMBERS = frozenset({"seed", "epochs"})    # compared exactly (the key's 
 
 def scored_trace(problem: str, calls: list) -> dict:
     """The trace as its family's scoring reads it (issue 24, copies found by what is scored):
-    design: the last successful simulate_design's scored objectives, the successful exports'
+    design: which scored objectives the last successful simulate_design gave (their values are
+    the design's simulation, compared through the design), the successful exports'
     parameters (STL names as their order of first appearance), whether a render and an
     optimization succeeded; RAG: whether a retrieval succeeded and, per parameter, the answer
     and the numbers the successful retrievals before it state; HPC: the four steps' outcomes,
@@ -358,7 +359,11 @@ def scored_trace(problem: str, calls: list) -> dict:
             path = r.get("stl_path")
             exports.append({"stl": names.setdefault(path, len(names)) if isinstance(path, str) else None,
                             **{k: r.get(k) for k in ("scale_xy", "scale_z", "threshold", "mirrored")}})
-        return {"objectives": {n: obj.get(n) for n, _, _ in PROBLEMS[problem]["objectives"]}
+        # the objectives are the simulation of the design, compared through it (an honest pair
+        # with one design has one simulation; a copy's objectives moved by 0.2% were another
+        # trial's): whether they were simulated, which of the scored ones are numbers
+        return {"objectives": sorted(n for n, _, _ in PROBLEMS[problem]["objectives"]
+                                     if as_number(obj.get(n)) is not None)
                 if isinstance(obj, dict) else None, "exports": exports,
                 "rendered": any(c["name"] == "render_design" for c in ok),
                 "optimized": any(c["name"] == "optimize_design" for c in ok)}
@@ -447,6 +452,7 @@ def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: s
         run.duplicate_bytes += size
     return {"skeleton": sk, "numbers": nums,
             "exact": np.array([e for _, e in numbers], dtype=bool),
+            "means": np.array([float(a.mean()) if a.size else 0.0 for a in arrays]),
             "arrays": arrays if kept else None, "sha256": h.hexdigest()}
 
 
@@ -503,6 +509,7 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
     raise the SCORE: what the group adds is at most what the original trial added.  Trials
     claiming the same key are counted once already (key_accounting).  A comparison the work
     cap stops is a REVIEW (fail closed), never a silent pass."""
+    import numpy as np
     tol = SPEC["duplicate_tol"]
     live = [t for t in trials if getattr(t, "content", None) is not None
             and t.status not in ("filtered", "duplicate", "missing", "invalid")]
@@ -520,6 +527,12 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
     for ts in buckets.values():
         for i, a in enumerate(ts):
             for b in ts[i + 1:]:
+                if a.content["means"].size and float(np.max(np.abs(
+                        a.content["means"] - b.content["means"]))) > tol:
+                    d = math.inf         # arrays whose means differ more are never near: no work
+                    if closest is None:
+                        closest = (d, a.trial_id, b.trial_id)
+                    continue
                 work = int(a.content["numbers"].size) + sum(
                     int(x.size) for x in (a.content["arrays"] or ()))
                 if ops + work > SPEC["duplicate_max_ops"]:
@@ -538,9 +551,10 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                      f"{len(live)} trial(s) compared by scored content in {len(buckets)} group(s) of "
                      f"equal structure; tolerance {tol:g}; "
                      + (f"the closest distinct pair lies {closest[0]:.3g} apart ({closest[1]}, "
-                        f"{closest[2]}: {closest[0] / tol:.3g}x the tolerance)" if closest else
-                        "no two distinct trials share a structure"),
-                     None if closest is None else closest[0], tol))
+                        f"{closest[2]}: {closest[0] / tol:.3g}x the tolerance)"
+                        if closest and math.isfinite(closest[0]) else
+                        "no two distinct trials share a structure and array means"),
+                     None if closest is None or not math.isfinite(closest[0]) else closest[0], tol))
     if unchecked or n_unkept:
         out.append(Check("run.duplicates_unchecked", Status.REVIEW,
                          f"near-copies not checked past the work caps (duplicate_max_ops "
