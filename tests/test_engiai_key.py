@@ -301,7 +301,10 @@ def test_a_rag_copy_varying_a_passage_source_is_still_a_duplicate(sample):
     rec_path(sample, dst).write_text(json.dumps(rec))
     checks, trials, _ = grade(sample)
     (d,) = by_id(checks, f"trial.{dst}.duplicate")
-    assert d.measured == src and trials[dst].score == trials[src].score == 1.0
+    # the copies count once (round 4): the copy scores 0.0 until cleared, 1.0 if cleared
+    assert d.measured == src and trials[src].score == 1.0 and trials[dst].score == 0.0
+    assert trials[dst].terms["overall_if_cleared"] == 1.0
+    assert score(checks) == INTACT       # it replaced a 0.0 trial: the SCORE is not raised
 
 
 def test_honest_trials_with_different_scored_content_are_not_duplicates(sample):

@@ -317,11 +317,15 @@ def test_honest_gold_samples_stay_clear_of_rigid_copies(gold):
     assert r.min() == pytest.approx(np.sqrt(152) / np.sqrt(760), rel=1e-9)     # 0.447
 
 
-def test_beyond_the_budget_rigid_moves_are_not_checked_and_it_says_so(gold, monkeypatch):
+def test_beyond_the_budget_rigid_moves_are_not_checked_and_the_set_is_held(gold, monkeypatch):
+    """Round 4: the cap that stops the shifted-copy check fails closed (held for review, with
+    the work it would take), where it used to pass the shifted references silently."""
     base = gold_base(gold)
     monkeypatch.setitem(G.SPEC, "copy_rigid_max_ops", 1)
     held, _, checks = G.sample_copy_checks(np.roll(base["reference"], 1, axis=2), base, "t")
-    assert not held and "rigid moves not checked" in checks[0].message
+    assert held and "rigid moves NOT checked" in checks[0].message
+    (c,) = [c for c in checks if c.id == "trial.t.sample_copies"]
+    assert c.status is G.Status.REVIEW and "copy_rigid_max_ops" in c.message
 
 
 def test_a_single_copied_sample_with_few_references_is_held(gold):

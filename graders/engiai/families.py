@@ -19,6 +19,8 @@ class Trial:
     reasons: list = dataclasses.field(default_factory=list)
     claims: dict = dataclasses.field(default_factory=dict)
     content_sha256: str | None = None  # of what is scored: trace, arrays, STL (duplicate detection)
+    # (grade_trial also sets `content`, the scored content itself for the near-copy comparison,
+    # as a plain attribute: it holds arrays and is no part of the report)
     artefact_none: bool = False        # score None because of the agent's own artefact (SCORE 0.0)
     key: tuple | None = None           # (problem, style, example_id, seed): its harness manifest entry
 

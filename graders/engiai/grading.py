@@ -44,8 +44,9 @@ def grade(run_dir: str, problems: set, styles: set, seconds: float | None = None
         if report.figures_data.get("left_out"):     # --limit: the unread keys were left out, not lost
             missing, more = [], [c for c in more if c.id != "run.missing_trials"]
         trials += missing
-        checks += more + duplicate_checks(trials) + unplaced_checks(trials)
-        checks += design_copy_checks(trials, run, checks) + budget_checks(run)
+        checks += more + unplaced_checks(trials)
+        checks += design_copy_checks(trials, run, checks)
+        checks += duplicate_checks(trials, run, checks) + budget_checks(run)
         checks += filter_checks(trials)
         expected = {}
         for e in (run.keys or {}).values():

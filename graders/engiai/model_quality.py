@@ -7,7 +7,6 @@ from graders.common.records import Check, Reject, Status
 from graders.engiai.design import binarize
 from graders.engiai.families import Unscorable, job_completed, submitted_jobs, succeeded, weighted
 from graders.engiai.guarded import read_h5_array, safe_member
-from graders.engiai.prompts import array_digest
 from graders.engiai.run import RunRefs
 from graders.engiai.spec import ALGORITHMS, PROBLEMS, SPEC
 # -- end of source-tree preamble: the build keeps only what follows --
@@ -189,17 +188,27 @@ def sample_copy_checks(samples, base: dict, tid: str) -> tuple:
                                         f" ({lab})" for k, lab in _COPY_GROUPS)
                             + ("; flips and shifts by up to "
                                f"{SPEC['copy_rigid_shift']} cells count as copies" if rigid else
-                               "; rigid moves not checked (beyond copy_rigid_max_ops)"),
+                               "; rigid moves NOT checked (beyond copy_rigid_max_ops: held "
+                               "for review)"),
                             float(ratios.min()), frac))
+    if not rigid:
+        # the cap stopped the shifted/flipped-copy check: fail closed (a reference shifted by a
+        # cell sits where honest new designs sit in the plain distance, so an unchecked set
+        # could be one); the reviewer sees why
+        work = len(rigid_moves()) * m * (n_ref + len(base["baseline_samples"])) * size * 2
+        held_by.append(f"flipped and shifted copies were not checked: the check needs {work:.3g} "
+                       f"pair-cells against copy_rigid_max_ops = {SPEC['copy_rigid_max_ops']:.3g}"
+                       " (fewer samples or references fit)")
     if excess.all() and not held_by:        # nothing would be left to score: a copied set
         held_by.append(f"every one of the {m} sample(s) is a near-copy")
     held = bool(held_by)
     credited = np.ones(m, dtype=bool)
     if held:
         n = max(exact_total, near)
+        what = (f"{n} of {m} samples are copies of the reference designs or of the baseline's "
+                "samples" if n or rigid else f"the {m} samples could not be cleared of copies")
         checks.append(Check(f"trial.{tid}.sample_copies", Status.REVIEW,
-                            f"{n} of {m} samples are copies of the reference designs or of the "
-                            f"baseline's samples ({'; '.join(held_by)}): the MMD would measure "
+                            f"{what} ({'; '.join(held_by)}): the MMD would measure "
                             "copied data, not the agent's model; model_quality is not credited "
                             "until a reviewer clears it", n, 0))
     elif excess.any():
@@ -277,7 +286,6 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
             run.budget.charge(os.path.getsize(path), arts["training_script"], cid)
             with open(path, "rb") as fh:
                 src = fh.read()
-            run.content.setdefault(tid, []).append(("script", hashlib.sha256(src).hexdigest()))
             try:
                 parse_python(src, arts["training_script"], cid)
                 syntax = 1.0
@@ -290,6 +298,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
         except Reject as exc:
             checks.append(Check(exc.check.id, Status.FAIL, exc.check.message + ": syntax 0"))
     terms["syntax"] = syntax
+    run.content.setdefault(tid, []).append(("syntax", syntax))   # what is scored of the script
     v = last_result(calls, "validate_training_script")
     terms["code_quality"] = 1.0 if v is not None and succeeded(v) else 0.0
     d = last_result(calls, "dryrun_training_script")
@@ -312,7 +321,7 @@ def score_training_code(rec: dict, calls: list, problem: str, tdir: str, run: "R
         except Reject as exc:
             checks.append(exc.check)
             raise Unscorable(f"no usable MMD: {exc.check.message}", artefact=True)
-        run.content.setdefault(tid, []).append(("samples", array_digest(samples)))
+        run.content.setdefault(tid, []).append(("samples", samples))
         held, credited, more = sample_copy_checks(samples, base, tid)
         checks += more + sample_domain_checks(samples, tid)
         held = held or any(c.id.endswith(".sample_domain") for c in checks)

@@ -1,5 +1,6 @@
 """PROMPT STYLES (a part of grade_engiai.py; see CONTRIBUTING.md)."""
 import hashlib
+import math
 from graders.common.records import Check, Reject, Status
 from graders.engiai.design import (connectivity, constraint_match, describe_watertight, iou,
     objective_match, pixel_accuracy, watertight_report)
@@ -357,6 +358,28 @@ def array_digest(a) -> str:
     return hashlib.sha256(repr(a.shape).encode() + a.tobytes()).hexdigest()
 
 
+def stl_content(units: list, reports: dict) -> list:
+    """What the grader scores of a trial's STL files, for the duplicate check (issue 24): per
+    unit (the files counted as one), whether it is unreadable, open, closed or the witnessed
+    solid of the design (its cells and mirroring), with its numbers (scale_xy and height of a
+    solid, height of any other readable file), sorted: a copy whose vertices moved by an ulp,
+    renamed, re-listed or re-triangulated is the same content."""
+    out = []
+    for unit in units:
+        reps = [reports[n] for n in unit if n in reports]
+        wit = next((r for r in reps if r["ok"] and (r.get("witness") or {}).get("ok")), None)
+        if wit is not None:
+            cells, mir, s, z = wit["witness"]["solid"]
+            out.append([["solid", cells, mir], [float(s), float(z)]])
+        elif reps:
+            z = reps[0].get("z_extent")
+            out.append([["closed" if reps[0]["ok"] else "open"],
+                        [float(z)] if isinstance(z, float) and math.isfinite(z) else []])
+        else:
+            out.append([["unreadable"], []])
+    return sorted(out, key=lambda u: (repr(u[0]), [round(x, 6) for x in u[1]]))
+
+
 def read_stl_set(names, tdir: str, run: "RunRefs", tid: str) -> tuple:
     """(reports {name: watertight_report}, caps {name: cap faces}, units, checks) of the STL
     files a trial lists, as a set by content (issue 24: a name listed nine times was averaged
@@ -396,7 +419,6 @@ def read_stl_set(names, tdir: str, run: "RunRefs", tid: str) -> tuple:
         rep = watertight_report(tris)
         reports[raw], units[digest] = rep, [raw]
         caps[raw] = cap_faces(tris, rep) if rep["ok"] else None
-    run.content.setdefault(tid, []).append(("stl", sorted(k for k in units if isinstance(k, str))))
     same = sum(len(u) - 1 for u in units.values())
     if repeated or same:
         checks.append(Check(f"trial.{tid}.stl_set", Status.INFO,
@@ -428,7 +450,7 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
             design = read_h5_array(safe_member(tdir, SPEC["arrays_file"], f"trial.{tid}.design"),
                                    "design", f"trial.{tid}.design", shape=cfg["design_shape"],
                                    density=True, budget=run.budget)
-            run.content.setdefault(tid, []).append(("design", array_digest(design)))
+            run.content.setdefault(tid, []).append(("design", design))
             checks.append(Check(f"trial.{tid}.design", Status.PASS,
                                 f"design {cfg['design_shape']} finite, densities in [0, 1]"))
         except Reject as exc:
@@ -464,6 +486,7 @@ def score_design(rec: dict, calls: list, problem: str, style: str, tdir: str, ru
                             "(files witnessing the same cells at the same scale, mirroring and "
                             "height count once)", len(merged), len(stl_units)))
     stl_units = merged
+    run.content.setdefault(tid, []).append(("stl", stl_content(stl_units, stl_reports)))
     watertight = (float(np.mean([any(n in stl_reports and stl_reports[n]["ok"] and
                                      stl_reports[n]["witness"]["ok"] for n in unit)
                                  for unit in stl_units])) if stl_units else 0.0)

@@ -7,13 +7,15 @@ import re
 import time
 from graders.common.guarded_json import read_json_file
 from graders.common.records import Check, Reject, Status
-from graders.engiai.families import Trial, Unscorable, parse_trace, succeeded, trace_checks
+from graders.engiai.families import (Trial, Unscorable, evaluation_calls, job_completed,
+    parse_trace, submitted_jobs, succeeded, trace_checks)
 from graders.engiai.guarded import _h5_get, _h5_open, as_number, read_h5_array, read_h5_attrs, short
 from graders.engiai.hpc import score_hpc
 from graders.engiai.model_quality import (baseline_threshold, mmd, reference_near_rate,
     reference_spacing, rigid_affordable, score_training_code)
 from graders.engiai.prompts import score_design
-from graders.engiai.rag import _RAG_ALIASES, passage_text, score_rag
+from graders.engiai.rag import (_RAG_ALIASES, passage_numbers, passage_text, rag_param,
+    retrieval_failure, score_rag)
 from graders.engiai.spec import ALGORITHMS, PROBLEMS, SPEC, list_problems
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
@@ -114,7 +116,8 @@ class RunRefs:
         self._cache = {}
         self._reported = set()   # baseline notes are printed once, not once per trial
         self.designs = {}        # trial id -> the scored design trial's design (copy checks)
-        self.content = {}        # trial id -> digests of what was scored (duplicate checks)
+        self.content = {}        # trial id -> what was scored (duplicate checks)
+        self.duplicate_bytes = 0 # array bytes kept for the near-copy comparison
         self.keys = None         # (problem, style, example_id, seed) -> manifest entry
         self.manifest_error = None
         self.budget = RunBudget(SPEC["run_max_read_bytes"],
@@ -328,71 +331,295 @@ def compare_claims(rec: dict, terms: dict, tid: str) -> tuple:
                        + "; ".join(diffs[:6]) + (" ..." if len(diffs) > 6 else ""), len(diffs))]
 
 
-# the fields of a tool call the grader reads (args: RAG answers, HPC config, CLI command, job
-# ids; results: outcomes, objectives, export parameters, passages, metrics): a trial's content
-# fingerprint is made of these, so a copy that varies anything else is still a copy
-_RAG_ARGS = frozenset(a for v in _RAG_ALIASES.values() for a in v) | {"problem_config"}
-_HPC_ARGS = frozenset({"cfg", "seed", "epochs", "algorithm", "problem_id", "command", "job_id"})
-_SCORED_FIELDS = {   # family -> (args read, result fields read); other fields never change a score
-    "design_optimization": (frozenset(), frozenset({
-        "success", "objectives", "stl_path", "scale_xy", "scale_z", "threshold", "mirrored"})),
-    "rag_retrieval": (_RAG_ARGS, frozenset({"success", "error", "results"})),
-    "hpc_orchestration": (_HPC_ARGS, frozenset({"success", "job_id", "state", "metrics"})),
-    "training_code": (frozenset({"job_id"}), frozenset({"success", "job_id", "state"})),
-}
+_EXACT_NUMBERS = frozenset({"seed", "epochs"})    # compared exactly (the key's identifiers)
 
 
-def _scored_result(problem: str, key: str, value):
-    """A result field as the grader reads it: passages as their text, objectives and metrics
-    restricted to the names scored."""
-    if key == "results" and isinstance(value, list):
-        return [passage_text(p) for p in value]
-    if key == "objectives" and isinstance(value, dict):
-        return {n: value.get(n) for n, _, _ in PROBLEMS[problem]["objectives"]}
-    if key == "metrics" and isinstance(value, dict):
-        return {n: value.get(n) for n in SPEC["hpc_eval_metrics"]}
-    return value
+def scored_trace(problem: str, calls: list) -> dict:
+    """The trace as its family's scoring reads it (issue 24, copies found by what is scored):
+    design: which scored objectives the last successful simulate_design gave (their values are
+    the design's simulation, compared through the design), the successful exports'
+    parameters (STL names as their order of first appearance), whether a render and an
+    optimization succeeded; RAG: whether a retrieval succeeded and, per parameter, the answer
+    and the numbers the successful retrievals before it state; HPC: the four steps' outcomes,
+    the successful generate_training_command configs (seed, epochs, algorithm, problem), the
+    metrics evaluated; training code: the outcomes of the last validation and dry run, of the
+    submission and of the job.  Not the calls' count or names: a copy adding a call is the same
+    work (it pays in tool efficiency where that is scored, never gains)."""
+    fam = PROBLEMS[problem]["family"]
+    ok = [c for c in calls if succeeded(c)]
+    if fam == "design_optimization":
+        sims = [c for c in ok if c["name"] == "simulate_design"]
+        obj = sims[-1]["result"].get("objectives") if sims else None
+        names = {}
+        exports = []
+        for c in ok:
+            if c["name"] != "convert_design_to_stl":
+                continue
+            r = c["result"]
+            path = r.get("stl_path")
+            exports.append({"stl": names.setdefault(path, len(names)) if isinstance(path, str) else None,
+                            **{k: r.get(k) for k in ("scale_xy", "scale_z", "threshold", "mirrored")}})
+        # the objectives are the simulation of the design, compared through it (an honest pair
+        # with one design has one simulation; a copy's objectives moved by 0.2% were another
+        # trial's): whether they were simulated, which of the scored ones are numbers
+        return {"objectives": sorted(n for n, _, _ in PROBLEMS[problem]["objectives"]
+                                     if as_number(obj.get(n)) is not None)
+                if isinstance(obj, dict) else None, "exports": exports,
+                "rendered": any(c["name"] == "render_design" for c in ok),
+                "optimized": any(c["name"] == "optimize_design" for c in ok)}
+    if fam == "rag_retrieval":
+        good = [i for i, c in enumerate(calls)
+                if c["name"] == "search_documents" and retrieval_failure(c) is None]
+        out = {"retrieved": bool(good)}
+        for p in _RAG_ALIASES:
+            got, at = rag_param(calls, p)
+            stated = set()
+            for i in good:
+                if at is not None and i < at:
+                    for q in calls[i]["result"]["results"]:
+                        t = passage_text(q)
+                        stated.update(v for v in passage_numbers(t[:1 << 20]) if math.isfinite(v))
+            out[p] = {"answer": got, "stated": sorted(stated)}
+        return out
+    if fam == "hpc_orchestration":
+        gens = [c["args"].get("cfg", c["args"]) for c in ok if c["name"] == "generate_training_command"]
+        metrics = set()
+        for c in evaluation_calls(calls):
+            m = c["result"].get("metrics")
+            if isinstance(m, dict):
+                metrics.update(k for k in SPEC["hpc_eval_metrics"] if as_number(m.get(k)) is not None)
+        return {"configs": [{k: g.get(k) for k in ("seed", "epochs", "algorithm", "problem_id")}
+                            if isinstance(g, dict) else None for g in gens],
+                "submitted": bool(submitted_jobs(calls)), "completed": job_completed(calls),
+                "metrics": sorted(metrics)}
+    last = {n: [c for c in calls if c["name"] == n] for n in
+            ("validate_training_script", "dryrun_training_script")}
+    return {n: bool(v) and succeeded(v[-1]) for n, v in last.items()} | {
+        "submitted": bool(submitted_jobs(calls)), "completed": job_completed(calls)}
 
 
-def content_fingerprint(problem: str, calls: list, content) -> str | None:
-    """sha256 of what a trial is scored on (issue 24): its problem, the trace reduced to the
-    fields its family's scoring reads (_SCORED_FIELDS; every call's name, since the count is
-    scored), and the content digests of its arrays, STL files and script (`content`, noted
-    while scoring); None when the trace cannot be serialised."""
-    args_read, results_read = _SCORED_FIELDS[PROBLEMS[problem]["family"]]
-    trace = [[c["name"], {k: v for k, v in c["args"].items() if k in args_read},
-              {k: _scored_result(problem, k, v) for k, v in c["result"].items()
-               if k in results_read}] for c in calls]
+def _flatten(value, key: str, numbers: list):
+    """A JSON value with every finite number replaced by '#' (appended to `numbers` as
+    (value, exact)), so that the skeleton is compared exactly and the numbers by tolerance."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        try:
+            x = float(value)
+        except OverflowError:
+            return repr(value)[:60]
+        if not math.isfinite(x):
+            return repr(value)
+        numbers.append((x, key in _EXACT_NUMBERS))
+        return "#"
+    if isinstance(value, dict):
+        return {str(k): _flatten(v, str(k), numbers)
+                for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_flatten(v, key, numbers) for v in value]
+    return short(value, 60, as_repr=True)
+
+
+def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: str) -> dict | None:
+    """What a trial is scored on (issue 24), for the duplicate check: its problem, the trace
+    as its family's scoring reads it (scored_trace), its arrays (design, samples), its STL files (stl_content)
+    and its script's outcome (`content`, noted while scoring).  {skeleton: sha256 of all but the
+    numbers and array values, numbers, exact, arrays, sha256: of everything (exact copies)}, or
+    None when the trace cannot be serialised."""
+    import numpy as np
+    numbers, arrays, shapes, parts = [], [], [], []
     try:
-        text = json.dumps([problem, trace, sorted(content)], sort_keys=True, default=str)
-    except (ValueError, TypeError, RecursionError):
+        trace = _flatten(scored_trace(problem, calls), "", numbers)
+        for kind, value in content:
+            if kind in ("design", "samples"):
+                a = np.asarray(value)
+                shapes.append([kind, list(a.shape)])
+                arrays.append(a)
+            else:
+                parts.append([kind, _flatten(value, kind, numbers)])
+        skeleton = json.dumps([problem, trace, shapes, parts], sort_keys=True)
+    except (ValueError, TypeError, RecursionError, MemoryError):
         return None
-    return hashlib.sha256(text.encode()).hexdigest()
+    h = hashlib.sha256(skeleton.encode())
+    sk = h.hexdigest()
+    nums = np.array([x for x, _ in numbers], dtype=np.float64)
+    h.update(nums.tobytes())
+    for a in arrays:
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    size = sum(int(a.size) * 8 for a in arrays)
+    kept = run.duplicate_bytes + size <= SPEC["duplicate_max_bytes"]
+    if kept:
+        run.duplicate_bytes += size
+    return {"skeleton": sk, "numbers": nums,
+            "exact": np.array([e for _, e in numbers], dtype=bool),
+            "means": np.array([float(a.mean()) if a.size else 0.0 for a in arrays]),
+            "arrays": arrays if kept else None, "sha256": h.hexdigest()}
 
 
-def duplicate_checks(trials: list) -> list:
-    """A trial whose scored content (trace, arrays, STL, script: content_fingerprint) repeats
-    another's under a different harness key is flagged for review (a deterministic agent can
-    repeat itself on two prompts; a copied trial is the other reading); both keep their keys.
-    Trials claiming the same key are counted once (key_accounting)."""
-    first, out = {}, []
-    for t in trials:
-        if t.content_sha256 is None or t.status in ("filtered", "duplicate", "missing"):
+def content_distance(a: dict, b: dict) -> float:
+    """How far apart two trials' scored contents lie (inf for another skeleton): the largest of
+    the numbers' differences relative to max(1, |value|) (inf where an exact number differs)
+    and, per array (densities), the largest absolute cell difference or, when smaller, the
+    larger of the share of cells whose binarised values differ and the difference of the means
+    (a copy plus noise below the threshold lies at the noise's mean)."""
+    import numpy as np
+    if a["skeleton"] != b["skeleton"]:
+        return math.inf
+    x, y = a["numbers"], b["numbers"]
+    d = 0.0
+    if x.size:
+        if np.any(a["exact"] & (x != y)):
+            return math.inf
+        d = float(np.max(np.abs(x - y) / np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))))
+    if a["arrays"] is None or b["arrays"] is None:
+        return d if a["sha256"] == b["sha256"] else math.inf
+    for p, q in zip(a["arrays"], b["arrays"]):
+        if not p.size:
             continue
-        if t.content_sha256 in first:
-            out.append(Check(f"trial.{t.trial_id}.duplicate", Status.REVIEW,
-                             f"scored content (trace, arrays, STL files, script) identical to trial "
-                             f"{first[t.content_sha256]}'s, under another harness key: a copied "
-                             "trial, or a deterministic agent repeating itself; a reviewer decides",
-                             first[t.content_sha256]))
-        else:
-            first[t.content_sha256] = t.trial_id
+        p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+        da = float(np.max(np.abs(p - q)))
+        if da > SPEC["duplicate_tol"]:
+            # what the scores read of a design: its cells binarised, its mean (constraint); a
+            # copy plus noise that leaves both alone is as near as the copy
+            cut = SPEC["binarize_at"]
+            da = min(da, max(float(np.mean((p > cut) != (q > cut))), abs(float(p.mean() - q.mean()))))
+        d = max(d, da)
+    return d
+
+
+def _cell_weights(trials: list) -> dict:
+    """(problem, style) -> (trials in the cell, whether some trial of it has no score: the cell
+    then is not averaged and its trials add nothing to the SCORE as scored trials)."""
+    cells = {}
+    for t in trials:
+        if t.problem is None or t.status in ("filtered", "duplicate"):
+            continue
+        n, broken = cells.get((t.problem, t.style), (0, False))
+        cells[(t.problem, t.style)] = (n + 1, broken or t.score is None)
+    return cells
+
+
+def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
+    """Copies under other harness keys (issue 24, TRIAL_FORMAT.md decision 19): trials whose
+    scored content (content_signature) lies within duplicate_tol of each other (content_distance;
+    exact copies at 0) form a group, and **a group counts once**: of its scored members the one
+    adding least to the SCORE (score over its cell's trials; 0 in a cell that is not averaged)
+    keeps its score and every other one counts 0.0 until a reviewer clears it (its score kept
+    as `overall_if_cleared`), with a REVIEW record naming the kept one.  A copy can then never
+    raise the SCORE: what the group adds is at most what the original trial added.  Trials
+    claiming the same key are counted once already (key_accounting).  A comparison the work
+    cap stops is a REVIEW (fail closed), never a silent pass."""
+    import numpy as np
+    tol = SPEC["duplicate_tol"]
+    live = [t for t in trials if getattr(t, "content", None) is not None
+            and t.status not in ("filtered", "duplicate", "missing", "invalid")]
+    buckets = {}
+    for t in live:
+        buckets.setdefault(t.content["skeleton"], []).append(t)
+    parent = {t.trial_id: t.trial_id for t in live}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    ops, unchecked, closest, link = 0, set(), None, {}
+    for ts in buckets.values():
+        for i, a in enumerate(ts):
+            for b in ts[i + 1:]:
+                if a.content["means"].size and float(np.max(np.abs(
+                        a.content["means"] - b.content["means"]))) > tol:
+                    d = math.inf         # arrays whose means differ more are never near: no work
+                    if closest is None:
+                        closest = (d, a.trial_id, b.trial_id)
+                    continue
+                work = int(a.content["numbers"].size) + sum(
+                    int(x.size) for x in (a.content["arrays"] or ()))
+                if ops + work > SPEC["duplicate_max_ops"]:
+                    unchecked.update((a.trial_id, b.trial_id))
+                    continue
+                ops += work
+                d = content_distance(a.content, b.content)
+                if d <= tol:
+                    link[(a.trial_id, b.trial_id)] = d
+                    parent[find(b.trial_id)] = find(a.trial_id)
+                elif closest is None or d < closest[0]:
+                    closest = (d, a.trial_id, b.trial_id)
+    out = []
+    n_unkept = sum(t.content["arrays"] is None for t in live)
+    out.append(Check("run.duplicates", Status.INFO,
+                     f"{len(live)} trial(s) compared by scored content in {len(buckets)} group(s) of "
+                     f"equal structure; tolerance {tol:g}; "
+                     + (f"the closest distinct pair lies {closest[0]:.3g} apart ({closest[1]}, "
+                        f"{closest[2]}: {closest[0] / tol:.3g}x the tolerance)"
+                        if closest and math.isfinite(closest[0]) else
+                        "no two distinct trials share a structure and array means"),
+                     None if closest is None or not math.isfinite(closest[0]) else closest[0], tol))
+    if unchecked or n_unkept:
+        out.append(Check("run.duplicates_unchecked", Status.REVIEW,
+                         f"near-copies not checked past the work caps (duplicate_max_ops "
+                         f"{SPEC['duplicate_max_ops']:g} numbers: {len(unchecked)} trial(s) "
+                         f"{', '.join(sorted(unchecked)[:5])}{' ...' if len(unchecked) > 5 else ''}; "
+                         f"duplicate_max_bytes {SPEC['duplicate_max_bytes']:g}: {n_unkept} trial(s) "
+                         "compared by exact content only): a reviewer decides",
+                         len(unchecked) + n_unkept, 0))
+    groups = {}
+    for t in live:
+        groups.setdefault(find(t.trial_id), []).append(t)
+    cells = _cell_weights(trials)
+
+    def adds(t):
+        n, broken = cells.get((t.problem, t.style), (1, True))
+        return (0.0 if broken or t.score is None else t.score / n, t.trial_id)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        scored = [t for t in members if t.status == "scored"]
+        keep = min(scored, key=adds) if scored else None
+        for t in sorted(members, key=lambda t: t.trial_id):
+            if t is keep:
+                continue
+            other = keep if keep is not None else min(members, key=lambda t: t.trial_id)
+            if other is t:
+                other = next(m for m in members if m is not t)
+            d = content_distance(t.content, other.content)
+            how = ("identical to" if d == 0.0 and t.content["sha256"] == other.content["sha256"]
+                   else f"within {d:.3g} (tolerance {tol:g}) of")
+            msg = (f"scored content (trace, arrays, STL files, script) {how} trial {other.trial_id}'s, "
+                   "under another harness key: a copied trial, or a deterministic agent repeating "
+                   "itself; the copies count once")
+            if t.status == "scored":
+                before = t.score
+                t.terms["overall_if_cleared"] = before
+                t.terms["overall"] = t.score = 0.0
+                for i, c in enumerate(checks):
+                    if c.id == f"trial.{t.trial_id}.score":
+                        checks[i] = Check(c.id, c.status, f"0.0000 (a duplicate of trial "
+                                          f"{other.trial_id}: not counted until reviewed; "
+                                          f"{before:.4f} if cleared)", 0.0)
+                msg += (f" (trial {other.trial_id} keeps its score, the one adding least to the "
+                        f"SCORE): counted 0.0 until a reviewer clears it ({before:.4f} if cleared)")
+            out.append(Check(f"trial.{t.trial_id}.duplicate", Status.REVIEW, msg, other.trial_id))
     return out
 
 
-def first_difference(a, b, path: str = ""):
+# every field name the grader reads from a style's expected metadata (TRIAL_FORMAT.md, the
+# `expected` table): a record's copy holding one of these where the harness's expectation has
+# none claims something about what is scored (a declared RAG tolerance, where the harness's
+# default applies) and disagrees with the key; any other extra field is read by nothing
+_EXPECTED_FIELDS = frozenset({
+    "stl_expected_params", "scale_xy", "scale_z", "threshold", "mirror_y", "distractor", "param",
+    "export_value", "preview_value", "conditional", "compliance_threshold", "branch_high",
+    "branch_low", "common", "multi_export", "exports", "conditions", "training_config", "seed",
+    "epochs", "algorithm", "problem_id"} | {f"expected_{p}{t}" for p in ("volfrac", "forcedist", "rmin")
+                                            for t in ("", "_tolerance")})
+
+
+def first_difference(a, b, path: str = "", extras: list | None = None):
     """The first path at which two JSON values differ (numbers by value, booleans only equal to
-    booleans), or None when they agree."""
+    booleans), or None when they agree.  With `extras` (a list), a field that `a` holds and `b`
+    lacks whose name the grader never reads (_EXPECTED_FIELDS) is no difference: its path is
+    appended to `extras` instead."""
     if isinstance(a, bool) or isinstance(b, bool):
         return None if type(a) is type(b) and a == b else (path or "(value)")
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
@@ -402,9 +629,12 @@ def first_difference(a, b, path: str = ""):
             return None if a == b else (path or "(value)")
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b), key=str):
+            if extras is not None and k not in b and k not in _EXPECTED_FIELDS:
+                extras.append(f"{path}.{short(k, 40)}".lstrip("."))
+                continue
             if k not in a or k not in b:
                 return f"{path}.{k}".lstrip(".")
-            d = first_difference(a[k], b[k], f"{path}.{k}")
+            d = first_difference(a[k], b[k], f"{path}.{k}", extras)
             if d is not None:
                 return d.lstrip(".")
         return None
@@ -412,7 +642,7 @@ def first_difference(a, b, path: str = ""):
         if len(a) != len(b):
             return f"{path} (length {len(a)} vs {len(b)})".lstrip(".")
         for i, (x, y) in enumerate(zip(a, b)):
-            d = first_difference(x, y, f"{path}[{i}]")
+            d = first_difference(x, y, f"{path}[{i}]", extras)
             if d is not None:
                 return d.lstrip(".")
         return None
@@ -422,11 +652,15 @@ def first_difference(a, b, path: str = ""):
 def key_checks(rec: dict, key: dict, tid: str) -> list:
     """A record's own copy of the key (its `expected` metadata, a training-code `algorithm`)
     against the harness manifest: the manifest's is used; a disagreement is a FAIL finding
-    (issue 24: a rewritten `expected` turned a wrong export into task completion 1.0)."""
-    diffs = []
+    (issue 24: a rewritten `expected` turned a wrong export into task completion 1.0).  A field
+    the record's copy adds that no style's expectation has (_EXPECTED_FIELDS: a harness note, a
+    prompt text) is read by nothing and disagrees with nothing: an INFO `key_extra` record; an
+    added field the grader does read (a tolerance the manifest leaves at its default) is a
+    disagreement."""
+    diffs, extras = [], []
     try:
         if rec.get("expected") is not None:
-            d = first_difference(rec["expected"], key.get("expected") or {})
+            d = first_difference(rec["expected"], key.get("expected") or {}, extras=extras)
             if d is not None:
                 diffs.append(f"expected.{d}")
         if PROBLEMS[key["problem"]]["family"] == "training_code" and "algorithm" in rec and \
@@ -435,11 +669,18 @@ def key_checks(rec: dict, key: dict, tid: str) -> list:
                          f"{key['algorithm']!r})")
     except (RecursionError, MemoryError):
         diffs.append("expected (nested too deeply to compare)")
+    out = []
+    if extras:
+        out.append(Check(f"trial.{tid}.key_extra", Status.INFO,
+                         f"the record's copy of its expectation holds {len(extras)} field(s) no "
+                         "style's expectation has (read by nothing, never used): "
+                         + ", ".join(f"expected.{short(e, 60)}" for e in extras[:5])
+                         + (" ..." if len(extras) > 5 else ""), len(extras)))
     if not diffs:
-        return []
-    return [Check(f"trial.{tid}.key", Status.FAIL,
-                  "the record's own copy of its key disagrees with the harness manifest at "
-                  + "; ".join(short(d, 120) for d in diffs) + ": the harness's is used", diffs)]
+        return out
+    return out + [Check(f"trial.{tid}.key", Status.FAIL,
+                        "the record's own copy of its key disagrees with the harness manifest at "
+                        + "; ".join(short(d, 120) for d in diffs) + ": the harness's is used", diffs)]
 
 
 def key_accounting(trials: list, run: "RunRefs", problems: set, styles: set) -> tuple:
@@ -661,7 +902,8 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
         checks.append(Check(f"trial.{tid}.score", Status.INFO, f"{trial.score:.4f} ({shown})",
                             trial.score))
     trial.claims, cl = compare_claims(rec, terms, tid)
-    trial.content_sha256 = content_fingerprint(problem, calls, run.content.get(tid, ()))
+    trial.content = content_signature(problem, calls, run.content.get(tid, ()), run, tid)
+    trial.content_sha256 = None if trial.content is None else trial.content["sha256"]
     return trial, checks + cl
 
 

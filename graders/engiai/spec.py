@@ -55,6 +55,19 @@ SPEC = {
                                        # when it also lies nearer than this fraction of the
                                        # baseline's own samples' median distance to them (a model
                                        # as near as the baseline is not copying)
+    # not in seed, issue 24 (TRIAL_FORMAT.md decision 19): trials under different keys whose
+    # scored content agrees within this are copies, and each group of copies counts once.
+    # Arrays (design, samples; densities) by the largest absolute difference of a cell or, when
+    # smaller, by the larger of the share of cells binarised differently and the difference of
+    # the means; other numbers (objectives, export parameters, RAG answers, STL scale and
+    # height) relative to max(1, |value|); seeds and epochs exactly.  Sample run: the closest
+    # distinct trials of one structure lie 0.667 apart (667x), the closest distinct designs
+    # 0.0192 (19x: 96 of 5000 cells, beams2d full-ex1 vs workflow-conditional-ex1)
+    "duplicate_tol": 1e-3,
+    "duplicate_max_bytes": 256 << 20,  # arrays kept for the near-copy comparison over the run;
+                                       # past it a trial is compared by exact content only (REVIEW)
+    "duplicate_max_ops": 1 << 32,      # numbers compared pairwise over the run; past it the
+                                       # pairs left are not compared (REVIEW: fail closed)
     # issue 24: the answer key is the harness's (TRIAL_FORMAT.md "The harness manifest")
     "harness_dataset": "harness/trials",   # reference.h5: the trials the harness ran, keyed by
     "harness_format": "engiai-harness/1",  # (problem, prompt_style, example_id, seed), with
