@@ -36,10 +36,17 @@ def test_gold_scores_one_end_to_end():
     assert out.count("RESULT:") == 1 and out.strip().splitlines()[-1] == "SCORE: 1.0"
 
 
-def test_gold_artifact_reproduced_bit_for_bit():
+def test_gold_artifact_reproduced_to_the_last_bit_or_one_ulp():
+    """The gold's own field, regenerated, is the stored artifact bit for bit on the machines that
+    wrote it; on an AMD EPYC (numpy's and OpenBLAS's kernels chosen by CPU) one value of u_h on the
+    dense grid differs by one ulp (1.39e-17, at i = 1308 where u_h = 0.104).  Either is the same
+    computation: no more than 2 ulps of the largest value, and the record PASSes."""
+    import numpy as np
     doc = grade(GOLD)[3]
     art = next(c for c in doc["checks"] if c["id"] == "tier3.artifact_reproduced")
-    assert art["measured"] == 0.0
+    with np.load(GOLD / "reference_arrays.npz") as z:
+        peak = float(np.max(np.abs(z["uh_dense"])))
+    assert art["status"] == "PASS" and art["measured"] <= 2 * np.spacing(peak), art
 
 
 def test_grader_copied_alone_grades_gold(tmp_path):
