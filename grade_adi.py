@@ -4273,7 +4273,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                  interact=None, followup=None, rearm=None, lib_files: dict | None = None,
                  cpu_seconds: int | None = None, mem_bytes: int | None = None,
                  memory: str = "address", env_pass: tuple = (), ro_paths: tuple = (),
-                 no_site: tuple = ()) -> RunOutcome:
+                 no_site: tuple = (), launched=None) -> RunOutcome:
     """Run DRIVER_PROLOGUE + driver_body in a fresh sandboxed interpreter on a private copy of
     the submission, with resource limits and a wall-clock deadline enforced from outside.
     Only token-tagged lines on the runner's own pipe count.
@@ -4293,7 +4293,10 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                                 of them is found in the site directories themselves (not through
                                 a .pth import hook), the driver starts without `site` (python -S:
                                 its .pth imports cost ~25 ms) and gets those directories on its
-                                path; else it starts as usual."""
+                                path; else it starts as usual;
+      launched()                called (in the runner's thread) once the child process is
+                                started: a grader holding back its own work until then gives
+                                the launch the interpreter lock (FEM)."""
     limits = {k: SPEC[f"runner_{k}"] for k in ("mem_bytes", "fsize_bytes", "cpu_slack_s",
                                                "term_grace_s", "output_cap_bytes",
                                                "reply_cap_bytes", "copy_cap_bytes")}
@@ -4308,7 +4311,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     level = {k: v for k, v in known.items() if k not in ("prefix", "root")}
     again = dict(interact=interact, followup=followup, rearm=rearm, lib_files=lib_files,
                  cpu_seconds=cpu_seconds, mem_bytes=mem_bytes, memory=memory, env_pass=env_pass,
-                 ro_paths=ro_paths, no_site=no_site)
+                 ro_paths=ro_paths, no_site=no_site, launched=launched)
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
@@ -4374,6 +4377,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                               sandbox=level)
         os.close(wfd)
         life_child.close()
+        if launched is not None:
+            launched()
         import queue
         import select
         deadline = [time.monotonic() + timeout]

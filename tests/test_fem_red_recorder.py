@@ -78,6 +78,15 @@ CASES["warnings-record"] = ('''import warnings
         x = scipy.sparse.linalg.spsolve(A.tocoo(), b)
     assert caught''', "\nimport scipy.sparse.linalg\n")
 
+# The comparison's fast path skips a dict whose version tag has not changed since its last
+# clean comparison: a module attribute and a class attribute changed only AFTER a first,
+# clean library call (their tags already recorded clean) must still be reported at the next.
+CASES["tamper-after-a-clean-call"] = ('''x = scipy.sparse.linalg.spsolve(A.tocsc(), b)
+    import scipy.sparse.linalg._dsolve.linsolve as _ls
+    _ls.is_pydata_spmatrix = (lambda f: lambda m: f(m))(_ls.is_pydata_spmatrix)
+    scipy.sparse.csc_matrix.probe_attribute = 1
+    x = scipy.sparse.linalg.spsolve(A.tocsc(), b)''', "\nimport scipy.sparse.linalg\n")
+
 HONEST = ("warnings-record", "splu-cache", "factorized-cache", "thread-solve", "coo-spsolve", "lu-overwrite-a", "cho-banded",
           "cho-positional", "lu-factor-cache", "solve-2d-rhs", "solve-banded-positional")
 
@@ -116,6 +125,13 @@ def test_warning_filter_running_code_mid_call_is_review():
     assert keys["SCORE"] == "0.0", [c for c in doc["checks"] if c["status"] != "PASS"]
     assert st["provenance.library_intact"] == "REVIEW"
     assert "warnings.filters" in check(doc, "provenance.library_intact")["message"]
+
+
+def test_change_after_a_clean_call_is_still_reported():
+    doc, keys, st = _graded("tamper-after-a-clean-call")
+    assert st["provenance.library_intact"] == "REVIEW", [c for c in doc["checks"] if c["status"] != "PASS"]
+    msg = check(doc, "provenance.library_intact")["message"]
+    assert "is_pydata_spmatrix" in msg and "probe_attribute" in msg, msg
 
 
 def test_signal_handler_cannot_run_inside_the_recorder():

@@ -172,3 +172,25 @@ def test_explicit_inverse_clean_and_substituted_pure():
     # nor does one that follows it at small weight
     weak = G.field_of(Z @ F + 1e-3 * u * float(v @ F), n)
     assert not G.judge_inverse(n, [rec], weak, clean)["ok"]
+
+
+@pytest.mark.parametrize("n", [32, 256])
+def test_own_matrix_shortcut_is_stiffness_maps_of_that_matrix(n):
+    # The grader answers a recorded matrix that is bit for bit its own K with the maps it
+    # computed for K in advance: they must be what stiffness_maps computes for the record
+    # (COO with its entries in another order, int64 indices); any other matrix - scaled,
+    # one entry one ulp off, an explicit zero more - is not taken for K.
+    K = G.free_system(n)[0]
+    C = K.tocoo()
+    order = np.random.default_rng(1).permutation(C.nnz)
+    A = scipy.sparse.csr_matrix((C.data[order], (C.row[order].astype(np.int64), C.col[order])), shape=K.shape)
+    fast, slow = G.maps_of_own_matrix(A, n), G.stiffness_maps(A.copy(), n)
+    assert fast is not None and fast[1] == slow[1] == "" and len(fast[0]) == len(slow[0]) == 2
+    for a, b in zip(fast[0], slow[0]):
+        assert np.array_equal(a.perm, b.perm) and np.array_equal(a.dt, b.dt) and a.sigma == b.sigma
+    off = A.copy()
+    off.data[5] = np.nextafter(off.data[5], np.inf)
+    zero = scipy.sparse.csr_matrix((np.append(C.data, 0.0), (np.append(C.row, 0), np.append(C.col, n))),
+                                   shape=K.shape)
+    for other in (2.0 * A, off, zero):
+        assert G.maps_of_own_matrix(other, n) is None

@@ -5,7 +5,7 @@ import secrets
 import threading
 from graders.fem.judging import judge_job
 from graders.fem.spec import SPEC
-from graders.fem.system_map import free_system, stiffness_maps
+from graders.fem.system_map import free_system, maps_of_own_matrix, stiffness_maps
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # 5-8. PROVENANCE: the grader's side of the audit, live (answers the child's asks)
@@ -97,7 +97,7 @@ class AuditSession:
             A, why = decode_matrix(mat, 2 * (n - 1))
             maps = []
             if A is not None:
-                maps, why = stiffness_maps(A, n)
+                maps, why = maps_of_own_matrix(A, n) or stiffness_maps(A, n)
             self.cache[(key, n)] = {"K": bool(maps), "why": why, "maps": maps,
                                     "digest": f"matrix-{len(self.cache)}",
                                     "dim": A.shape[0] if A is not None else

@@ -1109,8 +1109,10 @@ _TAMPER_SKIP = ("numpy.f2py", "numpy.ma", "numpy._typing", "numpy.typing", "nump
                 "scipy.linalg.cython_blas")
 
 
-def _tamper_scope(name):
-    return not any(name == p or name.startswith(p + ".") for p in _TAMPER_SKIP)
+def _tamper_scope(name, _memo={}):
+    if name not in _memo:
+        _memo[name] = not any(name == p or name.startswith(p + ".") for p in _TAMPER_SKIP)
+    return _memo[name]
 
 
 def _tamper_snapshot():
@@ -1140,6 +1142,87 @@ def _tamper_snapshot():
         snap.append((c.__module__ + "." + c.__qualname__, d, keys, [d[x] for x in keys]))
     mods = [(k, _sys.modules[k]) for k in names]
     return snap, [k for k, _ in mods], [m for _, m in mods]
+
+
+# The comparison's fast path: CPython gives every dict a version tag (PEP 509, ma_version_tag)
+# that takes a new value, never used before, from a global counter at EVERY change of the
+# dict (set, replace, delete, clear, update, pop, setdefault; a module's or a class's
+# attribute assignment is one).  A dict whose tag is the one read just before its last clean
+# comparison has not changed since, and is not compared again entry by entry (that touched
+# every value's reference count, so in a fresh fork it copied thousands of shared pages:
+# ~8 ms of CPU per job, the largest cost the recorder added).  Tags are read from the dict's
+# own memory with a C getter captured here (no method or attribute of anything the
+# submission can reach is used), and only where a self-test at driver start shows them
+# behaving so on this interpreter; elsewhere every comparison is the full one.  Forging a
+# tag needs a write into interpreter memory, which can alter a library without changing any
+# attribute at all (problem_spec.md: interpreter internals are assumed, not proven).
+def _tag_readers(snap):
+    """{"read": a tag reader per snapshot entry, "clean": each one's tag at its last clean
+    comparison, "modules"/"modules_clean": the same for sys.modules}, or None."""
+    try:
+        import ctypes
+        import gc
+        word = ctypes.sizeof(ctypes.c_ssize_t)
+        if _sys.implementation.name != "cpython" or word != 8 or \
+                not (3, 11) <= _sys.version_info[:2] <= (3, 13):
+            return None
+        get = type.__dict__["__dict__"].__get__(ctypes._SimpleCData)["value"].__get__
+        mk_tag, mk_used = ctypes.c_uint64.from_address, ctypes.c_ssize_t.from_address
+
+        def reader(d):                  # ob_refcnt, ob_type, ma_used, ma_version_tag
+            return mk_tag(id(d) + 3 * word)
+
+        def real_dict(d):               # a class's __dict__ is a proxy of its dict
+            if _type(d) is dict:
+                return d
+            refs = gc.get_referents(d)
+            return refs[0] if _len(refs) == 1 and _type(refs[0]) is dict else None
+
+        if not _tags_behave(reader, get, lambda d: get(mk_used(id(d) + 2 * word)), real_dict):
+            return None
+        dicts = [real_dict(d) for _, d, _, _ in snap]
+        if any(d is None for d in dicts):
+            return None
+        read = [reader(d) for d in dicts]
+        mods = reader(_MODULES)
+        return {"get": get, "read": read, "clean": list(_map(get, read)), "keep": dicts,
+                "modules": mods, "modules_clean": get(mods)}
+    except Exception:
+        return None
+
+
+def _tags_behave(reader, get, used, real_dict):
+    """The self-test: a dict's entry count read where ma_used should be, and a new tag after
+    every kind of change (of a plain dict, a module's and a class's attributes, also from a
+    loop the interpreter specialises); an unchanged dict keeps its tag."""
+    d = {"k%d" % i: i for i in range(7)}
+    if used(d) != 7:
+        return False
+    r = reader(d)
+    seen = [get(r)]
+    if get(r) != seen[0]:
+        return False
+    for change in (lambda: d.__setitem__("k7", 7), lambda: d.__setitem__("k0", -1),
+                   lambda: d.__delitem__("k1"), lambda: d.update(k9=9), lambda: d.pop("k2"),
+                   lambda: d.setdefault("k10", 1), lambda: d.popitem(), d.clear):
+        change()
+        seen.append(get(r))
+    if used(d) != 0:
+        return False
+    mod = _types.ModuleType("_tag_probe")
+    cls = type("_TagProbe", (), {})
+    for owner, dct in ((mod, vars(mod)), (cls, real_dict(type.__dict__["__dict__"].__get__(cls)))):
+        if dct is None:
+            return False
+        r = reader(dct)
+        scope = {"o": owner}
+        exec("def f(o, v):\n    o.x = v\n", scope)
+        for v in range(64):             # the same store, specialised after a few rounds
+            scope["f"](owner, v)
+            seen.append(get(r))
+        delattr(owner, "x")
+        seen.append(get(r))
+    return 0 not in seen and _len(set(seen)) == _len(seen)
 
 
 def _tamper_diff(label, d, keys, vals):
@@ -1204,19 +1287,34 @@ def _tampered(channel_only=False):
 
 def _tamper_compare(channel_only):
     snap, names, mods = _TAMPER
-    if not _all(_map(_is, _map(_MODULES.get, names), mods)):
-        for k, m in zip(names, mods):
-            if _MODULES.get(k) is not m and "sys.modules[%r]" % k not in _ST["tamper"]:
-                _ST["tamper"].append("sys.modules[%r]" % k)
-    for entry in snap:
+    tags = _TAGS
+    mtag = tags["get"](tags["modules"]) if tags is not None else None
+    if tags is None or mtag != tags["modules_clean"]:
+        if _all(_map(_is, _map(_MODULES.get, names), mods)):
+            if tags is not None:
+                tags["modules_clean"] = mtag
+        else:
+            for k, m in zip(names, mods):
+                if _MODULES.get(k) is not m and "sys.modules[%r]" % k not in _ST["tamper"]:
+                    _ST["tamper"].append("sys.modules[%r]" % k)
+    now = list(_map(tags["get"], tags["read"])) if tags is not None else None
+    if now is not None and now == tags["clean"]:      # no dict of the snapshot has changed
+        snap = ()
+    for i, entry in enumerate(snap):
         label, d, keys, vals = entry
         if channel_only and label not in _TAMPER_STDLIB:
             continue
-        if _len(d) == _len(keys) and _all(_map(_is, _map(d.get, keys), vals)):
+        if now is not None and now[i] == tags["clean"][i]:
             continue
-        for b in _tamper_diff(label, d, keys, vals):
+        if _len(d) == _len(keys) and _all(_map(_is, _map(d.get, keys), vals)):
+            bad = ()
+        else:
+            bad = _tamper_diff(label, d, keys, vals)
+        for b in bad:
             if b not in _ST["tamper"] and _len(_ST["tamper"]) < 20:
                 _ST["tamper"].append(b)
+        if now is not None and not bad:
+            tags["clean"][i] = now[i]       # the tag read before this clean comparison
     for b in _containers_tampered():
         if b not in _ST["tamper"] and _len(_ST["tamper"]) < 20:
             _ST["tamper"].append(b)
@@ -1301,6 +1399,7 @@ def _fields(res, n):
 
 _ntargets, _npatched = _install()
 _TAMPER = _tamper_snapshot()
+_TAGS = _tag_readers(_TAMPER[0])
 _MODS0 = set(_sys.modules)
 _ALLOWED = set(getattr(_sys, "stdlib_module_names", ())) | {"numpy", "scipy", "fem_solver",
                                                                  "__mp_main__"}

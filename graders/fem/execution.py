@@ -1,5 +1,6 @@
 """EXECUTION (a part of grade_fem.py; see CONTRIBUTING.md)."""
 import os
+import platform
 import shutil
 import tempfile
 import threading
@@ -15,7 +16,7 @@ from graders.fem.judging import (check_artifact_provenance, check_causal, check_
     check_solve_system, check_solve_writes, collect_regeneration, job_results, plan_jobs)
 from graders.fem.problem import reference_study, worst
 from graders.fem.spec import SPEC
-from graders.fem.system_map import free_system
+from graders.fem.system_map import free_system, own_stiffness_maps
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # EXECUTION: the isolated phases, run beside the grader's own solution
@@ -48,15 +49,34 @@ class Execution:
         request = {"jobs": [{"id": jid, "n": job["n"]} for jid, job in self.plan.items()],
                    "job_timeout": budget, "max_calls": SPEC["max_calls"],
                    "concurrency": SPEC["job_concurrency"]}
+        self.launched = threading.Event()
         self.threads = [threading.Thread(target=self._run, daemon=True, args=(stage, budget, request)),
-                        threading.Thread(target=lambda: [free_system(n) for n in SPEC["meshes"]],
-                                         daemon=True)]   # the grader's K and F ready before the
-        for t in self.threads:                           # first solve is shown to it
+                        threading.Thread(target=self._prepare, daemon=True)]
+        for t in self.threads:
             t.start()
+        # The child's launch (copy, driver file, Popen) is on the critical path: the grader's
+        # own work (numpy's import first) waits for it rather than take the interpreter lock
+        # from it (~50 ms of the wall time on a busy machine).
+        self.launched.wait(SPEC["launch_wait_s"])
 
     def _run(self, stage: str, budget: float, request: dict) -> None:
-        self.outcome = run_isolated(stage, FEM_DRIVER, request, budget, interact=self.session.interact,
-                                    no_site=("numpy", "scipy"))
+        try:
+            self.outcome = run_isolated(stage, FEM_DRIVER, request, budget,
+                                        interact=self.session.interact, no_site=("numpy", "scipy"),
+                                        launched=self.launched.set)
+        finally:
+            self.launched.set()
+
+    def _prepare(self) -> None:
+        """While the child starts up (~0.7 s): the grader's K and F, and the stiffness maps of
+        K itself, ready before the first solve is shown to it (a job waits for its answer);
+        the platform string of the report (platform.platform() runs `uname -p` once)."""
+        self.launched.wait(SPEC["launch_wait_s"])
+        for n in SPEC["meshes"]:
+            free_system(n)
+        for n in SPEC["meshes"]:
+            own_stiffness_maps(n)
+        platform.platform()
 
     def join(self):
         """The run's RunOutcome, once it is over."""

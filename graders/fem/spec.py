@@ -124,6 +124,9 @@ SPEC = {
     # Jobs forked at once by the run's one warm parent (one numpy/scipy import, both cores busy;
     # each job its own child, process group and user namespace, its asks answered by job id).
     "job_concurrency": 2,
+    # Not a threshold: how long the grader's own work waits for the child's launch (~20 ms on
+    # a quiet machine) before it starts anyway (it only gives the launch the interpreter lock).
+    "launch_wait_s": 0.5,
     "audit_additive": 0.05,
     "audit_nan_meshes": (32,),
     "audit_nan_entries": 2,
