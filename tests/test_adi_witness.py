@@ -77,7 +77,7 @@ def test_every_family_row_of_the_survey_is_recognised(seed):
             worst = max(worst, c.measured)
         else:           # the mixed term dropped: no member of the family, no monolithic map
             assert c.status is G.Status.REVIEW, (label, c.message)
-    assert worst < 1e-11        # measured <= 5.9e-13 (5 draws x 18 rows); the limit is 1e-9
+    assert worst < 1e-10        # measured <= 5.9e-12 (at the smallest gap); the limit is 1e-8
 
 
 def _monolithic(phi):
