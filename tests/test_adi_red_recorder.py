@@ -60,6 +60,33 @@ def test_crank_nicolson_by_adi_preconditioned_cg_with_recognised_witness_is_not_
     assert "phi = 0.5 " in checks["witness.adi_step"].message
 
 
+def _benchmark_only(tail: str) -> str:
+    """The PCG attack re-aimed (round 4): Crank-Nicolson only where the problem is the public
+    benchmark (problem None or its coefficients), the gold's MCS theta = 1/3 on every other problem
+    (the hidden instance and the witness alike), the preconditioner's line solves at the same
+    theta, and the audits recognised by the probe."""
+    tail = tail.replace("r = 0.5 * k * kap / h ** 2", "r = k * kap / (3.0 * h ** 2)")
+    i = tail.index("def solve(h, T=1.0, problem=None):")
+    return tail[:i] + (
+        "def solve(h, T=1.0, problem=None):\n"
+        "    pb = BenchmarkProblem() if problem is None else problem\n"
+        "    bench = (float(pb.a), float(pb.b), float(pb.c)) == (1.0, 0.8, 0.5)\n"
+        "    if not bench or _audited(h):\n"
+        "        return _adi(h, T, pb)\n"
+        "    return _cn(h, T, pb)\n")
+
+
+@pytest.mark.xfail(strict=True, reason="the witness is a hidden-family run: it proves the solver's map on the "
+                   "hidden family, not on the public benchmark, which a solver recognises by its coefficients; "
+                   "CN (ADI-preconditioned CG) there shows the recorder honest line solves only, and the probe "
+                   "dodges the audits; needs the audit out of the solver's process or a benchmark-side witness")
+def test_crank_nicolson_on_the_benchmark_only_is_not_a_pass(tmp_path):
+    checks, J, _ = judge(tmp_path, attack(_benchmark_only(ATTACK_PCG_WITNESS)))
+    assert J["bench:0"]["status"] == "ok", J["bench:0"]["error"]
+    assert checks["witness.adi_step"].status.value == "PASS", checks["witness.adi_step"].message
+    assert failed(checks), {k: c.message for k, c in checks.items()}
+
+
 # ---------------------------------------------------------------- honest twins tried beside them
 # Each must be counted ADI with every structure and audit check and the witness PASS.
 HONEST = {
