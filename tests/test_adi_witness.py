@@ -155,3 +155,13 @@ def test_a_missing_or_broken_witness_run_is_review():
     jobs = {f"witness:{H:g}": ok}
     c = G.witness_check(jobs, None)[0]
     assert c.status is G.Status.REVIEW and "hidden run" in c.message
+
+
+def test_the_grading_plan_has_the_witness_beside_the_hidden_run_it_is_differenced_with():
+    G = grader()
+    assert G.SPEC["witness_h"] in G.SPEC["hidden_h"]
+    jobs = {j["tag"]: j for j in G.plan_jobs()}
+    w, hd = jobs[f"witness:{H:g}"], jobs[f"hidden:{H:g}"]
+    assert w["h"] == hd["h"] == H and not w.get("poison") and not hd.get("poison")
+    req = G.driver_request(list(jobs.values()), 1)
+    assert set(req["witness_draw"]) == set(req["hidden_draw"])
