@@ -109,9 +109,10 @@ WITNESS_KEYS = ("A", "q1", "q2", "q3")
 
 
 def witness_gap(base: dict, cand: dict) -> float:
-    """max |u0(cand) - u0(base)| on the witness mesh (the two draws differ only in v's bump)."""
+    """max |u0(cand) - u0(base)| on the coarsest witness mesh (whose nodes every finer one has;
+    the two draws differ only in v's bump)."""
     import numpy as np
-    m = mesh_m(SPEC["witness_h"])
+    m = mesh_m(max(SPEC["witness_h"]))
     x = np.linspace(0.0, 1.0, m + 1)
     X, Y = np.meshgrid(x, x, indexing="ij")
     hp = _PROBLEMS["hidden_problem"]
@@ -122,8 +123,8 @@ def witness_draw() -> dict:
     """The second witness's instance: this grading's hidden draw with the part of u0 that carries
     no data (v's bump: A, q1, q2, q3) drawn afresh from the same intervals, once per grader
     process (OS entropy).  A single call cannot tell it from the hidden instance (same family,
-    same T, same mesh); its field minus the hidden run's on h = witness_h is the solver's own
-    map applied to the difference of the initial states with zero data.  A candidate whose
+    same T, same meshes); its field minus the hidden run's on each mesh of witness_h is the
+    solver's own map applied to the difference of the initial states with zero data.  A candidate whose
     initial difference is under witness_min_gap is drawn again (so that round-off stays far below
     the witness tolerance)."""
     base = hidden_draw()

@@ -49,8 +49,8 @@ SPEC = {
     "adi_op_rtol": 1e-9,          # ours: a counted solve's matrix is s (I - r D2) on grid lines to this
                                   #   relative round-off (constant diagonals, one r in every block)
     "adi_theta_rtol": 1e-8,       # ours: every counted solve of a run implies the same theta (x or y)
-    "witness_h": 0.1,             # ours: the second witness, a hidden-family run (T = 1, 10 steps) on this
-                                  #   mesh, differenced with the hidden run on the same mesh (one of hidden_h)
+    "witness_h": (0.1, 0.05, 0.025),  # ours: the second witness, a hidden-family run (T = 1, k = h) on each
+                                  #   hidden mesh, differenced with the hidden run on the same mesh
     "witness_rtol": 1e-8,         # ours: the difference equals the grader's replay to this (relative max
                                   #   norm); measured (problem_spec.md): honest <= 5.9e-12 (1.7e3x below),
                                   #   Crank-Nicolson >= 3.4e-4 off the family (3.4e4x above)
