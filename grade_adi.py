@@ -1116,9 +1116,11 @@ def hidden_instance_check() -> Check:
     """INFO: the drawn instance, so that a verdict can be reproduced (hidden_problem(draw))."""
     d = hidden_draw()
     p = _PROBLEMS["hidden_problem"](d)
+    w = witness_draw()
     return Check("hidden.instance", Status.INFO,
                  f"hidden instance drawn for this grading: a = {p.a:.6g}, b = {p.b:.6g}, c = {p.c:.6g}; "
-                 + ", ".join(f"{k} = {v:.6g}" for k, v in sorted(d.items()) if k not in ("a", "c")), d)
+                 + ", ".join(f"{k} = {v:.6g}" for k, v in sorted(d.items()) if k not in ("a", "c"))
+                 + "; the witness's bump: " + ", ".join(f"{k} = {w[k]:.17g}" for k in WITNESS_KEYS), d)
 
 
 def hidden_reference(draw=None):
