@@ -7,13 +7,18 @@ end to end under --strict, SCORE 1.0 with no REVIEW line; see /work/notes/redtea
   - the recorder's own state is reachable from the submission: every wrapper installed on
     numpy/scipy is a Python function whose __globals__ is the driver's namespace (not an audited
     attribute; the static scan only sees the literal spelling), so the solver reads
-    _S["poison"] and the originals in _WRAPPED: it returns Crank-Nicolson computed by the
-    unwrapped splu, and the gold's ADI answer when audited or asked for one step;
+    _S["poison"], the job tag _S["job"] and the originals in _WRAPPED: it returns Crank-Nicolson
+    computed by the unwrapped splu, and the gold's ADI answer when audited or when its job tag
+    names the witness (round 4: the witness is no longer recognisable from its arguments, but the
+    tag in the driver's state still names it; this case stays open until the audit leaves the
+    solver's process);
   - no introspection at all: CN's system solved by PCG preconditioned with genuine ADI line
     solves (every recorded solve is an honest ADI operator whose residual checks out, the audits
     poison solves that feed the field), and the witness's single step (T = h) answered with a
-    plain Douglas theta = 1/2 step: the witness can be recognised, so it never sees the scheme
-    that is graded.  The audits can be recognised too (one probe line solve whose residual the
+    plain Douglas theta = 1/2 step: the witness could be recognised, so it never saw the scheme
+    that is graded.  Fixed in round 4: the witness is a hidden-family run (T = 1, ten steps,
+    non-zero data) differenced with the hidden run on the same mesh; the solver cannot tell it
+    from the hidden run, and the difference is the monolithic map: witness.adi_step FAIL.  The audits can be recognised too (one probe line solve whose residual the
     solver checks: NaN or a 1 + O(1e-6) scaling shows); without that probe the perturbation
     audit FAILs it ("field unchanged"), which is the right verdict.
 """
@@ -22,7 +27,7 @@ import pytest
 from test_adi_exploit_recorder import failed, judge
 from test_adi_support import GOLD
 
-ATTACK_GLOBALS = '\n\nimport scipy.sparse as _sp\nfrom scipy.sparse.linalg import splu as _splu\n\n\ndef _orig(wrapper):\n    G = getattr(solve_banded, "__glob" + "als__", None)\n    if G is None or "_WRAPPED" not in G:\n        return wrapper, None\n    for v in list(G["_WRAPPED"].values()):\n        if v[1] is wrapper:\n            return v[0], G\n    return wrapper, G\n\n\ndef _cn(h, T, pb, lu_fn):\n    m = int(round(1.0 / h))\n    x = np.linspace(0.0, 1.0, m + 1)\n    X, Y = np.meshgrid(x, x, indexing="ij")\n    N = int(round(T / h))\n    k = T / N\n    a, b, c = float(pb.a), float(pb.b), float(pb.c)\n    n = m - 1\n    D2 = _sp.diags([np.ones(n - 1), -2 * np.ones(n), np.ones(n - 1)], [-1, 0, 1]) / h ** 2\n    D1 = _sp.diags([-np.ones(n - 1), np.ones(n - 1)], [-1, 1]) / (2 * h)\n    I = _sp.identity(n)\n    A = a * _sp.kron(D2, I) + c * _sp.kron(I, D2) + b * _sp.kron(D1, D1)\n    M = (_sp.identity(n * n) - 0.5 * k * A).tocsc()\n    LU = lu_fn(M)\n\n    def full(W):\n        return (a * (W[2:, 1:-1] - 2 * W[1:-1, 1:-1] + W[:-2, 1:-1]) / h ** 2\n                + c * (W[1:-1, 2:] - 2 * W[1:-1, 1:-1] + W[1:-1, :-2]) / h ** 2\n                + b * (W[2:, 2:] - W[2:, :-2] - W[:-2, 2:] + W[:-2, :-2]) / (4 * h ** 2))\n    U = np.asarray(pb.u0(X, Y), dtype=float).copy()\n    ring = np.ones_like(U, dtype=bool)\n    ring[1:-1, 1:-1] = False\n    U[ring] = pb.g(X, Y, 0.0)[ring]\n    for s in range(N):\n        t0, t1 = s * k, (s + 1) * k\n        G1 = np.zeros_like(U)\n        G1[ring] = pb.g(X, Y, t1)[ring]\n        rhs = (U[1:-1, 1:-1] + 0.5 * k * full(U) + 0.5 * k * full(G1)\n               + 0.5 * k * (pb.f(X, Y, t0) + pb.f(X, Y, t1))[1:-1, 1:-1])\n        V = LU.solve(rhs.ravel()).reshape(n, n)\n        U = G1.copy()\n        U[1:-1, 1:-1] = V\n    return X, Y, U\n\n\ndef solve(h, T=1.0, problem=None):\n    pb = BenchmarkProblem() if problem is None else problem\n    X, Y, U = _adi(h, T, pb)                      # the recorder sees an honest ADI run\n    lu_fn, G = _orig(_splu)\n    if G is not None and (G["_S"]["poison"] or abs(T - h) < 1e-12):\n        return X, Y, U                            # audits and the witness get the ADI answer\n    return _cn(h, T, pb, lu_fn)\n'
+ATTACK_GLOBALS = '\n\nimport scipy.sparse as _sp\nfrom scipy.sparse.linalg import splu as _splu\n\n\ndef _orig(wrapper):\n    G = getattr(solve_banded, "__glob" + "als__", None)\n    if G is None or "_WRAPPED" not in G:\n        return wrapper, None\n    for v in list(G["_WRAPPED"].values()):\n        if v[1] is wrapper:\n            return v[0], G\n    return wrapper, G\n\n\ndef _cn(h, T, pb, lu_fn):\n    m = int(round(1.0 / h))\n    x = np.linspace(0.0, 1.0, m + 1)\n    X, Y = np.meshgrid(x, x, indexing="ij")\n    N = int(round(T / h))\n    k = T / N\n    a, b, c = float(pb.a), float(pb.b), float(pb.c)\n    n = m - 1\n    D2 = _sp.diags([np.ones(n - 1), -2 * np.ones(n), np.ones(n - 1)], [-1, 0, 1]) / h ** 2\n    D1 = _sp.diags([-np.ones(n - 1), np.ones(n - 1)], [-1, 1]) / (2 * h)\n    I = _sp.identity(n)\n    A = a * _sp.kron(D2, I) + c * _sp.kron(I, D2) + b * _sp.kron(D1, D1)\n    M = (_sp.identity(n * n) - 0.5 * k * A).tocsc()\n    LU = lu_fn(M)\n\n    def full(W):\n        return (a * (W[2:, 1:-1] - 2 * W[1:-1, 1:-1] + W[:-2, 1:-1]) / h ** 2\n                + c * (W[1:-1, 2:] - 2 * W[1:-1, 1:-1] + W[1:-1, :-2]) / h ** 2\n                + b * (W[2:, 2:] - W[2:, :-2] - W[:-2, 2:] + W[:-2, :-2]) / (4 * h ** 2))\n    U = np.asarray(pb.u0(X, Y), dtype=float).copy()\n    ring = np.ones_like(U, dtype=bool)\n    ring[1:-1, 1:-1] = False\n    U[ring] = pb.g(X, Y, 0.0)[ring]\n    for s in range(N):\n        t0, t1 = s * k, (s + 1) * k\n        G1 = np.zeros_like(U)\n        G1[ring] = pb.g(X, Y, t1)[ring]\n        rhs = (U[1:-1, 1:-1] + 0.5 * k * full(U) + 0.5 * k * full(G1)\n               + 0.5 * k * (pb.f(X, Y, t0) + pb.f(X, Y, t1))[1:-1, 1:-1])\n        V = LU.solve(rhs.ravel()).reshape(n, n)\n        U = G1.copy()\n        U[1:-1, 1:-1] = V\n    return X, Y, U\n\n\ndef solve(h, T=1.0, problem=None):\n    pb = BenchmarkProblem() if problem is None else problem\n    X, Y, U = _adi(h, T, pb)                      # the recorder sees an honest ADI run\n    lu_fn, G = _orig(_splu)\n    if G is not None and (G["_S"]["poison"] or str(G["_S"]["job"]).startswith("witness")):\n        return X, Y, U                            # audits and the witness (its job tag) get the ADI answer\n    return _cn(h, T, pb, lu_fn)\n'
 
 ATTACK_PCG_WITNESS = '\n\nimport scipy.sparse as _sp\n\n\ndef _cn(h, T, pb):\n    """Crank-Nicolson on the full 2-D operator; each step\'s system solved by PCG whose\n    preconditioner is a pair of genuine ADI line solves (theta = 1/2)."""\n    m = int(round(1.0 / h))\n    x = np.linspace(0.0, 1.0, m + 1)\n    X, Y = np.meshgrid(x, x, indexing="ij")\n    N = int(round(T / h))\n    k = T / N\n    a, b, c = float(pb.a), float(pb.b), float(pb.c)\n    n = m - 1\n    D2 = _sp.diags([np.ones(n - 1), -2 * np.ones(n), np.ones(n - 1)], [-1, 0, 1]) / h ** 2\n    D1 = _sp.diags([-np.ones(n - 1), np.ones(n - 1)], [-1, 1]) / (2 * h)\n    I = _sp.identity(n)\n    A = a * _sp.kron(D2, I) + c * _sp.kron(I, D2) + b * _sp.kron(D1, D1)\n    M = (_sp.identity(n * n) - 0.5 * k * A).tocsr()\n\n    def band(kap):\n        r = 0.5 * k * kap / h ** 2\n        ab = np.zeros((3, n))\n        ab[0, 1:] = -r\n        ab[2, :-1] = -r\n        ab[1] = 1 + 2 * r\n        return ab\n    bx, by = band(a), band(c)\n\n    def prec(R):\n        D = solve_banded((1, 1), bx, R.reshape(n, n))\n        return solve_banded((1, 1), by, D.T).T.ravel()\n\n    def pcg(rhs, x0):\n        xk = x0.copy()\n        r = rhs - M @ xk\n        z = prec(r)\n        p = z.copy()\n        rz = r @ z\n        nb = np.linalg.norm(rhs)\n        for _ in range(400):\n            if np.linalg.norm(r) <= 1e-14 * nb:\n                break\n            Ap = M @ p\n            al = rz / (p @ Ap)\n            xk += al * p\n            r -= al * Ap\n            z = prec(r)\n            rz2 = r @ z\n            p = z + (rz2 / rz) * p\n            rz = rz2\n        return xk\n\n    def full(W):\n        return (a * (W[2:, 1:-1] - 2 * W[1:-1, 1:-1] + W[:-2, 1:-1]) / h ** 2\n                + c * (W[1:-1, 2:] - 2 * W[1:-1, 1:-1] + W[1:-1, :-2]) / h ** 2\n                + b * (W[2:, 2:] - W[2:, :-2] - W[:-2, 2:] + W[:-2, :-2]) / (4 * h ** 2))\n    U = np.asarray(pb.u0(X, Y), dtype=float).copy()\n    ring = np.ones_like(U, dtype=bool)\n    ring[1:-1, 1:-1] = False\n    U[ring] = pb.g(X, Y, 0.0)[ring]\n    for s in range(N):\n        t0, t1 = s * k, (s + 1) * k\n        G1 = np.zeros_like(U)\n        G1[ring] = pb.g(X, Y, t1)[ring]\n        rhs = (U[1:-1, 1:-1] + 0.5 * k * full(U) + 0.5 * k * full(G1)\n               + 0.5 * k * (pb.f(X, Y, t0) + pb.f(X, Y, t1))[1:-1, 1:-1])\n        V = pcg(rhs.ravel(), U[1:-1, 1:-1].ravel()).reshape(n, n)\n        U = G1.copy()\n        U[1:-1, 1:-1] = V\n    return X, Y, U\n\n\n\ndef _audited(h):\n    """Whether the grader is poisoning or scaling solve results: one probe solve, checked."""\n    n = int(round(1.0 / h)) - 1\n    ab = np.zeros((3, n))\n    ab[0, 1:] = -1.0\n    ab[2, :-1] = -1.0\n    ab[1] = 4.0\n    rhs = np.arange(1.0, n + 1.0)\n    try:\n        x = solve_banded((1, 1), ab, rhs)\n    except ValueError:\n        return True\n    r = 4.0 * x - rhs\n    r[1:] -= x[:-1]\n    r[:-1] -= x[1:]\n    return not np.all(np.isfinite(x)) or np.max(np.abs(r)) > 1e-12 * np.max(np.abs(rhs))\n\n\ndef solve(h, T=1.0, problem=None):\n    global SCHEME, THETA\n    SCHEME, THETA = "Douglas", 0.5           # the same theta as the preconditioner\'s line solves\n    pb = BenchmarkProblem() if problem is None else problem\n    if abs(T - h) < 1e-12 or _audited(h):    # a single step (the witness) or an audit: plain ADI\n        return _adi(h, T, pb)\n    return _cn(h, T, pb)\n'
 
@@ -43,12 +48,42 @@ def test_recorder_state_read_through_wrapper_globals_is_not_a_pass(tmp_path):
     assert failed(checks), {k: c.message for k, c in checks.items()}
 
 
-@pytest.mark.xfail(strict=True, reason="the witness call is recognisable (T = h, f = g = 0): CN solved by "
-                   "ADI-preconditioned CG shows the recorder only honest ADI solves and the witness a "
-                   "plain ADI step; needs a witness the solver cannot tell from a graded run")
 def test_crank_nicolson_by_adi_preconditioned_cg_with_recognised_witness_is_not_a_pass(tmp_path):
+    """Fixed (round 4): the witness is a hidden-family run indistinguishable from the hidden run on
+    its mesh (T = 1, ten steps, non-zero data); the attack's T = h test no longer finds it, so it
+    gets Crank-Nicolson like the hidden run, and the difference of the two is the monolithic map."""
     checks, J, _ = judge(tmp_path, attack(ATTACK_PCG_WITNESS))
     assert J["bench:0"]["status"] == "ok", J["bench:0"]["error"]
+    assert J["witness:0.1"]["status"] == "ok", J["witness:0.1"]["error"]
+    assert failed(checks) == {"witness.adi_step"}, {k: c.message for k, c in checks.items()}
+    assert "monolithic 2-D implicit steps" in checks["witness.adi_step"].message
+    assert "phi = 0.5 " in checks["witness.adi_step"].message
+
+
+def _benchmark_only(tail: str) -> str:
+    """The PCG attack re-aimed (round 4): Crank-Nicolson only where the problem is the public
+    benchmark (problem None or its coefficients), the gold's MCS theta = 1/3 on every other problem
+    (the hidden instance and the witness alike), the preconditioner's line solves at the same
+    theta, and the audits recognised by the probe."""
+    tail = tail.replace("r = 0.5 * k * kap / h ** 2", "r = k * kap / (3.0 * h ** 2)")
+    i = tail.index("def solve(h, T=1.0, problem=None):")
+    return tail[:i] + (
+        "def solve(h, T=1.0, problem=None):\n"
+        "    pb = BenchmarkProblem() if problem is None else problem\n"
+        "    bench = (float(pb.a), float(pb.b), float(pb.c)) == (1.0, 0.8, 0.5)\n"
+        "    if not bench or _audited(h):\n"
+        "        return _adi(h, T, pb)\n"
+        "    return _cn(h, T, pb)\n")
+
+
+@pytest.mark.xfail(strict=True, reason="the witness is a hidden-family run: it proves the solver's map on the "
+                   "hidden family, not on the public benchmark, which a solver recognises by its coefficients; "
+                   "CN (ADI-preconditioned CG) there shows the recorder honest line solves only, and the probe "
+                   "dodges the audits; needs the audit out of the solver's process or a benchmark-side witness")
+def test_crank_nicolson_on_the_benchmark_only_is_not_a_pass(tmp_path):
+    checks, J, _ = judge(tmp_path, attack(_benchmark_only(ATTACK_PCG_WITNESS)))
+    assert J["bench:0"]["status"] == "ok", J["bench:0"]["error"]
+    assert checks["witness.adi_step"].status.value == "PASS", checks["witness.adi_step"].message
     assert failed(checks), {k: c.message for k, c in checks.items()}
 
 

@@ -1,6 +1,6 @@
 """CAUSAL SWEEP AUDIT (a part of grade_adi.py; see CONTRIBUTING.md)."""
 import math
-from graders.adi.hidden import witness_draw
+from graders.adi.hidden import hidden_draw, witness_draw
 from graders.adi.problems import _PROBLEMS, h_value, mesh_m, mesh_tag
 from graders.adi.reproducibility import _job_failure
 from graders.adi.schema import compare_arrays
@@ -30,54 +30,87 @@ def causal_audit_check(jobs: dict, outcome) -> list:
 
 
 # -- the second witness of ADI structure (ours), independent of the in-process recorder ----
-# One step (T = k = h) of the submitted solver on a grader-drawn problem with f = g = 0 is a
-# linear map of u0.  The grader replays that step itself (outside the child) for every
-# scheme of the family (Douglas, CS, MCS, HV) with theta fitted to the
-# submitted field, and for a monolithic 2-D theta-step (I - phi k A) U1 = (I + (1 - phi) k A) U0.
+# The witness run is an ordinary hidden-family run (T = 1, k = h, several steps, non-zero source
+# and Dirichlet data) on witness_h; its draw is this grading's hidden draw with v's initial bump
+# redrawn (witness_draw), so that no single call can tell it from the hidden run on that mesh.
+# Every member of the family is affine in (u0, f, g): the witness field minus the hidden run's is
+# N steps of the scheme's own linear map applied to the difference of the initial states, with
+# zero data, whatever the solver does with f and g.  The grader replays that map itself (outside
+# the child) for every scheme of the family (Douglas, CS, MCS, HV) with theta fitted to the
+# returned difference, and for a monolithic 2-D theta-step (I - phi k A) U1 = (I + (1 - phi) k A) U0.
 _WITNESS_SCHEMES = ("Douglas", "CS", "MCS", "HV")
 
 
-def witness_operators(m: int, h: float, a: float, b: float, c: float) -> tuple:
-    """(A0, A1, A2): the mixed term and the two second differences on the interior, dense,
-    for U[i, j] (x index i) flattened row-major; zero Dirichlet data."""
+def witness_operators(m: int, h: float, a: float, b: float, c: float) -> dict:
+    """The 1-D pieces of F0 (mixed term), F1 = a dxx and F2 = c dyy on the interior with zero
+    Dirichlet data, acting on V[i, j] (x index i) as (m-1) x (m-1) arrays:
+    F0 V = b D1 V D1^T, F1 V = a D2 V, F2 V = c V D2^T (small matrices: no 2-D operator is built
+    except for the monolithic map)."""
     import numpy as np
     n = m - 1
     D2 = (np.diag(np.full(n, -2.0)) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)) / h ** 2
     D1 = (np.diag(np.ones(n - 1), 1) - np.diag(np.ones(n - 1), -1)) / (2.0 * h)
-    eye = np.eye(n)
-    return b * np.kron(D1, D1), a * np.kron(D2, eye), c * np.kron(eye, D2)
+    return {"n": n, "D1": D1, "D2": D2, "a": float(a), "b": float(b), "c": float(c)}
 
 
-def adi_step(scheme: str, theta: float, U, ops, k: float):
-    """One step of the family (in 't Hout & Foulon 2010, f = g = 0) from U (flattened)."""
+def _f012(ops):
+    D1, D2, a, b, c = ops["D1"], ops["D2"], ops["a"], ops["b"], ops["c"]
+    return (lambda V: b * (D1 @ V @ D1.T), lambda V: a * (D2 @ V), lambda V: c * (V @ D2.T))
+
+
+def adi_map(scheme: str, theta: float, ops, k: float):
+    """One step of the family (in 't Hout & Foulon 2010) with zero data, V -> V+ on the interior."""
     import numpy as np
-    A0, A1, A2 = ops
-    eye = np.eye(U.size)
-    A = A0 + A1 + A2
-    M1, M2 = eye - theta * k * A1, eye - theta * k * A2
+    F0, F1, F2 = _f012(ops)
+    eye = np.eye(ops["n"])
+    M1i = np.linalg.inv(eye - theta * k * ops["a"] * ops["D2"])
+    M2iT = np.linalg.inv(eye - theta * k * ops["c"] * ops["D2"]).T
+
+    def F(V):
+        return F0(V) + F1(V) + F2(V)
 
     def stages(Z0, V):
-        return np.linalg.solve(M2, np.linalg.solve(M1, Z0 - theta * k * (A1 @ V)) - theta * k * (A2 @ V))
+        return (M1i @ (Z0 - theta * k * F1(V)) - theta * k * F2(V)) @ M2iT
 
-    Y0 = U + k * (A @ U)
-    Y2 = stages(Y0, U)
-    if scheme == "Douglas":
-        return Y2
-    if scheme == "CS":
-        return stages(Y0 + 0.5 * k * (A0 @ (Y2 - U)), U)
-    if scheme == "MCS":
-        return stages(Y0 + theta * k * (A0 @ (Y2 - U)) + (0.5 - theta) * k * (A @ (Y2 - U)), U)
-    return stages(Y0 + 0.5 * k * (A @ (Y2 - U)), Y2)           # HV
+    def step(U):
+        Y0 = U + k * F(U)
+        Y2 = stages(Y0, U)
+        if scheme == "Douglas":
+            return Y2
+        if scheme == "CS":
+            return stages(Y0 + 0.5 * k * F0(Y2 - U), U)
+        if scheme == "MCS":
+            return stages(Y0 + theta * k * F0(Y2 - U) + (0.5 - theta) * k * F(Y2 - U), U)
+        return stages(Y0 + 0.5 * k * F(Y2 - U), Y2)           # HV
+    return step
 
 
-def monolithic_step(phi: float, U, ops, k: float):
-    import numpy as np
-    A = ops[0] + ops[1] + ops[2]
-    return np.linalg.solve(np.eye(U.size) - phi * k * A, U + (1.0 - phi) * k * (A @ U))
+def monolithic_map(phi: float, ops, k: float):
+    """One monolithic 2-D theta-step (I - phi k A) U1 = (I + (1 - phi) k A) U0, zero data."""
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import splu
+    n = ops["n"]
+    if "A2d" not in ops:            # the 2-D operator, built once per witness
+        eye = sp.identity(n, format="csr")
+        D1, D2 = sp.csr_matrix(ops["D1"]), sp.csr_matrix(ops["D2"])
+        ops["A2d"] = (ops["b"] * sp.kron(D1, D1) + ops["a"] * sp.kron(D2, eye)
+                      + ops["c"] * sp.kron(eye, D2)).tocsc()
+    A = ops["A2d"]
+    big = sp.identity(n * n, format="csc")
+    lu = splu((big - phi * k * A).tocsc())
+    B = (big + (1.0 - phi) * k * A).tocsr()
+    return lambda U: lu.solve(B @ U.ravel()).reshape(n, n)
+
+
+def propagate(step, U, steps: int):
+    """`steps` applications of a one-step map to U ((m-1) x (m-1)); flattened."""
+    for _ in range(steps):
+        U = step(U)
+    return U.ravel()
 
 
 def fit_step(step, U1, starts, scan: bool = True) -> tuple:
-    """(relative max-norm mismatch, theta) of the best theta for a one-parameter step map:
+    """(relative max-norm mismatch, theta) of the best theta for a one-parameter map:
     a scan (or the given starts alone), then Gauss-Newton on |U1 - step(theta)|^2 (converges
     to round-off)."""
     import numpy as np
@@ -109,61 +142,115 @@ def fit_step(step, U1, starts, scan: bool = True) -> tuple:
     return min(best, (mis(t), t))
 
 
-def witness_check(jobs: dict, theta_hint) -> list:
-    """The submitted one-step field against the grader's replays: PASS when it is a member
-    of the family (to round-off), FAIL when it is a monolithic 2-D implicit step, REVIEW when
-    it is neither (or when the witness disagrees with the recorder's theta)."""
+def witness_fields(jobs: dict, h: float):
+    """(D0, D1, ops, steps, k) for the witness on mesh h: the difference of the initial states
+    (interior, (m-1) x (m-1)) and of the returned fields (interior, flattened), or a reason
+    string when either run is unusable."""
     import numpy as np
-    h = SPEC["witness_h"]
-    r = jobs.get(f"witness:{h:g}")
-    cid = "witness.adi_step"
-    if r is None or r["status"] != "ok":
-        return [Check(cid, Status.REVIEW, f"INCONCLUSIVE: one step solve({h:g}, T={h:g}, <witness problem>) "
-                      f"{_job_failure(r)}; the second witness of ADI structure is missing; manual review")]
+    runs = (jobs.get(f"witness:{h:g}"), jobs.get(f"hidden:{h:g}"))
+    for what, r in zip(("witness run", "hidden run"), runs):
+        if r is None or r["status"] != "ok":
+            return f"the {what} solve({h:g}, T, <hidden-family problem>) {_job_failure(r)}"
+        if not np.all(np.isfinite(r["U"])):
+            return f"the {what}'s field on h = {h:g} is not finite"
     m = mesh_m(h)
     x = np.linspace(0.0, 1.0, m + 1)
     X, Y = np.meshgrid(x, x, indexing="ij")
-    prob = _PROBLEMS["witness_problem"](witness_draw())
-    U0 = np.asarray(prob.u0(X, Y), dtype=float)[1:-1, 1:-1].ravel()
-    U1 = r["U"][1:-1, 1:-1].ravel()
-    if not np.all(np.isfinite(U1)):
-        return [Check(cid, Status.REVIEW, "the one-step witness field is not finite; manual review")]
-    ops = witness_operators(m, h, prob.a, prob.b, prob.c)
+    pw, ph = _PROBLEMS["hidden_problem"](witness_draw()), _PROBLEMS["hidden_problem"](hidden_draw())
+    D0 = (np.asarray(pw.u0(X, Y), dtype=float) - np.asarray(ph.u0(X, Y), dtype=float))[1:-1, 1:-1]
+    D1 = (runs[0]["U"] - runs[1]["U"])[1:-1, 1:-1].ravel()
+    T = _PROBLEMS["HIDDEN_T"]
+    steps = max(1, int(round(T / h)))
+    return D0, D1, witness_operators(m, h, ph.a, ph.b, ph.c), steps, T / steps
+
+
+def witness_check(jobs: dict, theta_hint, meshes=None) -> list:
+    """One record for the witness on every mesh of witness_h (`meshes`: those planned), coarsest
+    first: FAIL when any mesh's difference is monolithic, else REVIEW when any is no member of the
+    family (or disagrees with the recorder's theta, or is missing), else PASS (the worst mesh's
+    record).  Only the coarsest mesh scans theta; the finer ones must be the same scheme with the
+    same theta (Gauss-Newton from it), or else are tried against the monolithic map from phi = 1/2:
+    an honest run costs a few evaluations per mesh, and a solver whose map changes with the mesh
+    is caught on the mesh where it changes."""
+    hs = sorted(SPEC["witness_h"] if meshes is None else meshes, reverse=True)
+    first, pinned = _witness_one(jobs, theta_hint, hs[0], None)
+    got = [first]
+    if first.status is not Status.FAIL:
+        got += [_witness_one(jobs, theta_hint, h, pinned or ("", None))[0] for h in hs[1:]]
+    for st in (Status.FAIL, Status.REVIEW):
+        bad = [c for c in got if c.status is st]
+        if bad:
+            return [bad[0]]
+    worst = max(got, key=lambda c: c.measured)
+    return [Check("witness.adi_step", Status.PASS, worst.message + (f" (worst of {len(got)} meshes)"
+                                                                    if len(got) > 1 else ""),
+                  worst.measured, worst.limit)]
+
+
+def _witness_one(jobs: dict, theta_hint, h: float, pinned) -> tuple:
+    """(record, (scheme, theta) when it matched) for the witness run minus the hidden run on mesh h
+    against the grader's replays: PASS when it is N steps of a member of the family (to round-off),
+    FAIL when it is N monolithic 2-D implicit steps, REVIEW when it is neither (or when the witness
+    disagrees with the recorder's theta).  `pinned`: None on the first mesh (the recorder's theta,
+    then a scan over theta); else the (scheme, theta) of the first mesh ("" when it matched none)."""
+    import numpy as np
+    cid = "witness.adi_step"
+    got = witness_fields(jobs, h)
+    if isinstance(got, str):
+        return Check(cid, Status.REVIEW, f"INCONCLUSIVE: {got}; the second witness of ADI structure is "
+                     "missing; manual review"), None
+    D0, D1, ops, steps, k = got
     lim = SPEC["witness_rtol"]
-    # (with f = g = 0 the two 1-D operators commute: x- or y-sweep first is the same step)
-    scale = float(np.max(np.abs(U1))) or 1.0
+    # (with zero data the two 1-D operators commute: x- or y-sweep first is the same map)
+    scale = float(np.max(np.abs(D1))) or 1.0
+
+    def fam_map(s):
+        return lambda t: propagate(adi_map(s, t, ops, k), D0, steps)
+
+    def at(s, t):
+        return float(np.max(np.abs(D1 - fam_map(s)(t)))) / scale
     fam = []
-    if theta_hint is not None and 0 < theta_hint <= SPEC["witness_theta_max"]:
-        # the recorder's theta (printed to 11 digits) first, polished by Gauss-Newton: an honest
-        # step matches at once; the scan over theta is for the rest
-        fam = [(float(np.max(np.abs(U1 - adi_step(s, theta_hint, U0, ops, h)))) / scale, s)
-               for s in _WITNESS_SCHEMES]
-        best = min(fam)[1]
-        fam = [fit_step(lambda t: adi_step(best, t, U0, ops, h), U1, [theta_hint], scan=False) + (best,)]
-    if not fam or min(fam)[0] > lim:
-        fam += [fit_step(lambda t, s=scheme: adi_step(s, t, U0, ops, h), U1, [theta_hint]) + (scheme,)
-                for scheme in _WITNESS_SCHEMES]
-    mis, th, scheme = min(fam)
+    if pinned is not None:
+        if pinned[0]:
+            mis0 = at(*pinned)
+            fam = [(mis0, pinned[1], pinned[0]) if mis0 <= lim else
+                   fit_step(fam_map(pinned[0]), D1, [pinned[1]], scan=False) + (pinned[0],)]
+    elif theta_hint is not None and 0 < theta_hint <= SPEC["witness_theta_max"]:
+        # the recorder's theta (printed to 11 digits) first: an honest run matches at once (else
+        # Gauss-Newton polishes it); the scan over theta is for the rest
+        fam = sorted((at(s, theta_hint), theta_hint, s) for s in _WITNESS_SCHEMES)[:1]
+        if fam[0][0] > lim:
+            fam = [fit_step(fam_map(fam[0][2]), D1, [theta_hint], scan=False) + (fam[0][2],)]
+    if pinned is None and (not fam or min(fam)[0] > lim):
+        fam += [fit_step(fam_map(s), D1, [theta_hint]) + (s,) for s in _WITNESS_SCHEMES]
+    mis, th, scheme = min(fam) if fam else (math.inf, math.nan, "none tried")
+
+    def mono_map(phi):
+        return propagate(monolithic_map(phi, ops, k), D0, steps)
     if mis <= lim:
-        mono, phi = float(np.max(np.abs(U1 - monolithic_step(0.5, U0, ops, h)))) / scale, 0.5
+        mono, phi = float(np.max(np.abs(D1 - mono_map(0.5)))) / scale, 0.5
     else:
-        mono, phi = fit_step(lambda t: monolithic_step(t, U0, ops, h), U1, [0.5])
+        mono, phi = fit_step(mono_map, D1, [0.5], scan=pinned is None)
+    what = (f"the witness run (a hidden-family draw, {steps} steps on h = {h:g}) minus the hidden run on "
+            "the same mesh")
     if mis <= lim:
         if theta_hint is not None and abs(th - theta_hint) > 1e-6 * theta_hint:
-            return [Check(cid, Status.REVIEW, f"the one-step witness is {scheme} with theta = {th:.8g} "
-                          f"(mismatch {mis:.1e}), but the recorded solves imply theta = {theta_hint:.8g}: the "
-                          "two witnesses disagree; manual review", mis, lim)]
-        return [Check(cid, Status.PASS, f"one step on a grader-drawn problem equals the grader's own replay of "
-                      f"{scheme}, theta = {th:.8g}, to {mis:.1e} (limit {lim:g}); the monolithic 2-D "
-                      f"Crank-Nicolson step misses it by {mono:.1e}", mis, lim)]
+            return Check(cid, Status.REVIEW, f"{what} is {scheme} with theta = {th:.8g} (mismatch {mis:.1e}), "
+                         f"but the recorded solves imply theta = {theta_hint:.8g}: the two witnesses "
+                         "disagree; manual review", mis, lim), None
+        return Check(cid, Status.PASS, f"{what} equals the grader's own replay of {scheme}, theta = "
+                     f"{th:.8g}, to {mis:.1e} (limit {lim:g}); the monolithic 2-D Crank-Nicolson map misses "
+                     f"it by {mono:.1e}", mis, lim), (scheme, th)
     if mono <= lim:
-        return [Check(cid, Status.FAIL, f"one step on a grader-drawn problem is a monolithic 2-D implicit step "
-                      f"(I - phi k A) U1 = (I + (1 - phi) k A) U0 with phi = {phi:.6g} (mismatch {mono:.1e} <= "
-                      f"{lim:g}), not ADI: the closest scheme of the family ({scheme}, theta = {th:.4g}) misses "
-                      f"it by {mis:.1e}", mono, lim)]
-    return [Check(cid, Status.REVIEW, f"one step on a grader-drawn problem matches no scheme of the family (closest: "
-                  f"{scheme}, theta = {th:.4g}, off by {mis:.1e} > {lim:g}) and no monolithic 2-D step "
-                  f"(off by {mono:.1e}): not a member of the Craig-Sneyd family; manual review", mis, lim)]
+        return Check(cid, Status.FAIL, f"{what} is {steps} monolithic 2-D implicit steps "
+                     f"(I - phi k A) U1 = (I + (1 - phi) k A) U0 with phi = {phi:.6g} (mismatch {mono:.1e} <= "
+                     f"{lim:g}), not ADI: the closest scheme of the family ({scheme}, theta = {th:.4g}) misses "
+                     f"it by {mis:.1e}", mono, lim), None
+    where = "" if pinned is None else " (the scheme and theta matched on the coarsest mesh)"
+    return Check(cid, Status.REVIEW, f"{what} matches no scheme of the family{where} (closest: {scheme}, "
+                 f"theta = {th:.4g}, off by {mis:.1e} > {lim:g}) and no monolithic 2-D map (off by {mono:.1e}): "
+                 "not a member of the Craig-Sneyd family (or not the same map in both runs, or on every "
+                 "mesh); manual review", mis, lim), None
 
 
 def _not_evidence(cid: str, count: int, what: str, log, theta):

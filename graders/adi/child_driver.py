@@ -1797,8 +1797,8 @@ def _run_job(job):
         prob = _PNS["hidden_problem"](_REQ["hidden_draw"])
         call_args = (h, float(_PNS["HIDDEN_T"]), prob)
     elif job["problem"] == "witness":
-        prob = _PNS["witness_problem"](_REQ["witness_draw"])
-        call_args = (h, h, prob)
+        prob = _PNS["hidden_problem"](_REQ["witness_draw"])     # a hidden-family draw, as hidden
+        call_args = (h, float(_PNS["HIDDEN_T"]), prob)
     elif job["problem"] == "benchmark_object":
         prob = _PNS["benchmark_problem"]()
         call_args = (h, 1.0, prob)

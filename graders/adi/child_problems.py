@@ -28,26 +28,6 @@ def benchmark_problem():
     return Problem(a, b, c, lambda X, Y: benchmark_exact(X, Y, 0.0), benchmark_exact, f)
 
 
-def witness_problem(draw):
-    """The second witness's problem (ours): the benchmark's coefficients, f = g = 0, and a
-    smooth initial state drawn for every grading, u0 = sum amp[p][q] sin((p+1) pi x)
-    sin((q+1) pi y) (1 + s x y); solve() is called with T = k = h, one step."""
-    amp = [[float(v) for v in row] for row in draw["amp"]]
-    sxy = float(draw["s"])
-
-    def u0(X, Y):
-        out = 0.0 * X
-        for p, row in enumerate(amp):
-            for q, v in enumerate(row):
-                out = out + v * _pnp.sin((p + 1) * _pnp.pi * X) * _pnp.sin((q + 1) * _pnp.pi * Y)
-        return out * (1.0 + sxy * X * Y)
-
-    def zero(X, Y, t):
-        return 0.0 * X
-
-    return Problem(1.0, 0.8, 0.5, u0, zero, zero)
-
-
 HIDDEN_T = 1.0
 
 

@@ -105,25 +105,50 @@ def hidden_draw() -> dict:
 
 
 _WDRAW = {}
+WITNESS_KEYS = ("A", "q1", "q2", "q3")
+
+
+def witness_gap(base: dict, cand: dict) -> float:
+    """max |u0(cand) - u0(base)| on the coarsest witness mesh (whose nodes every finer one has;
+    the two draws differ only in v's bump)."""
+    import numpy as np
+    m = mesh_m(max(SPEC["witness_h"]))
+    x = np.linspace(0.0, 1.0, m + 1)
+    X, Y = np.meshgrid(x, x, indexing="ij")
+    hp = _PROBLEMS["hidden_problem"]
+    return float(np.max(np.abs(hp(cand).u0(X, Y) - hp(base).u0(X, Y))))
 
 
 def witness_draw() -> dict:
-    """The witness's initial state, drawn once per grader process (OS entropy)."""
+    """The second witness's instance: this grading's hidden draw with the part of u0 that carries
+    no data (v's bump: A, q1, q2, q3) drawn afresh from the same intervals, once per grader
+    process (OS entropy).  A single call cannot tell it from the hidden instance (same family,
+    same T, same meshes); its field minus the hidden run's on each mesh of witness_h is the
+    solver's own map applied to the difference of the initial states with zero data.  A candidate whose
+    initial difference is under witness_min_gap is drawn again (so that round-off stays far below
+    the witness tolerance)."""
+    base = hidden_draw()
     with _DRAW_LOCK:
         if not _WDRAW:
             rng = secrets.SystemRandom()
-            _WDRAW.update(amp=[[rng.uniform(-1.0, 1.0) for _ in range(3)] for _ in range(3)],
-                          s=rng.uniform(0.1, 0.5))
-        return {"amp": [list(r) for r in _WDRAW["amp"]], "s": _WDRAW["s"]}
+            fam = _PROBLEMS["HIDDEN_FAMILY"]
+            for _ in range(1000):
+                cand = {k: rng.uniform(*fam[k]) for k in WITNESS_KEYS}
+                if witness_gap(base, dict(base, **cand)) >= SPEC["witness_min_gap"]:
+                    break
+            _WDRAW.update(cand)
+        return dict(base, **_WDRAW)
 
 
 def hidden_instance_check() -> Check:
     """INFO: the drawn instance, so that a verdict can be reproduced (hidden_problem(draw))."""
     d = hidden_draw()
     p = _PROBLEMS["hidden_problem"](d)
+    w = witness_draw()
     return Check("hidden.instance", Status.INFO,
                  f"hidden instance drawn for this grading: a = {p.a:.6g}, b = {p.b:.6g}, c = {p.c:.6g}; "
-                 + ", ".join(f"{k} = {v:.6g}" for k, v in sorted(d.items()) if k not in ("a", "c")), d)
+                 + ", ".join(f"{k} = {v:.6g}" for k, v in sorted(d.items()) if k not in ("a", "c"))
+                 + "; the witness's bump: " + ", ".join(f"{k} = {w[k]:.17g}" for k in WITNESS_KEYS), d)
 
 
 def hidden_reference(draw=None):

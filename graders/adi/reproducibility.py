@@ -29,7 +29,7 @@ def plan_jobs() -> list:
                  "poison": "scale"})
     jobs.append({"tag": f"iface:{h_value(0):g}", "h": h_value(0), "problem": "benchmark_object"})
     jobs.append({"tag": f"repeat:{h_value(0):g}", "h": h_value(0), "problem": "benchmark"})
-    jobs.append({"tag": f"witness:{SPEC['witness_h']:g}", "h": SPEC["witness_h"], "problem": "witness"})
+    jobs += [{"tag": f"witness:{h:g}", "h": h, "problem": "witness"} for h in SPEC["witness_h"]]
     secrets.SystemRandom().shuffle(jobs)
     jobs += [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
     return jobs
