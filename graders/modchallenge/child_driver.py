@@ -55,9 +55,18 @@ GUARD_NATIVE_SPAWNERS = frozenset({"_posixsubprocess"})
 GUARD_INTROSPECT = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents",
                               "sys._current_frames"})
 GUARD_WRITES = frozenset({"open", "os.rename", "os.link", "os.symlink"})
+# a sub-interpreter (_xxsubinterpreters.create, _testcapi.run_in_subinterp) has none of this
+# interpreter's audit hooks (sys.addaudithook is per interpreter): text run there is unwatched.
+# Creating one raises this event in the creating interpreter: refused (issue 23 round 4 red team)
+GUARD_INTERPRETERS = frozenset({"cpython.PyInterpreterState_New"})
+# CPython's C test modules: _testcapi.run_in_subinterp swaps the thread state out first, so its
+# sub-interpreter raises no event here at all (and both reach interpreter internals): loading one
+# is refused (no library of the installation imports them outside its tests)
+GUARD_NATIVE_REFUSED = frozenset({"_testcapi", "_testinternalcapi"})
 GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.find_class", "code.__new__",
                           "object.__setattr__", "modchallenge.guard.flush",
-                          "cpython._PySys_ClearAuditHooks", "import"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES
+                          "cpython._PySys_ClearAuditHooks", "import"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES \
+    | GUARD_INTERPRETERS
 GUARD_PREFIXES = ("ctypes.", "socket.")
 GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
 # events a library's import may raise (measured: torch's CDLL loads, types.coroutine's co.replace);
@@ -536,7 +545,8 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
                  _where=_guard_where, _process=GUARD_PROCESS, _introspect=GUARD_INTROSPECT,
                  _writes=GUARD_WRITES, _attrs=GUARD_FUNC_ATTRS, _fn=_types.FunctionType,
                  _code_of=_types.FunctionType.__code__.__get__, _lib_ok=GUARD_LIBRARY_IMPORT_OK,
-                 _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS):
+                 _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS,
+                 _interpreters=GUARD_INTERPRETERS, _refused=GUARD_NATIVE_REFUSED):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
     if event == "import":
@@ -544,6 +554,12 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
         if name is None or name.rpartition(".")[2] in _spawners:
             reason, refuse = "loads a fresh copy of %s (process creation with no audit event)" % (
                 name or "a module the guard cannot name")[:160], True
+        elif name.rpartition(".")[2] in _refused:
+            reason, refuse = "loads %s (CPython's C test module: a sub-interpreter with no audit " \
+                "event)" % name[:160], True
+    elif event in _interpreters:
+        reason, refuse = "creates a sub-interpreter, where no audit hook of this one runs (%s): " \
+            "refused" % event, True
     elif event == "compile":
         reason = _compile(args, frame, g)
     elif event == "marshal.loads" or event == "marshal.load":
