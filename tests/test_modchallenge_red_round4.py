@@ -3,8 +3,6 @@
 through.  Each attack computed a*b mod p (or started a process) with g3.runtime_guard PASS; a
 test asserts the verdict a correct grader gives (strict xfail with the reason when not fixed).
 The honest twins (numpy, scipy, torch used normally) must PASS."""
-import sys
-
 import pytest
 
 from test_modchallenge_runtime_guard import det_outputs, guard_run, predict, write_sub
@@ -51,3 +49,31 @@ def test_a_sub_interpreter_is_refused(tmp_path, name):
     assert rec.status.value == "FAIL" and "interpreter" in rec.message, (rec, outcome.stderr[-2000:])
     assert "at model.py:" in rec.message, rec.message
     assert det_outputs(outcome) != [[[2], [4]], [[2], [4]]]          # refused: it never computed
+
+
+# ---- text of an accepted shape, chosen by the model, compiled by an installation function -------
+# cProfile.Profile.runctx spells `exec(cmd, ...)` (the real builtin) on its argument: a partial of
+# it put under a builtin a library module's body calls (plistlib's `globals()`) compiles the
+# model's text in a frame of the installation, a library module body next on the stack.  A def
+# forwarding to a parameter's methods is one of the accepted shapes.
+DEF_TEXT = "def mm(o, a, b, p):\n    x = o.mul(a, b)\n    return o.mod(x, p)\n"
+STEERED_DEF = (
+    "import functools, importlib\n_cp = " + MOD.format("cPro", "file") + "\n"
+    "_ns = {}\n_b = vars(sys.modules[int.__module__])\n_old = _b['globals']\n"
+    f"_b['globals'] = functools.partial(_cp.Profile().runctx, {DEF_TEXT!r}, _ns, _ns)\n"
+    "sys.modules.pop('plistlib', None)\n"
+    "try:\n    import plistlib\nexcept Exception:\n    pass\n"
+    "_b['globals'] = _old\n_op = sys.modules['oper' + 'ator']\n"
+    "F = [lambda a, b, p: _ns['mm'](_op, a, b, p)]\n")
+
+
+def test_a_def_of_the_models_text_compiled_through_a_steered_library_call_is_a_finding(tmp_path):
+    """A def calling methods of its parameters (o.mul, o.mod: a*b mod p with operator passed in)
+    is an accepted shape; the model had cProfile's runctx compile it as plistlib's `globals()`:
+    PASS.  Now every frame from the compiling one out to the library's body must be called as
+    its caller's source spells (the name resolves to that very function): the partial is not."""
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, STEERED_DEF)))
+    assert det_outputs(outcome) == [[[2], [4]], [[2], [4]]], outcome.stderr[-2000:]   # it did compute
+    assert rec.status.value == "FAIL" and "no frame's source spells" in rec.message, rec
+    assert "at model.py:" in rec.message, rec.message
+
