@@ -77,3 +77,35 @@ def test_a_def_of_the_models_text_compiled_through_a_steered_library_call_is_a_f
     assert rec.status.value == "FAIL" and "no frame's source spells" in rec.message, rec
     assert "at model.py:" in rec.message, rec.message
 
+
+
+# ---- interpreters of text inside the process that raise no compile event ------------------------
+SQL = ("import importlib\n_sq = " + MOD.format("sqli", "te3") + "\n"
+       "F = [lambda a, b, p: _sq.connect(':memory:').execute('select ? * ? % ?', (a, b, p)).fetchone()[0]]\n")
+
+
+def test_sql_computing_the_answer_is_a_finding(tmp_path):
+    """sqlite3 evaluates `select ? * ? % ?`: a*b mod p from text the scan reads as a string, no
+    compile event: PASS.  Opening a database (sqlite3.connect) is a finding now."""
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, SQL)))
+    assert det_outputs(outcome) == [[[2], [4]], [[2], [4]]], outcome.stderr[-2000:]   # it did compute
+    assert rec.status.value == "FAIL" and "sqlite3.connect" in rec.message, rec
+    assert "at model.py:" in rec.message, rec.message
+
+
+TORCHSCRIPT = ("import torch\n"
+               "_cu = getattr(torch, 'j' + 'it').CompilationUnit("
+               "'def mm(a: int, b: int, p: int) -> int:\\n    return a * b % p\\n')\n"
+               "F = [_cu.mm]\n")
+
+
+@pytest.mark.xfail(strict=True, reason="TorchScript compiles text natively (torch.jit.CompilationUnit, "
+                   ".define, torch._C.parse_ir + _create_function_from_graph): no audit event at all; "
+                   "stubbing torch._C's entry points needs torch loaded before the hook (+2.5 s per run) "
+                   "and a list of every text entry point")
+def test_torchscript_text_computing_the_answer_is_a_finding(tmp_path):
+    """torch.jit.CompilationUnit(TEXT) compiles and runs a*b mod p with no compile event: PASS."""
+    pytest.importorskip("torch")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, TORCHSCRIPT)))
+    assert det_outputs(outcome) == [[[2], [4]], [[2], [4]]], outcome.stderr[-2000:]   # it did compute
+    assert rec.status.value == "FAIL", rec

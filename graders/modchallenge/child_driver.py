@@ -63,10 +63,13 @@ GUARD_INTERPRETERS = frozenset({"cpython.PyInterpreterState_New"})
 # sub-interpreter raises no event here at all (and both reach interpreter internals): loading one
 # is refused (no library of the installation imports them outside its tests)
 GUARD_NATIVE_REFUSED = frozenset({"_testcapi", "_testinternalcapi"})
+# an embedded interpreter of text the scan reads as data: SQL (`select 3*4%5`) computes with no
+# compile event; sqlite3 raises these when a database is opened / an extension is loaded
+GUARD_EMBEDDED = frozenset({"sqlite3.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension"})
 GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.find_class", "code.__new__",
                           "object.__setattr__", "modchallenge.guard.flush",
                           "cpython._PySys_ClearAuditHooks", "import"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES \
-    | GUARD_INTERPRETERS
+    | GUARD_INTERPRETERS | GUARD_EMBEDDED
 GUARD_PREFIXES = ("ctypes.", "socket.")
 GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
 # events a library's import may raise (measured: torch's CDLL loads, types.coroutine's co.replace);
@@ -626,7 +629,8 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
                  _writes=GUARD_WRITES, _attrs=GUARD_FUNC_ATTRS, _fn=_types.FunctionType,
                  _code_of=_types.FunctionType.__code__.__get__, _lib_ok=GUARD_LIBRARY_IMPORT_OK,
                  _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS,
-                 _interpreters=GUARD_INTERPRETERS, _refused=GUARD_NATIVE_REFUSED):
+                 _interpreters=GUARD_INTERPRETERS, _refused=GUARD_NATIVE_REFUSED,
+                 _embedded=GUARD_EMBEDDED):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
     if event == "import":
@@ -640,6 +644,8 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
     elif event in _interpreters:
         reason, refuse = "creates a sub-interpreter, where no audit hook of this one runs (%s): " \
             "refused" % event, True
+    elif event in _embedded:
+        reason = "runs text in an embedded interpreter (%s: SQL computes from text no scan reads as code)" % event
     elif event == "compile":
         reason = _compile(args, frame, g)
     elif event == "marshal.loads" or event == "marshal.load":
