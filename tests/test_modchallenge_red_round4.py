@@ -109,3 +109,27 @@ def test_torchscript_text_computing_the_answer_is_a_finding(tmp_path):
     rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, TORCHSCRIPT)))
     assert det_outputs(outcome) == [[[2], [4]], [[2], [4]]], outcome.stderr[-2000:]   # it did compute
     assert rec.status.value == "FAIL", rec
+
+
+# ---- a socket opened by a library's native code ------------------------------------------------
+TCPSTORE = ("import datetime, torch\n"
+            "_d = getattr(torch, 'distrib' + 'uted')\n"
+            "try:\n"
+            "    _s = _d.TCPStore('127.0.0.1', 0, 1, True, timeout=datetime.timedelta(seconds=1))\n"
+            "except Exception:\n"                 # the isolated child has no network: the sockets
+            "    pass\n"                          # are made, the connect fails
+            "F = [lambda a, b, p: 2]\n")
+
+
+@pytest.mark.xfail(strict=True, reason="torch.distributed's TCPStore opens a TCP socket in C++ (no "
+                   "socket.* audit event): a listening or connecting socket the guard never sees; "
+                   "closing it needs torch._C._distributed_c10d stubbed at torch's import, or the "
+                   "sandbox's network namespace")
+def test_a_socket_opened_by_torch_distributed_is_a_finding(tmp_path):
+    """TCPStore makes its server and client sockets (a client could connect anywhere the sandbox
+    routes) with no audit event: g3.runtime_guard PASS though the statement says no socket was
+    made.  (The grader's isolated child has no network, so here the connect fails.)"""
+    pytest.importorskip("torch")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, TCPSTORE)))
+    assert det_outputs(outcome) == [[[2], [2]], [[2], [2]]], outcome.stderr[-2000:]   # it ran
+    assert rec.status.value == "FAIL" and "socket" in rec.message, rec
