@@ -1456,17 +1456,35 @@ GUARD_CLASS_CALLS = frozenset({"__init__", "__new__", "__init_subclass__", "__se
 
 def _guard_linked(frame, g, _list=list, _len=len, _type=type, _dict=dict, _base=BaseException,
                   _issub=issubclass, _fn=_types.FunctionType, _code_of=_types.FunctionType.__code__.__get__,
-                  _class_calls=GUARD_CLASS_CALLS, _gen_flags=0x20 | 0x80 | 0x100 | 0x200):
+                  _class_calls=GUARD_CLASS_CALLS, _gen_flags=0x20 | 0x80 | 0x100 | 0x200,
+                  _mro=type.__dict__["__mro__"].__get__, _cdict=type.__dict__["__dict__"].__get__,
+                  _sm=staticmethod, _cm=classmethod, _unwrap=staticmethod.__func__.__get__,
+                  _unwrapc=classmethod.__func__.__get__, _proxy=_types.MappingProxyType):
     """True when every frame from `frame` (the one compiling) out to the library module body
     being imported was called by the frame outside it as that frame's source spells: a name that
     resolves (locals, globals, builtins: dicts read, nothing called) to this very function (not a
     method bound to an object the model chose: Bdb().run under `int`, fed an environment string), or to
-    a class whose __init__/__new__ runs; an attribute call `x.NAME(` of a function named NAME (or
-    a class's __init__/__new__); a comprehension's own code; a generator resumed.  Not a C
+    a class whose own (MRO) __init__/__new__ is the frame's code; an attribute call `x.NAME(` of a
+    function named NAME (or a class's __init__/__new__); a code the caller holds among its
+    constants (comprehension, class body, nested def); a generator resumed.  Not a C
     forwarder the model planted under a name a library's body calls (functools.partial of an
     installation function that exec()s its argument, e.g. cProfile.Profile().runctx)."""
     sub, here, roots = g[0], g[1], g[2]
     lg, ln, ext, loads, gshift, attrs, ashift = g[15]
+
+    def _runs(cls, name, code):               # the class's own (MRO) __init__/__new__ is this code
+        for c in _mro(cls):
+            d = _cdict(c)
+            if _type(d) is not _proxy or not _proxy.__contains__(d, name):
+                continue
+            v = _proxy.get(d, name)
+            if _type(v) is _sm:
+                v = _unwrap(v)
+            elif _type(v) is _cm:
+                v = _unwrapc(v)
+            return _type(v) is _fn and _code_of(v) is code
+        return False
+
     f = frame
     try:
         while f is not None:
@@ -1516,9 +1534,10 @@ def _guard_linked(frame, g, _list=list, _len=len, _type=type, _dict=dict, _base=
                         obj, found = _dict.get(d, spelled), True
                         break
                 t = _type(obj)
-                ok = found and (t is _fn and _code_of(obj) is code or _issub(t, _type) and name in _class_calls)
-            else:                                    # LOAD_CONST of a comprehension's code
-                ok = name[:1] == "<" and code in pcode.co_consts
+                ok = found and (t is _fn and _code_of(obj) is code
+                                or _issub(t, _type) and name in _class_calls and _runs(obj, name, code))
+            else:                   # a code the caller holds: comprehension, class body, nested def
+                ok = code in pcode.co_consts
             if not ok:
                 return False
             f = p

@@ -66,13 +66,23 @@ STEERED_DEF = (
     "_b['globals'] = _old\n_op = sys.modules['oper' + 'ator']\n"
     "F = [lambda a, b, p: _ns['mm'](_op, a, b, p)]\n")
 
+PRESET_DEF = (
+    "import functools, importlib, importlib.util\n_cp = " + MOD.format("cPro", "file") + "\n"
+    "_ns = {}\n_spec = importlib.util.find_spec('email.feedparser')\n"
+    "_mod = importlib.util.module_from_spec(_spec)\n"
+    f"_mod.__dict__['object'] = functools.partial(_cp.Profile().runctx, {DEF_TEXT!r}, _ns, _ns)\n"
+    "try:\n    _spec.loader.exec_module(_mod)\nexcept Exception:\n    pass\n"
+    "_op = sys.modules['oper' + 'ator']\n"
+    "F = [lambda a, b, p: _ns['mm'](_op, a, b, p)]\n")
 
-def test_a_def_of_the_models_text_compiled_through_a_steered_library_call_is_a_finding(tmp_path):
+
+@pytest.mark.parametrize("source", [STEERED_DEF, PRESET_DEF], ids=["builtin-rebound", "module-global-preset"])
+def test_a_def_of_the_models_text_compiled_through_a_steered_library_call_is_a_finding(tmp_path, source):
     """A def calling methods of its parameters (o.mul, o.mod: a*b mod p with operator passed in)
-    is an accepted shape; the model had cProfile's runctx compile it as plistlib's `globals()`:
-    PASS.  Now every frame from the compiling one out to the library's body must be called as
+    is an accepted shape; the model had cProfile's runctx compile it as plistlib's `globals()`
+    (or as `object()` in email.feedparser, executed by the model with that global preset): PASS.  Now every frame from the compiling one out to the library's body must be called as
     its caller's source spells (the name resolves to that very function): the partial is not."""
-    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, STEERED_DEF)))
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, source)))
     assert det_outputs(outcome) == [[[2], [4]], [[2], [4]]], outcome.stderr[-2000:]   # it did compute
     assert rec.status.value == "FAIL" and "no frame's source spells" in rec.message, rec
     assert "at model.py:" in rec.message, rec.message
