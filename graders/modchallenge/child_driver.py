@@ -55,9 +55,21 @@ GUARD_NATIVE_SPAWNERS = frozenset({"_posixsubprocess"})
 GUARD_INTROSPECT = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents",
                               "sys._current_frames"})
 GUARD_WRITES = frozenset({"open", "os.rename", "os.link", "os.symlink"})
+# a sub-interpreter (_xxsubinterpreters.create, _testcapi.run_in_subinterp) has none of this
+# interpreter's audit hooks (sys.addaudithook is per interpreter): text run there is unwatched.
+# Creating one raises this event in the creating interpreter: refused (issue 23 round 4 red team)
+GUARD_INTERPRETERS = frozenset({"cpython.PyInterpreterState_New"})
+# CPython's C test modules: _testcapi.run_in_subinterp swaps the thread state out first, so its
+# sub-interpreter raises no event here at all (and both reach interpreter internals): loading one
+# is refused (no library of the installation imports them outside its tests)
+GUARD_NATIVE_REFUSED = frozenset({"_testcapi", "_testinternalcapi"})
+# an embedded interpreter of text the scan reads as data: SQL (`select 3*4%5`) computes with no
+# compile event; sqlite3 raises these when a database is opened / an extension is loaded
+GUARD_EMBEDDED = frozenset({"sqlite3.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension"})
 GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.find_class", "code.__new__",
                           "object.__setattr__", "modchallenge.guard.flush",
-                          "cpython._PySys_ClearAuditHooks", "import"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES
+                          "cpython._PySys_ClearAuditHooks", "import"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES \
+    | GUARD_INTERPRETERS | GUARD_EMBEDDED
 GUARD_PREFIXES = ("ctypes.", "socket.")
 GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
 # events a library's import may raise (measured: torch's CDLL loads, types.coroutine's co.replace);
@@ -182,6 +194,101 @@ def _guard_called(frame, want, ops, _list=list, _len=len, _type=type, _dict=dict
         if _dict.__contains__(glb, name):
             return _dict.get(glb, name) is real
         return _dict.get(blt, name) is real
+    except _base:
+        return False
+
+
+GUARD_CLASS_CALLS = frozenset({"__init__", "__new__", "__init_subclass__", "__set_name__", "__call__"})
+
+
+def _guard_linked(frame, g, _list=list, _len=len, _type=type, _dict=dict, _base=BaseException,
+                  _issub=issubclass, _fn=_types.FunctionType, _code_of=_types.FunctionType.__code__.__get__,
+                  _class_calls=GUARD_CLASS_CALLS, _gen_flags=0x20 | 0x80 | 0x100 | 0x200,
+                  _mro=type.__dict__["__mro__"].__get__, _cdict=type.__dict__["__dict__"].__get__,
+                  _sm=staticmethod, _cm=classmethod, _unwrap=staticmethod.__func__.__get__,
+                  _unwrapc=classmethod.__func__.__get__, _proxy=_types.MappingProxyType):
+    """True when every frame from `frame` (the one compiling) out to the library module body
+    being imported was called by the frame outside it as that frame's source spells: a name that
+    resolves (locals, globals, builtins: dicts read, nothing called) to this very function (not a
+    method bound to an object the model chose: Bdb().run under `int`, fed an environment string), or to
+    a class whose own (MRO) __init__/__new__ is the frame's code; an attribute call `x.NAME(` of a
+    function named NAME (or a class's __init__/__new__); a code the caller holds among its
+    constants (comprehension, class body, nested def); a generator resumed.  Not a C
+    forwarder the model planted under a name a library's body calls (functools.partial of an
+    installation function that exec()s its argument, e.g. cProfile.Profile().runctx)."""
+    sub, here, roots = g[0], g[1], g[2]
+    lg, ln, ext, loads, gshift, attrs, ashift = g[15]
+
+    def _runs(cls, name, code):               # the class's own (MRO) __init__/__new__ is this code
+        for c in _mro(cls):
+            d = _cdict(c)
+            if _type(d) is not _proxy or not _proxy.__contains__(d, name):
+                continue
+            v = _proxy.get(d, name)
+            if _type(v) is _sm:
+                v = _unwrap(v)
+            elif _type(v) is _cm:
+                v = _unwrapc(v)
+            return _type(v) is _fn and _code_of(v) is code
+        return False
+
+    f = frame
+    try:
+        while f is not None:
+            code = f.f_code
+            fn = code.co_filename
+            if fn.startswith(sub) or fn == here:
+                return False
+            if code.co_name == "<module>" and (fn.startswith(roots) or fn.startswith("<frozen ")) \
+                    and f.f_back is not None and f.f_back.f_code.co_filename.startswith("<frozen importlib") \
+                    and _dict.get(f.f_globals, "__name__") != "__main__":
+                return True                          # the library module body: every link checked
+            p = f.f_back
+            if p is None:
+                return False
+            if code.co_flags & _gen_flags:            # a generator or coroutine, resumed
+                f = p
+                continue
+            pcode = p.f_code
+            raw = pcode.co_code
+            pos = _list(pcode.co_positions())
+            i = p.f_lasti // 2
+            line, _, col, _ = pos[i]
+            j = i - 1
+            while j >= 0:
+                q = pos[j]
+                if raw[2 * j] in loads and q[0] == line and q[1] == line and q[2] == col:
+                    break
+                j -= 1
+            if j < 0:
+                return False
+            op = raw[2 * j]
+            arg, k, shift = raw[2 * j + 1], j - 1, 8
+            while k >= 0 and raw[2 * k] == ext:
+                arg |= raw[2 * k + 1] << shift
+                shift += 8
+                k -= 1
+            name = code.co_name
+            if op in attrs:
+                ok = pcode.co_names[arg >> ashift] == name or name in _class_calls
+            elif op == lg or op == ln:
+                spelled = pcode.co_names[arg >> gshift if op == lg else arg]
+                obj, found = None, False
+                for d in ((p.f_locals,) if op == ln else ()) + (p.f_globals, p.f_builtins):
+                    if _type(d) is not _dict:
+                        return False
+                    if _dict.__contains__(d, spelled):
+                        obj, found = _dict.get(d, spelled), True
+                        break
+                t = _type(obj)
+                ok = found and (t is _fn and _code_of(obj) is code
+                                or _issub(t, _type) and name in _class_calls and _runs(obj, name, code))
+            else:                   # a code the caller holds: comprehension, class body, nested def
+                ok = code in pcode.co_consts
+            if not ok:
+                return False
+            f = p
+        return False
     except _base:
         return False
 
@@ -412,7 +519,7 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
                    _views=(bytearray, memoryview), _sha=_hashlib.sha256, _read=_guard_read,
                    _blame=_guard_blame, _dataclass=_guard_dataclass_ok, _inert=_GUARD_INERT.fullmatch,
                    _nt=_GUARD_NAMEDTUPLE.fullmatch, _called=_guard_called, _dict=dict, _int=int,
-                   _base=BaseException, _shape=_guard_shape):
+                   _base=BaseException, _shape=_guard_shape, _linked=_guard_linked):
     """None when this compile is allowed, else the reason."""
     sub, roots, digests, gen_codes = g[0], g[2], g[3], g[5]
     if frame is not None and frame.f_code is g[17]:     # the guard's own parse (a tree only)
@@ -460,7 +567,11 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
         if code.co_filename.startswith(roots) and _called(f, g[14], g[15]) \
                 and _blame(frame, g) == "library":
             if text is not None and _shape(text, g) is not None:
-                return None
+                if _linked(f, g):
+                    return None
+                return ("compiles text during a library's import (%s in ...%s) through a call no "
+                        "frame's source spells (a forwarder under a name a library calls)"
+                        % (code.co_name[:40], code.co_filename[-48:]))
             return ("compiles text during a library's import (%s in ...%s) that is none of the shapes "
                     "of import-time code generation the guard accepts (text from state the model can "
                     "plant)" % (code.co_name[:40], code.co_filename[-48:]))
@@ -536,7 +647,9 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
                  _where=_guard_where, _process=GUARD_PROCESS, _introspect=GUARD_INTROSPECT,
                  _writes=GUARD_WRITES, _attrs=GUARD_FUNC_ATTRS, _fn=_types.FunctionType,
                  _code_of=_types.FunctionType.__code__.__get__, _lib_ok=GUARD_LIBRARY_IMPORT_OK,
-                 _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS):
+                 _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS,
+                 _interpreters=GUARD_INTERPRETERS, _refused=GUARD_NATIVE_REFUSED,
+                 _embedded=GUARD_EMBEDDED):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
     if event == "import":
@@ -544,6 +657,14 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
         if name is None or name.rpartition(".")[2] in _spawners:
             reason, refuse = "loads a fresh copy of %s (process creation with no audit event)" % (
                 name or "a module the guard cannot name")[:160], True
+        elif name.rpartition(".")[2] in _refused:
+            reason, refuse = "loads %s (CPython's C test module: a sub-interpreter with no audit " \
+                "event)" % name[:160], True
+    elif event in _interpreters:
+        reason, refuse = "creates a sub-interpreter, where no audit hook of this one runs (%s): " \
+            "refused" % event, True
+    elif event in _embedded:
+        reason = "runs text in an embedded interpreter (%s: SQL computes from text no scan reads as code)" % event
     elif event == "compile":
         reason = _compile(args, frame, g)
     elif event == "marshal.loads" or event == "marshal.load":
