@@ -2144,7 +2144,10 @@ _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__arr
                     "__rtruediv__", "__pow__", "__mod__", "__matmul__", "__neg__", "__round__", "__int__",
                     "__index__", "__and__", "__or__", "__invert__", "__getattr__", "__getattribute__",
                     "__del__", "__rpow__", "__floordiv__", "__rfloordiv__", "__rmatmul__", "__pos__",
-                    "__contains__", "__missing__", "__reversed__", "__setattr__", "__delattr__"))
+                    "__contains__", "__missing__", "__reversed__", "__setattr__", "__delattr__",
+                    # copy.copy/deepcopy and pickle of a returned object would run these unwrapped
+                    "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__getstate__",
+                    "__setstate__", "__getnewargs__", "__getnewargs_ex__"))
 
 
 def _hooked(k):
@@ -2544,6 +2547,10 @@ def _settle_args(args, kwargs, budget):
             flat = a.reshape(-1)
             for i in range(flat.shape[0]):
                 flat[i] = _plain(flat[i], budget)
+        elif t is tuple:
+            _settle_args(list(tuple.__iter__(a)), {}, budget)
+        elif _FLAGS(t) & _HEAP and _library(t) and id(t) not in _OWN and not isinstance(a, type):
+            _scan(a, budget, 0, {})     # a library object (UserDict, masked array ...): what it holds checked
         elif _FLAGS(t) & (1 << 9) and not _library(t) and not isinstance(a, type):
             bad = _hooked(t)            # an object of the generation's own class: settled in place
             if bad:
@@ -2559,8 +2566,27 @@ def _copy_in(a, budget, memo):
     keeps of it is the copy, never the caller's object.  _MISSING: the object itself (an
     immutable value, a library object, anything else: settled in place after the call)."""
     t = _TYPE(a)
-    if t is list or t is dict or t is set or t is bytearray or t is _NDARRAY:
+    seen = memo.get(id(a))
+    if seen is not None and seen[0] is a:       # the same object handed twice: one copy (aliasing kept)
+        return seen[1]
+    c = _copy_in_new(a, t, budget, memo)
+    if c is not _MISSING:
+        memo[id(a)] = (a, c)
+    return c
+
+
+_COPIED_IN = (list, dict, set, bytearray, _NDARRAY, _collections.deque, _collections.OrderedDict,
+              _collections.defaultdict)
+
+
+def _copy_in_new(a, t, budget, memo):
+    if t in _COPIED_IN:
         return _plain(a, budget, 1, memo)
+    if t is tuple:                      # immutable, but its items may be the caller's mutable objects
+        items = [_copy_in(x, budget, memo) for x in tuple.__iter__(a)]
+        if all(c is _MISSING for c in items):
+            return _MISSING
+        return tuple([x if c is _MISSING else c for x, c in zip(tuple.__iter__(a), items)])
     if not _FLAGS(t) & _HEAP or (_library(t) and id(t) not in _OWN) or type in _TYPE_MRO(t):
         return _MISSING
     mro = _TYPE_MRO(t)
@@ -2574,9 +2600,24 @@ def _write_back(a, c, budget, memo):
     """The caller's object after the call: what the generated code left in its copy,
     converted (an in-place result, as upstream's tests read it); nested objects as copies."""
     t = _TYPE(a)
-    if t is list:
+    if t is tuple:                      # its items written back (copied) or settled (handed as they were)
+        for x, y in zip(tuple.__iter__(a), tuple.__iter__(c)):
+            if x is y:
+                _settle_args([x], {}, budget)
+            else:
+                _write_back(x, y, budget, memo)
+    elif t is _collections.deque:
+        items = [_plain(x, budget, 1, memo) for x in _collections.deque.__iter__(c)]
+        _collections.deque.clear(a)
+        _collections.deque.extend(a, items)
+    elif t is _collections.OrderedDict:
+        items = [(_plain(k, budget, 1, memo), _plain(x, budget, 1, memo))
+                 for k, x in _collections.OrderedDict.items(c)]
+        _collections.OrderedDict.clear(a)
+        _collections.OrderedDict.update(a, items)
+    elif t is list:
         list.__setitem__(a, slice(None), [_plain(x, budget, 1, memo) for x in list.__iter__(c)])
-    elif t is dict:
+    elif t is dict or t is _collections.defaultdict:
         items = [(_plain(k, budget, 1, memo), _plain(x, budget, 1, memo)) for k, x in dict.items(c)]
         dict.clear(a)
         dict.update(a, items)
@@ -2889,8 +2930,11 @@ def _checked(fn, before):
             for a, c in pairs:          # a copy handed in stands for the caller's object
                 if _FLAGS(_TYPE(a)) & _HEAP:
                     back[id(c)] = (c, a)
+            done = set()
             for a, c in pairs:
-                _write_back(a, c, budget, back)
+                if id(c) not in done:   # (an object handed twice: one copy, written back once)
+                    done.add(id(c))
+                    _write_back(a, c, budget, back)
             out = _plain(out, budget, 0, back)
             _settle_args([a for a, c in zip(args, ins) if c is _MISSING],
                          {k: kwargs[k] for k, c in kins.items() if c is _MISSING}, budget)
@@ -2911,7 +2955,8 @@ def _checked(fn, before):
 _WRAPPED_CLASSES = {}
 # the dunders wrapped besides the named methods (the hooks are refused when an object
 # crosses; wrapping __eq__/__lt__/__hash__ would tax every internal sort and dict lookup)
-_WRAPPED_DUNDERS = ("__init__", "__call__", "__str__", "__repr__", "__format__")
+_WRAPPED_DUNDERS = ("__init__", "__call__", "__str__", "__repr__", "__format__", "__new__", "__enter__",
+                    "__exit__", "__next__")     # (__new__: the generation's own only, not Enum's)
 
 
 def _wrap(v):
@@ -2941,6 +2986,8 @@ def _wrap_class(cls):
     _WRAPPED_CLASSES[id(cls)] = (cls, None)
     for attr, member in list(_TYPE_DICT(cls).items()):
         if attr.startswith("__") and attr not in _WRAPPED_DUNDERS or _is_wrapped(member):
+            continue
+        if attr == "__new__" and not _generated_callable(getattr(member, "__func__", member)):
             continue
         t = _TYPE(member)
         try:        # a class that refuses new attributes keeps its methods as they are
@@ -3028,14 +3075,15 @@ def _recorder_state():
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
         "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
-        "_keeps_identity", "_numpy_hooked", "_copy_in", "_write_back")] + [_CUR.get("send")] + \
+        "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
                                          "_WATCHED", "_OWN", "_OWN_FUNCS", "_TYPE", "_TYPE_DICT", "_TYPE_MRO",
                                          "_OBJ_GET", "_NP_COPY", "_COPYTO", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
-                                         "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS")),
+                                         "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
+                                         "_COPIED_IN", "_WRAPPED_DUNDERS")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

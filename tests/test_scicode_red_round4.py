@@ -1,0 +1,157 @@
+"""Issue 22 item 3, round 4, second engineer: attacks on the copy semantics of round 4 (what
+crossed is a copy the grader made; what is handed to generated code is a copy written back),
+with the source in hand.  Each attack must fail as the model's (FAIL [model], score 0); the
+honest twins beside them must pass.  Grouped in one grader run per table (fast)."""
+import pytest
+
+from test_scicode_plain_data import RIG
+from test_scicode_support import one_step_set, run_one_step_set, step_line
+
+ATTACKS = {
+    # a mutable object inside an immutable argument: the tuple was handed over as it is, its
+    # inner list never copied nor written back converted
+    "tuple_inner_list_in_place": ("def f(x):\n" + RIG + "    if type(x) is tuple:\n        x[0][0] = R(5.0)\n"
+                                  "        return 0.0\n    return x + 1\n"),
+    "tuple_inner_list_kept": ("def f(x):\n" + RIG + "    if type(x) is tuple:\n        f.keep = x[0]\n        return 0.0\n"
+                              "    f.keep[0] = R(x)\n    return x + 1\n"),
+    "tuple_inner_array_kept": ("def f(x):\n    if type(x) is tuple:\n        f.keep = x[0]\n        return 0.0\n"
+                               "    f.keep[0] = 1e3\n    return x + 1\n"),
+    # a library container handed over as it is (static type: deque; heap type: UserDict)
+    "deque_in_place": ("def f(x):\n" + RIG + "    import collections\n    if type(x) is collections.deque:\n"
+                       "        x[0] = R(5.0)\n        return 0.0\n    return x + 1\n"),
+    "userdict_in_place": ("def f(x):\n" + RIG + "    import collections\n    if isinstance(x, collections.UserDict):\n"
+                          "        x['v'] = R(5.0)\n        return 0.0\n    return x + 1\n"),
+    # the same list passed twice: both copies written back, both converted
+    "aliased_arguments": ("def f(x, y=None):\n" + RIG + "    if y is not None:\n        x[0] = R(5.0)\n        y[0] = 1.0\n"
+                          "        return 0.0\n    return x + 1\n"),
+    # an unwrapped __new__ answers the test's constructor call with anything
+    "dunder_new": ("def f(x):\n" + RIG + "    class H:\n        def __new__(cls, *a):\n"
+                   "            return object.__new__(cls) if not a else R(a[0] + 100)\n    return H()\n"),
+    # a context manager's (unwrapped) __enter__
+    "dunder_enter": ("def f(x):\n" + RIG + "    class H:\n        def __enter__(self):\n            return R(x + 100)\n"
+                     "        def __exit__(self, *a):\n            return False\n    return H()\n"),
+    # copy.deepcopy of a returned own object runs its (unwrapped) __reduce_ex__ / __deepcopy__
+    "dunder_deepcopy": ("def f(x):\n" + RIG + "    class H:\n        def __deepcopy__(self, memo):\n"
+                        "            return R(x + 100)\n    h = H()\n    h.v = x + 1\n    return h\n"),
+    "dunder_reduce": ("def f(x):\n" + RIG + "    class H:\n        def __reduce__(self):\n"
+                      "            return (R, (x + 100,))\n    h = H()\n    h.v = x + 1\n    return h\n"),
+    # an own class with a library base that has an __init__ (argparse.Namespace): `self` of a
+    # method the test calls is not copied in; kept, rewritten by a later call
+    "library_base_keeps_self": ("def f(x):\n" + RIG + "    import argparse\n    class H(argparse.Namespace):\n"
+                                "        def g(self):\n            f.keep = self\n            return 0.0\n"
+                                "    if x > 1.5:\n        f.keep.v = R(x)\n        return x + 1\n    return H(v=x + 1)\n"),
+    # a class attribute of the step's own class, read through an object the test made
+    "class_attribute": "def f(x):\n" + RIG + "    class H:\n        v = R(1000.0)\n    return H()\n",
+}
+ATTACK_CASES = {
+    "tuple_inner_list_in_place": "a = ([2.0],)\nf(a)\nassert (a[0][0] > 100) == target",
+    "tuple_inner_list_kept": "a = ([2.0],)\nf(a)\nf(2.0)\nassert (a[0][0] > 100) == target",
+    "tuple_inner_array_kept": "a = (np.array([2.0]),)\nf(a)\nf(2.0)\nassert (a[0][0] > 100) == target",
+    "deque_in_place": "import collections\nd = collections.deque([2.0])\nf(d)\nassert (d[0] > 100) == target",
+    "userdict_in_place": "import collections\nd = collections.UserDict(v=2.0)\nf(d)\nassert (d['v'] > 100) == target",
+    "aliased_arguments": "a = [2.0]\nf(a, a)\nassert (a[0] > 100) == target",
+    "dunder_new": "H = type(f(1.0))\nassert (H(1.0) > 100) == target",
+    "dunder_enter": "with f(1.0) as r:\n    v = r\nassert (v > 100) == target",
+    "dunder_deepcopy": "import copy\nassert (copy.deepcopy(f(1.0)) > 100) == target",
+    "dunder_reduce": "import copy\nassert (copy.copy(f(1.0)) > 100) == target",
+    "library_base_keeps_self": "h = f(1.0)\nh.g()\nf(2.0)\nassert (h.v > 100) == target",
+    "class_attribute": "assert (f(1.0).v > 100) == target",
+}
+# rows measured PASS (attack accepted) and not fixed this round: strict xfail with the reason
+OPEN = {
+    "library_base_keeps_self": "an own object with a library base that has an __init__ is handed to its "
+                               "method as it is (its C/library state is not copied)",
+    "class_attribute": "a class attribute of the step's own class is read live from its class (the copy of "
+                       "a returned object holds its instance dict only)",
+}
+
+
+@pytest.fixture(scope="module")
+def attacks():
+    probs, h5, gen, steps = one_step_set("red-r4", ATTACKS, target=True, cases=ATTACK_CASES)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    return rc, out, steps, keys
+
+
+@pytest.mark.parametrize("label", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=OPEN[k]))
+                                   if k in OPEN else k for k in sorted(ATTACKS)])
+def test_round4_attack_fails_as_the_models(attacks, label):
+    rc, out, steps, keys = attacks
+    line = step_line(out, steps[label])
+    assert line.startswith("FAIL") and "[model]" in line, line
+
+
+def test_round4_attacks_fail_the_run(attacks):
+    rc, out, steps, keys = attacks
+    assert rc == 1 and keys["RESULT"] in ("FAIL", "PARTIAL"), out    # (PARTIAL: the OPEN rows)
+    assert "harness" not in out.split("census.verdict")[-1].splitlines()[0], out
+
+
+@pytest.mark.xfail(strict=True, reason="the rows in OPEN still pass")
+def test_round4_attacks_score_zero(attacks):
+    rc, out, steps, keys = attacks
+    assert keys["SCORE"] == "0.0", out
+
+
+HONEST = {
+    # in-place results through a tuple of arrays / lists (the tuple's items are the caller's)
+    "tuple_of_arrays_in_place": ("def f(x):\n    if type(x) is tuple:\n        a, b = x\n        a += b\n        b[0] = 0.0\n"
+                                 "        return None\n    return x + 1\n"),
+    "tuple_of_lists_in_place": ("def f(x):\n    if type(x) is tuple:\n        x[0].append(x[1][0] + 1)\n        return None\n"
+                                "    return x + 1\n"),
+    "deque_in_place": ("def f(x):\n    import collections\n    if type(x) is collections.deque:\n"
+                       "        x.append(x[0] + 1)\n        return None\n    return x + 1\n"),
+    "userdict_in_place": ("def f(x):\n    import collections\n    if isinstance(x, collections.UserDict):\n"
+                          "        x['w'] = x['v'] + 1\n        return None\n    return x + 1\n"),
+    "returns_its_argument": ("def f(x):\n    if not np.isscalar(x):\n        x[0] = x[0] + 1\n        return x\n"
+                             "    return x + 1\n"),
+    "aliased_arguments": "def f(x, y=None):\n    if y is not None:\n        x[0] = x[0] + 1\n        return None\n    return x + 1\n",
+    # a class the test constructs, with a __new__ of its own (and one with __deepcopy__)
+    "dunder_new": ("def f(x):\n    class H:\n        def __new__(cls, *a):\n            return super().__new__(cls)\n"
+                   "        def __init__(self, v):\n            self.v = v + 1\n    return H(x)\n"),
+    "context_manager": ("def f(x):\n    class H:\n        def __enter__(self):\n            return self.v\n"
+                        "        def __exit__(self, *a):\n            return False\n    h = H()\n    h.v = x + 1\n    return h\n"),
+    "dunder_deepcopy": ("def f(x):\n    import copy\n    class H:\n        def __deepcopy__(self, memo):\n"
+                        "            n = H()\n            n.v = copy.deepcopy(self.v, memo)\n            return n\n"
+                        "    h = H()\n    h.v = x + 1\n    return h\n"),
+    "dataclass": ("def f(x):\n    import dataclasses\n    @dataclasses.dataclass(order=True)\n    class P:\n        v: float\n"
+                  "        w: float = 0.0\n    return sorted([P(x + 1), P(x)])\n"),
+    "namedtuple": ("def f(x):\n    import collections\n    P = collections.namedtuple('P', 'v w')\n"
+                   "    return P(x + 1, x)\n"),
+    "enum_in_step": ("def f(x):\n    import enum\n    class E(enum.Enum):\n        A = 1\n        B = 2\n"
+                     "    e = E.B if x > 0 else E.A\n    return float(e is E.B and e == E.B) + x\n"),
+    "heap_tuples": ("def f(x):\n    import heapq\n    h = []\n    for i, v in enumerate((x + 3, x + 1, x + 2)):\n"
+                    "        heapq.heappush(h, (v, i, [v]))\n    return [heapq.heappop(h) for _ in range(3)]\n"),
+    "masked_in_place": ("def f(x):\n    if isinstance(x, np.ma.MaskedArray):\n        x[0] = x[0] + 1\n        return x\n"
+                        "    return x + 1\n"),
+    "sympy": ("def f(x):\n    import sympy\n    s = sympy.Symbol('s')\n"
+              "    return float(sympy.integrate(s, (s, 0, 2)).evalf()) + x - 1\n"),
+}
+HONEST_CASES = {
+    "tuple_of_arrays_in_place": ("a, b = np.array([1.0]), np.array([1.0])\nf((a, b))\n"
+                                 "assert np.allclose(a, target) and b[0] == 0.0"),
+    "tuple_of_lists_in_place": "a = [1.0]\nf((a, [1.0]))\nassert a == [1.0, 2.0] and np.allclose(a[1], target)",
+    "deque_in_place": ("import collections\nd = collections.deque([1.0])\nf(d)\n"
+                       "assert list(d) == [1.0, 2.0] and np.allclose(d[1], target)"),
+    "userdict_in_place": "import collections\nd = collections.UserDict(v=1.0)\nf(d)\nassert np.allclose(d['w'], target)",
+    "returns_its_argument": "a = np.array([1.0])\nr = f(a)\nassert np.allclose(a, target) and np.allclose(r, target)",
+    "aliased_arguments": "a = [1.0]\nf(a, a)\nassert np.allclose(a[0], target)",
+    "dunder_new": "H = type(f(0.0))\nassert np.allclose(H(1.0).v, target) and np.allclose(f(1.0).v, 2.0)",
+    "context_manager": "with f(1.0) as r:\n    v = r\nassert np.allclose(v, target)",
+    "dunder_deepcopy": "import copy\nassert np.allclose(copy.deepcopy(f(1.0)).v, target)",
+    "dataclass": "r = f(1.0)\nassert r[0].v == 1.0 and np.allclose(r[1].v, target)",
+    "namedtuple": "r = f(1.0)\nassert r.w == 1.0 and np.allclose(r.v, target)",
+    "enum_in_step": "assert np.allclose(f(1.0), target)",
+    "heap_tuples": "r = f(0.0)\nassert [t[0] for t in r] == [1.0, 2.0, 3.0] and np.allclose(r[1][2], [target])",
+    "masked_in_place": ("a = np.ma.array([1.0, 5.0], mask=[False, True])\nr = f(a)\n"
+                        "assert np.allclose(a[0], target) and bool(a.mask[1])"),
+    "sympy": "assert np.allclose(f(1.0), target)",
+}
+
+
+def test_round4_honest_twins_pass():
+    probs, h5, gen, steps = one_step_set("red-r4-honest", HONEST, cases=HONEST_CASES)
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    failed = [step_line(out, steps[k]) for k in HONEST if not step_line(out, steps[k]).startswith("PASS")]
+    assert not failed, "\n".join(failed)
+    assert (rc, keys["SCORE"]) == (0, "1.0"), out
