@@ -42,6 +42,13 @@ ATTACKS = {
                                 "    if x > 1.5:\n        f.keep.v = R(x)\n        return x + 1\n    return H(v=x + 1)\n"),
     # a class attribute of the step's own class, read through an object the test made
     "class_attribute": "def f(x):\n" + RIG + "    class H:\n        v = R(1000.0)\n    return H()\n",
+    # a class attribute rebound / a class-level list filled by a later call, after the object crossed
+    "class_attribute_later": ("def f(x):\n" + RIG + "    if not hasattr(f, 'H'):\n        class H:\n            v = 2.0\n"
+                              "            box = [2.0]\n        f.H = H\n    if x > 1.5:\n        f.H.v = R(x)\n"
+                              "        f.H.box[0] = R(x)\n        return x + 1\n    return f.H()\n"),
+    # slots only, a class attribute that is an object (no instance dict to hold a copy)
+    "slots_class_attribute": ("def f(x):\n" + RIG + "    class H:\n        __slots__ = ('w',)\n        v = [R(1000.0)]\n"
+                              "    h = H()\n    h.w = x\n    return h\n"),
 }
 ATTACK_CASES = {
     "tuple_inner_list_in_place": "a = ([2.0],)\nf(a)\nassert (a[0][0] > 100) == target",
@@ -56,13 +63,13 @@ ATTACK_CASES = {
     "dunder_reduce": "import copy\nassert (copy.copy(f(1.0)) > 100) == target",
     "library_base_keeps_self": "h = f(1.0)\nh.g()\nf(2.0)\nassert (h.v > 100) == target",
     "class_attribute": "assert (f(1.0).v > 100) == target",
+    "class_attribute_later": "h = f(1.0)\nf(2.0)\nassert (h.v > 100 and h.box[0] > 100) == target",
+    "slots_class_attribute": "assert (f(1.0).v[0] > 100) == target",
 }
 # rows measured PASS (attack accepted) and not fixed this round: strict xfail with the reason
 OPEN = {
     "library_base_keeps_self": "an own object with a library base that has an __init__ is handed to its "
                                "method as it is (its C/library state is not copied)",
-    "class_attribute": "a class attribute of the step's own class is read live from its class (the copy of "
-                       "a returned object holds its instance dict only)",
 }
 
 
@@ -94,6 +101,12 @@ def test_round4_attacks_score_zero(attacks):
 
 
 HONEST = {
+    # class constants read through the object (an array, a counter the class keeps) and a method
+    "class_constants": ("def f(x):\n    class H:\n        coeffs = np.array([x + 1, 0.0])\n        n = 0\n"
+                        "        def __init__(self):\n            H.n += 1\n        def scale(self):\n"
+                        "            return self.coeffs[0] * H.n\n    return H()\n"),
+    "slots_class_constant": ("def f(x):\n    class H:\n        __slots__ = ('w',)\n        k = 2.0\n"
+                             "    h = H()\n    h.w = x\n    return h\n"),
     # in-place results through a tuple of arrays / lists (the tuple's items are the caller's)
     "tuple_of_arrays_in_place": ("def f(x):\n    if type(x) is tuple:\n        a, b = x\n        a += b\n        b[0] = 0.0\n"
                                  "        return None\n    return x + 1\n"),
@@ -128,6 +141,8 @@ HONEST = {
               "    return float(sympy.integrate(s, (s, 0, 2)).evalf()) + x - 1\n"),
 }
 HONEST_CASES = {
+    "class_constants": "h = f(1.0)\nassert h.n == 1 and np.allclose(h.coeffs[0], target) and np.allclose(h.scale(), target)",
+    "slots_class_constant": "assert np.allclose(f(1.0).w * f(1.0).k, target)",
     "tuple_of_arrays_in_place": ("a, b = np.array([1.0]), np.array([1.0])\nf((a, b))\n"
                                  "assert np.allclose(a, target) and b[0] == 0.0"),
     "tuple_of_lists_in_place": "a = [1.0]\nf((a, [1.0]))\nassert a == [1.0, 2.0] and np.allclose(a[1], target)",

@@ -519,7 +519,38 @@ def _copy_instance(v, t, budget, d, memo, library):
         except (AttributeError, TypeError):
             continue
         slot.__set__(new, _state_value(x, budget, d, memo, library))
+    if not library:                     # its class's data, as the object reads it now
+        out = _instance_dict(new, t)
+        for k, x in _class_data(t):
+            if out is not None:
+                if k not in out:
+                    dict.__setitem__(out, k, _plain(x, budget, d, memo))
+            elif _TYPE(x) not in _SCALARS:
+                raise NotPlainData(f"{_NAME(t)} has no instance dict and a class attribute {k!r} "
+                                   "that is not a number or string")
     return new
+
+
+def _class_data(t):
+    """The data attributes of the generation's own classes of t (not methods, descriptors,
+    classes or private names), first in t's MRO: read through an object they would be read
+    live from the class, which the generation can rewrite after the object crossed; the copy
+    holds them converted in its own dict."""
+    if _ENUM in _TYPE_MRO(t):
+        return []
+    out, seen = [], set()
+    for c in _TYPE_MRO(t):
+        if c is object or _library(c) or id(c) in _OWN:
+            continue
+        for k, x in list(dict.items(_class_state(c))):
+            if _TYPE(k) is not str or k.startswith("_") or k in seen:
+                continue
+            seen.add(k)
+            xt = _TYPE(x)
+            if xt in _SCALARS or not (isinstance(x, type) or xt in _FUNCS or
+                                      any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(xt) if b is not object)):
+                out.append((k, x))
+    return out
 
 
 def _state_value(x, budget, d, memo, library):
@@ -1124,7 +1155,7 @@ def _recorder_state():
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
         "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
-        "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back")] + [_CUR.get("send")] + \
+        "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
