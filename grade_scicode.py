@@ -2930,7 +2930,7 @@ def _tampered(before, now=None):
     for k, state in list(_WATCHED.values()):     # the library classes whose objects crossed
         if _class_changed(k, state):
             out.append(f"the class {_NAME(k)} (a method replaced on the class itself)")
-    return out
+    return out + _classes_rigged()
 
 
 def _from_generated(_get=_sys._getframe, _files=_GENERATED_FILES):
@@ -2969,6 +2969,7 @@ def _checked(fn, before):
             out = _plain(out, budget, 0, back)
             _settle_args([a for a, c in zip(args, ins) if c is _MISSING],
                          {k: kwargs[k] for k, c in kins.items() if c is _MISSING}, budget)
+            _recheck_classes()
         bad = _tampered(before)
         if bad:
             raise Tampering("replaced " + ", ".join(bad))
@@ -3015,6 +3016,8 @@ def _wrap_class(cls):
     if seen is not None and seen[0] is cls and (seen[1] is None or _same_namespace(cls, seen[1])):
         return          # (wrapped or being wrapped, nothing added or replaced since: a method set later is wrapped)
     _WRAPPED_CLASSES[id(cls)] = (cls, None)
+    if id(_CLASS_HOOKS.get(id(cls), (None,))[0]) != id(cls):   # its hooks as they were when first wrapped
+        _CLASS_HOOKS[id(cls)] = (cls, {k: x for k, x in _TYPE_DICT(cls).items() if k in _HOOKS})
     for attr, member in list(_TYPE_DICT(cls).items()):
         if attr.startswith("__") and attr not in _WRAPPED_DUNDERS or _is_wrapped(member):
             continue
@@ -3045,6 +3048,38 @@ def _wrap_class(cls):
         except Exception:
             pass
     _WRAPPED_CLASSES[id(cls)] = (cls, dict(_TYPE_DICT(cls)))
+
+
+_CLASS_HOOKS = {}
+
+
+def _recheck_classes():
+    """The generation's classes changed since they were wrapped (a method or property added
+    by a later call, its objects already with the tests): wrapped again, at the return of
+    every wrapped call."""
+    for cls, state in list(_WRAPPED_CLASSES.values()):
+        if state is not None and not _same_namespace(cls, state):
+            _wrap_class(cls)
+
+
+def _classes_rigged():
+    """The generation's wrapped classes with a hook added or replaced since they were first
+    wrapped, or a callable member not wrapped (set by code that ran outside any wrapped call:
+    a finalizer, a gc pass): objects of theirs the tests hold would answer with them."""
+    out = []
+    for cls, hooks in list(_CLASS_HOOKS.values()):
+        ns = _TYPE_DICT(cls)
+        if any(ns.get(k, _MISSING) is not x for k, x in hooks.items()) or \
+                any(k in _HOOKS and k not in hooks for k in list(ns)):
+            out.append(f"the class {_NAME(cls)} (a comparison/numpy hook added or replaced after it was wrapped)")
+            continue
+        seen = _WRAPPED_CLASSES.get(id(cls))
+        if seen is not None and seen[1] is not None and not _same_namespace(cls, seen[1]) and any(
+                not _is_wrapped(m) and (_TYPE(m) in _FUNCS or _TYPE(m) in (staticmethod, classmethod, property,
+                                                                            _functools.cached_property))
+                and (not k.startswith("__") or k in _WRAPPED_DUNDERS) for k, m in list(ns.items())):
+            out.append(f"the class {_NAME(cls)} (a method set on it outside any wrapped call)")
+    return out
 
 
 def _same_namespace(cls, state):
@@ -3106,7 +3141,8 @@ def _recorder_state():
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
         "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
-        "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data")] + [_CUR.get("send")] + \
+        "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
+        "_recheck_classes", "_classes_rigged")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
@@ -3114,7 +3150,8 @@ def _recorder_state():
                                          "_OBJ_GET", "_NP_COPY", "_COPYTO", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
-                                         "_COPIED_IN", "_WRAPPED_DUNDERS")),
+                                         "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
+                                         "_WRAPPED_CLASSES")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

@@ -46,6 +46,21 @@ ATTACKS = {
     "class_attribute_later": ("def f(x):\n" + RIG + "    if not hasattr(f, 'H'):\n        class H:\n            v = 2.0\n"
                               "            box = [2.0]\n        f.H = H\n    if x > 1.5:\n        f.H.v = R(x)\n"
                               "        f.H.box[0] = R(x)\n        return x + 1\n    return f.H()\n"),
+    # the class of an object that crossed changed by a later call, no object of it crossing after:
+    # a method added, a property added, a comparison hook added
+    "late_method_no_crossing": ("def f(x):\n" + RIG + "    if not hasattr(f, 'H'):\n        class H:\n            pass\n"
+                                "        f.H = H\n    if x > 1.5:\n        f.H.g = lambda self: R(x)\n        return x + 1\n"
+                                "    return f.H()\n"),
+    "late_property": ("def f(x):\n" + RIG + "    if not hasattr(f, 'H'):\n        class H:\n            pass\n"
+                      "        f.H = H\n    if x > 1.5:\n        f.H.v = property(lambda self: R(x))\n        return x + 1\n"
+                      "    return f.H()\n"),
+    "late_hook": ("def f(x):\n    if not hasattr(f, 'H'):\n        class H:\n            pass\n"
+                  "        f.H = H\n    if x > 1.5:\n        f.H.__gt__ = lambda self, o: True\n        return x + 1\n"
+                  "    return f.H()\n"),
+    # the same, by a finalizer that gc runs in the middle of the test's code (no wrapped call)
+    "late_hook_by_finalizer": ("def f(x):\n    class H:\n        pass\n    class K:\n        pass\n"
+                               "    k = K()\n    k.me = k\n    import weakref\n"
+                               "    weakref.finalize(k, setattr, H, '__gt__', lambda self, o: True)\n    return H()\n"),
     # slots only, a class attribute that is an object (no instance dict to hold a copy)
     "slots_class_attribute": ("def f(x):\n" + RIG + "    class H:\n        __slots__ = ('w',)\n        v = [R(1000.0)]\n"
                               "    h = H()\n    h.w = x\n    return h\n"),
@@ -65,6 +80,10 @@ ATTACK_CASES = {
     "class_attribute": "assert (f(1.0).v > 100) == target",
     "class_attribute_later": "h = f(1.0)\nf(2.0)\nassert (h.v > 100 and h.box[0] > 100) == target",
     "slots_class_attribute": "assert (f(1.0).v[0] > 100) == target",
+    "late_method_no_crossing": "h = f(1.0)\nf(2.0)\nassert (h.g() > 100) == target",
+    "late_property": "h = f(1.0)\nf(2.0)\nassert (h.v > 100) == target",
+    "late_hook": "h = f(1.0)\nf(2.0)\nassert (h > 100) == target",
+    "late_hook_by_finalizer": "h = f(1.0)\nimport gc\ngc.collect()\nassert (h > 100) == target",
 }
 # rows measured PASS (attack accepted) and not fixed this round: strict xfail with the reason
 OPEN = {
@@ -102,6 +121,16 @@ def test_round4_attacks_score_zero(attacks):
 
 HONEST = {
     # class constants read through the object (an array, a counter the class keeps) and a method
+    # a heap node class that counts its objects on the class (its namespace changes each call)
+    "hooked_class_counter": ("def f(x):\n    import heapq\n    if not hasattr(f, 'N'):\n        class N:\n"
+                             "            count = 0\n            def __init__(self, v):\n                self.v = v\n"
+                             "                N.count += 1\n            def __lt__(self, o):\n                return self.v < o.v\n"
+                             "        f.N = N\n    h = []\n    for v in (x + 2, x + 1):\n        heapq.heappush(h, f.N(v))\n"
+                             "    return heapq.heappop(h)\n"),
+    # a method added to the class by a later call (monkeypatching), then called by the test
+    "late_method": ("def f(x):\n    if not hasattr(f, 'H'):\n        class H:\n            pass\n        f.H = H\n"
+                    "    if x > 1.5:\n        f.H.g = lambda self: self.v\n        return x + 1\n    h = f.H()\n    h.v = x + 1\n"
+                    "    return h\n"),
     "class_constants": ("def f(x):\n    class H:\n        coeffs = np.array([x + 1, 0.0])\n        n = 0\n"
                         "        def __init__(self):\n            H.n += 1\n        def scale(self):\n"
                         "            return self.coeffs[0] * H.n\n    return H()\n"),
@@ -141,6 +170,8 @@ HONEST = {
               "    return float(sympy.integrate(s, (s, 0, 2)).evalf()) + x - 1\n"),
 }
 HONEST_CASES = {
+    "hooked_class_counter": "f(0.0)\nassert np.allclose(f(1.0).v, target)",
+    "late_method": "h = f(1.0)\nf(2.0)\nassert np.allclose(h.g(), target)",
     "class_constants": "h = f(1.0)\nassert h.n == 1 and np.allclose(h.coeffs[0], target) and np.allclose(h.scale(), target)",
     "slots_class_constant": "assert np.allclose(f(1.0).w * f(1.0).k, target)",
     "tuple_of_arrays_in_place": ("a, b = np.array([1.0]), np.array([1.0])\nf((a, b))\n"
