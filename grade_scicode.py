@@ -2941,6 +2941,24 @@ def _from_generated(_get=_sys._getframe, _files=_GENERATED_FILES):
         return False
 
 
+def _crossing_exception(exc):
+    """An exception a generated callable raises to the tests crosses as plain data too (a copy
+    of its class with its args and attributes converted, its traceback kept): a test that
+    catches it and compares `e.args[0]` or `e.v` holds no object of the generation's."""
+    t = _TYPE(exc)
+    if t is NotPlainData or t is Tampering or not isinstance(exc, BaseException):
+        return exc
+    try:                                # (a built-in exception type is copied as a library object)
+        c = _plain(exc, _Budget(), 0, {}) if _FLAGS(t) & _HEAP else _copy_instance(exc, t, _Budget(), 0, {}, True)
+    except NotPlainData as bad:
+        return bad.with_traceback(exc.__traceback__)
+    except RecursionError:
+        return NotPlainData("an exception nested too deeply to convert").with_traceback(exc.__traceback__)
+    if c is exc or not isinstance(c, BaseException):
+        return exc
+    return c.with_traceback(exc.__traceback__)
+
+
 def _checked(fn, before):
     """Every callable the generation defines, as the tests (and the libraries they call)
     see it: its result comes back as plain data (_plain); an object of the generation's own
@@ -2954,8 +2972,12 @@ def _checked(fn, before):
             budget, memo, back = _Budget(), {}, {}
             ins = [_copy_in(a, budget, memo) for a in args]
             kins = {k: _copy_in(x, budget, memo) for k, x in kwargs.items()}
-            out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
-                     **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
+            try:
+                out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
+                         **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
+            except BaseException as exc:
+                _recheck_classes()
+                raise _crossing_exception(exc)
             pairs = [(a, c) for a, c in zip(args, ins) if c is not _MISSING] + \
                 [(kwargs[k], c) for k, c in kins.items() if c is not _MISSING]
             for a, c in pairs:          # a copy handed in stands for the caller's object
@@ -3012,6 +3034,9 @@ def _wrap_class(cls):
     for base in _TYPE_MRO(cls)[1:]:     # its own base classes' methods too (inherited, called the same way)
         if not _library(base) and id(base) not in _OWN:
             _wrap_class(base)
+    meta = _TYPE(cls)                   # its own metaclass (its __call__ answers `cls(...)`)
+    if meta is not cls and not _library(meta) and id(meta) not in _OWN:
+        _wrap_class(meta)
     seen = _WRAPPED_CLASSES.get(id(cls))
     if seen is not None and seen[0] is cls and (seen[1] is None or _same_namespace(cls, seen[1])):
         return          # (wrapped or being wrapped, nothing added or replaced since: a method set later is wrapped)
@@ -3142,7 +3167,7 @@ def _recorder_state():
         "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
-        "_recheck_classes", "_classes_rigged")] + [_CUR.get("send")] + \
+        "_recheck_classes", "_classes_rigged", "_crossing_exception")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",

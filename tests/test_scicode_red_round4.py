@@ -61,6 +61,14 @@ ATTACKS = {
     "late_hook_by_finalizer": ("def f(x):\n    class H:\n        pass\n    class K:\n        pass\n"
                                "    k = K()\n    k.me = k\n    import weakref\n"
                                "    weakref.finalize(k, setattr, H, '__gt__', lambda self, o: True)\n    return H()\n"),
+    # a metaclass of its own whose (unwrapped) __call__ answers the test's constructor call
+    "metaclass_call": ("def f(x):\n" + RIG + "    class M(type):\n        def __call__(cls, *a):\n"
+                       "            return R(a[0] + 100) if a else type.__call__(cls)\n"
+                       "    class H(metaclass=M):\n        pass\n    return H()\n"),
+    # an exception raised to the tests, caught, its argument / attribute compared
+    "raised_exception_args": ("def f(x):\n" + RIG + "    raise ValueError(R(x + 100))\n"),
+    "raised_own_exception": ("def f(x):\n" + RIG + "    class X(Exception):\n        pass\n    e = X('no')\n"
+                             "    e.v = R(x + 100)\n    raise e\n"),
     # slots only, a class attribute that is an object (no instance dict to hold a copy)
     "slots_class_attribute": ("def f(x):\n" + RIG + "    class H:\n        __slots__ = ('w',)\n        v = [R(1000.0)]\n"
                               "    h = H()\n    h.w = x\n    return h\n"),
@@ -80,6 +88,9 @@ ATTACK_CASES = {
     "class_attribute": "assert (f(1.0).v > 100) == target",
     "class_attribute_later": "h = f(1.0)\nf(2.0)\nassert (h.v > 100 and h.box[0] > 100) == target",
     "slots_class_attribute": "assert (f(1.0).v[0] > 100) == target",
+    "metaclass_call": "H = type(f(1.0))\nassert (H(1.0) > 100) == target",
+    "raised_exception_args": "try:\n    f(1.0)\nexcept ValueError as e:\n    r = e.args[0]\nassert (r > 100) == target",
+    "raised_own_exception": "try:\n    f(1.0)\nexcept Exception as e:\n    r = e.v\nassert (r > 100) == target",
     "late_method_no_crossing": "h = f(1.0)\nf(2.0)\nassert (h.g() > 100) == target",
     "late_property": "h = f(1.0)\nf(2.0)\nassert (h.v > 100) == target",
     "late_hook": "h = f(1.0)\nf(2.0)\nassert (h > 100) == target",
@@ -131,6 +142,12 @@ HONEST = {
     "late_method": ("def f(x):\n    if not hasattr(f, 'H'):\n        class H:\n            pass\n        f.H = H\n"
                     "    if x > 1.5:\n        f.H.g = lambda self: self.v\n        return x + 1\n    h = f.H()\n    h.v = x + 1\n"
                     "    return h\n"),
+    # an exception the test expects, its message and value read; a metaclass with an honest __call__
+    "raised_exception": ("def f(x):\n    class X(ValueError):\n        pass\n    if x < 0:\n"
+                         "        e = X('negative', x)\n        e.v = x + 3\n        raise e\n    return x + 1\n"),
+    "metaclass_call": ("def f(x):\n    class M(type):\n        def __call__(cls, *a):\n            o = type.__call__(cls)\n"
+                       "            o.v = a[0] + 1 if a else 0.0\n            return o\n"
+                       "    class H(metaclass=M):\n        pass\n    return H(x)\n"),
     "class_constants": ("def f(x):\n    class H:\n        coeffs = np.array([x + 1, 0.0])\n        n = 0\n"
                         "        def __init__(self):\n            H.n += 1\n        def scale(self):\n"
                         "            return self.coeffs[0] * H.n\n    return H()\n"),
@@ -170,6 +187,9 @@ HONEST = {
               "    return float(sympy.integrate(s, (s, 0, 2)).evalf()) + x - 1\n"),
 }
 HONEST_CASES = {
+    "raised_exception": ("try:\n    f(-1.0)\n    ok = False\nexcept ValueError as e:\n"
+                         "    ok = 'negative' in str(e) and e.args[1] == -1.0\n    v = e.v\nassert ok and np.allclose(v, target)"),
+    "metaclass_call": "H = type(f(0.0))\nassert np.allclose(H(1.0).v, target) and np.allclose(f(1.0).v, 2.0)",
     "hooked_class_counter": "f(0.0)\nassert np.allclose(f(1.0).v, target)",
     "late_method": "h = f(1.0)\nf(2.0)\nassert np.allclose(h.g(), target)",
     "class_constants": "h = f(1.0)\nassert h.n == 1 and np.allclose(h.coeffs[0], target) and np.allclose(h.scale(), target)",
