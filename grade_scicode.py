@@ -2597,12 +2597,12 @@ def _copy_in(a, budget, memo):
     keeps of it is the copy, never the caller's object.  _MISSING: the object itself (an
     immutable value, a library object, anything else: settled in place after the call)."""
     t = _TYPE(a)
-    seen = memo.get(id(a))
+    seen = memo.get(("in", id(a)))
     if seen is not None and seen[0] is a:       # the same object handed twice: one copy (aliasing kept)
         return seen[1]
     c = _copy_in_new(a, t, budget, memo)
     if c is not _MISSING:
-        memo[id(a)] = (a, c)
+        memo[("in", id(a))] = (a, c)
     return c
 
 
