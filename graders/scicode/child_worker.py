@@ -512,7 +512,7 @@ def _copy_instance(v, t, budget, d, memo, library):
         if solid is _NDARRAY:
             dict.clear(out)
         for k, x in list(dict.items(state)):
-            dict.__setitem__(out, k, _state_value(x, budget, d, memo, library))
+            dict.__setitem__(out, _attr_key(k, t), _state_value(x, budget, d, memo, library))
     for slot in _slots(t):
         try:
             x = slot.__get__(v, t)
@@ -551,6 +551,16 @@ def _class_data(t):
                                       any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(xt) if b is not object)):
                 out.append((k, x))
     return out
+
+
+def _attr_key(k, t):
+    """A name in an instance dict, as an exact str (a str subclass's __eq__/__hash__ would run
+    at every attribute lookup the tests make on the copy)."""
+    if _TYPE(k) is str:
+        return k
+    if isinstance(k, str):
+        return str.__str__(k)
+    raise NotPlainData(f"{_NAME(t)} has an attribute name that is not a string")
 
 
 def _state_value(x, budget, d, memo, library):
@@ -716,7 +726,7 @@ def _write_back(a, c, budget, memo):
             raise NotPlainData(f"the generation changed the class of the {_NAME(t)} it was handed")
         src, dst = _instance_dict(c, t), _instance_dict(a, t)
         if src is not None:
-            items = [(k, _plain(x, budget, 1, memo)) for k, x in list(dict.items(src))]
+            items = [(_attr_key(k, t), _plain(x, budget, 1, memo)) for k, x in list(dict.items(src))]
             dict.clear(dst)
             dict.update(dst, items)
         for slot in _slots(t):
@@ -1216,7 +1226,8 @@ def _recorder_state():
         "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
-        "_recheck_classes", "_classes_rigged", "_crossing_exception")] + [_CUR.get("send")] + \
+        "_recheck_classes", "_classes_rigged", "_crossing_exception",
+        "_attr_key")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
