@@ -79,6 +79,8 @@ ATTACKS = {
         "                    d['w'] = R(1000.0)\n            return str.__eq__(self, o)\n"
         "        __hash__ = str.__hash__\n    class H:\n        pass\n    h = H()\n"
         "    h.__dict__[S('v')] = x + 1\n    return h\n"),
+    "raised_hooked_exception": ("def f(x):\n" + RIG + "    class X(Exception):\n        def __reduce__(self):\n"
+                                "            return (X, ())\n    e = X('no')\n    e.v = [R(x + 100)]\n    raise e\n"),
     # slots only, a class attribute that is an object (no instance dict to hold a copy)
     "slots_class_attribute": ("def f(x):\n" + RIG + "    class H:\n        __slots__ = ('w',)\n        v = [R(1000.0)]\n"
                               "    h = H()\n    h.w = x\n    return h\n"),
@@ -100,6 +102,7 @@ ATTACK_CASES = {
     "class_attribute_later": "h = f(1.0)\nf(2.0)\nassert (h.v > 100 and h.box[0] > 100) == target",
     "slots_class_attribute": "assert (f(1.0).v[0] > 100) == target",
     "str_subclass_attribute_name": "h = f(1.0)\nh.v\nassert (h.w > 100) == target",
+    "raised_hooked_exception": "try:\n    f(1.0)\nexcept Exception as e:\n    r = e.v[0]\nassert (r > 100) == target",
     "metaclass_call": "H = type(f(1.0))\nassert (H(1.0) > 100) == target",
     "raised_exception_args": "try:\n    f(1.0)\nexcept ValueError as e:\n    r = e.args[0]\nassert (r > 100) == target",
     "raised_own_exception": "try:\n    f(1.0)\nexcept Exception as e:\n    r = e.v\nassert (r > 100) == target",

@@ -1013,8 +1013,11 @@ def _crossing_exception(exc):
         return bad.with_traceback(exc.__traceback__)
     except RecursionError:
         return NotPlainData("an exception nested too deeply to convert").with_traceback(exc.__traceback__)
-    if c is exc or not isinstance(c, BaseException):
+    if c is exc or c is _MISSING:
         return exc
+    if not isinstance(c, BaseException):    # (its class has hooks: it would cross as a record)
+        return NotPlainData(f"an exception of {_NAME(t)}, a class with hooks made by the generation"
+                            ).with_traceback(exc.__traceback__)
     return c.with_traceback(exc.__traceback__)
 
 
