@@ -2144,7 +2144,10 @@ _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__arr
                     "__rtruediv__", "__pow__", "__mod__", "__matmul__", "__neg__", "__round__", "__int__",
                     "__index__", "__and__", "__or__", "__invert__", "__getattr__", "__getattribute__",
                     "__del__", "__rpow__", "__floordiv__", "__rfloordiv__", "__rmatmul__", "__pos__",
-                    "__contains__", "__missing__", "__reversed__", "__setattr__", "__delattr__"))
+                    "__contains__", "__missing__", "__reversed__", "__setattr__", "__delattr__",
+                    # copy.copy/deepcopy and pickle of a returned object would run these unwrapped
+                    "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__getstate__",
+                    "__setstate__", "__getnewargs__", "__getnewargs_ex__"))
 
 
 def _hooked(k):
@@ -2460,14 +2463,55 @@ def _copy_instance(v, t, budget, d, memo, library):
         if solid is _NDARRAY:
             dict.clear(out)
         for k, x in list(dict.items(state)):
-            dict.__setitem__(out, k, _state_value(x, budget, d, memo, library))
+            dict.__setitem__(out, _attr_key(k, t), _state_value(x, budget, d, memo, library))
     for slot in _slots(t):
         try:
             x = slot.__get__(v, t)
         except (AttributeError, TypeError):
             continue
         slot.__set__(new, _state_value(x, budget, d, memo, library))
+    if not library:                     # its class's data, as the object reads it now
+        out = _instance_dict(new, t)
+        for k, x in _class_data(t):
+            if out is not None:
+                if k not in out:
+                    dict.__setitem__(out, k, _plain(x, budget, d, memo))
+            elif _TYPE(x) not in _SCALARS:
+                raise NotPlainData(f"{_NAME(t)} has no instance dict and a class attribute {k!r} "
+                                   "that is not a number or string")
     return new
+
+
+def _class_data(t):
+    """The data attributes of the generation's own classes of t (not methods, descriptors,
+    classes or private names), first in t's MRO: read through an object they would be read
+    live from the class, which the generation can rewrite after the object crossed; the copy
+    holds them converted in its own dict."""
+    if _ENUM in _TYPE_MRO(t):
+        return []
+    out, seen = [], set()
+    for c in _TYPE_MRO(t):
+        if c is object or _library(c) or id(c) in _OWN:
+            continue
+        for k, x in list(dict.items(_class_state(c))):
+            if _TYPE(k) is not str or k.startswith("_") or k in seen:
+                continue
+            seen.add(k)
+            xt = _TYPE(x)
+            if xt in _SCALARS or not (isinstance(x, type) or xt in _FUNCS or
+                                      any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(xt) if b is not object)):
+                out.append((k, x))
+    return out
+
+
+def _attr_key(k, t):
+    """A name in an instance dict, as an exact str (a str subclass's __eq__/__hash__ would run
+    at every attribute lookup the tests make on the copy)."""
+    if _TYPE(k) is str:
+        return k
+    if isinstance(k, str):
+        return str.__str__(k)
+    raise NotPlainData(f"{_NAME(t)} has an attribute name that is not a string")
 
 
 def _state_value(x, budget, d, memo, library):
@@ -2544,6 +2588,10 @@ def _settle_args(args, kwargs, budget):
             flat = a.reshape(-1)
             for i in range(flat.shape[0]):
                 flat[i] = _plain(flat[i], budget)
+        elif t is tuple:
+            _settle_args(list(tuple.__iter__(a)), {}, budget)
+        elif _FLAGS(t) & _HEAP and _library(t) and id(t) not in _OWN and not isinstance(a, type):
+            _scan(a, budget, 0, {})     # a library object (UserDict, masked array ...): what it holds checked
         elif _FLAGS(t) & (1 << 9) and not _library(t) and not isinstance(a, type):
             bad = _hooked(t)            # an object of the generation's own class: settled in place
             if bad:
@@ -2559,8 +2607,27 @@ def _copy_in(a, budget, memo):
     keeps of it is the copy, never the caller's object.  _MISSING: the object itself (an
     immutable value, a library object, anything else: settled in place after the call)."""
     t = _TYPE(a)
-    if t is list or t is dict or t is set or t is bytearray or t is _NDARRAY:
+    seen = memo.get(("in", id(a)))
+    if seen is not None and seen[0] is a:       # the same object handed twice: one copy (aliasing kept)
+        return seen[1]
+    c = _copy_in_new(a, t, budget, memo)
+    if c is not _MISSING:
+        memo[("in", id(a))] = (a, c)
+    return c
+
+
+_COPIED_IN = (list, dict, set, bytearray, _NDARRAY, _collections.deque, _collections.OrderedDict,
+              _collections.defaultdict)
+
+
+def _copy_in_new(a, t, budget, memo):
+    if t in _COPIED_IN:
         return _plain(a, budget, 1, memo)
+    if t is tuple:                      # immutable, but its items may be the caller's mutable objects
+        items = [_copy_in(x, budget, memo) for x in tuple.__iter__(a)]
+        if all(c is _MISSING for c in items):
+            return _MISSING
+        return tuple([x if c is _MISSING else c for x, c in zip(tuple.__iter__(a), items)])
     if not _FLAGS(t) & _HEAP or (_library(t) and id(t) not in _OWN) or type in _TYPE_MRO(t):
         return _MISSING
     mro = _TYPE_MRO(t)
@@ -2574,9 +2641,24 @@ def _write_back(a, c, budget, memo):
     """The caller's object after the call: what the generated code left in its copy,
     converted (an in-place result, as upstream's tests read it); nested objects as copies."""
     t = _TYPE(a)
-    if t is list:
+    if t is tuple:                      # its items written back (copied) or settled (handed as they were)
+        for x, y in zip(tuple.__iter__(a), tuple.__iter__(c)):
+            if x is y:
+                _settle_args([x], {}, budget)
+            else:
+                _write_back(x, y, budget, memo)
+    elif t is _collections.deque:
+        items = [_plain(x, budget, 1, memo) for x in _collections.deque.__iter__(c)]
+        _collections.deque.clear(a)
+        _collections.deque.extend(a, items)
+    elif t is _collections.OrderedDict:
+        items = [(_plain(k, budget, 1, memo), _plain(x, budget, 1, memo))
+                 for k, x in _collections.OrderedDict.items(c)]
+        _collections.OrderedDict.clear(a)
+        _collections.OrderedDict.update(a, items)
+    elif t is list:
         list.__setitem__(a, slice(None), [_plain(x, budget, 1, memo) for x in list.__iter__(c)])
-    elif t is dict:
+    elif t is dict or t is _collections.defaultdict:
         items = [(_plain(k, budget, 1, memo), _plain(x, budget, 1, memo)) for k, x in dict.items(c)]
         dict.clear(a)
         dict.update(a, items)
@@ -2595,7 +2677,7 @@ def _write_back(a, c, budget, memo):
             raise NotPlainData(f"the generation changed the class of the {_NAME(t)} it was handed")
         src, dst = _instance_dict(c, t), _instance_dict(a, t)
         if src is not None:
-            items = [(k, _plain(x, budget, 1, memo)) for k, x in list(dict.items(src))]
+            items = [(_attr_key(k, t), _plain(x, budget, 1, memo)) for k, x in list(dict.items(src))]
             dict.clear(dst)
             dict.update(dst, items)
         for slot in _slots(t):
@@ -2858,7 +2940,7 @@ def _tampered(before, now=None):
     for k, state in list(_WATCHED.values()):     # the library classes whose objects crossed
         if _class_changed(k, state):
             out.append(f"the class {_NAME(k)} (a method replaced on the class itself)")
-    return out
+    return out + _classes_rigged()
 
 
 def _from_generated(_get=_sys._getframe, _files=_GENERATED_FILES):
@@ -2867,6 +2949,27 @@ def _from_generated(_get=_sys._getframe, _files=_GENERATED_FILES):
         return _get(2).f_code.co_filename.startswith(_files)
     except ValueError:
         return False
+
+
+def _crossing_exception(exc):
+    """An exception a generated callable raises to the tests crosses as plain data too (a copy
+    of its class with its args and attributes converted, its traceback kept): a test that
+    catches it and compares `e.args[0]` or `e.v` holds no object of the generation's."""
+    t = _TYPE(exc)
+    if t is NotPlainData or t is Tampering or not isinstance(exc, BaseException):
+        return exc
+    try:                                # (a built-in exception type is copied as a library object)
+        c = _plain(exc, _Budget(), 0, {}) if _FLAGS(t) & _HEAP else _copy_instance(exc, t, _Budget(), 0, {}, True)
+    except NotPlainData as bad:
+        return bad.with_traceback(exc.__traceback__)
+    except RecursionError:
+        return NotPlainData("an exception nested too deeply to convert").with_traceback(exc.__traceback__)
+    if c is exc or c is _MISSING:
+        return exc
+    if not isinstance(c, BaseException):    # (its class has hooks: it would cross as a record)
+        return NotPlainData(f"an exception of {_NAME(t)}, a class with hooks made by the generation"
+                            ).with_traceback(exc.__traceback__)
+    return c.with_traceback(exc.__traceback__)
 
 
 def _checked(fn, before):
@@ -2882,18 +2985,26 @@ def _checked(fn, before):
             budget, memo, back = _Budget(), {}, {}
             ins = [_copy_in(a, budget, memo) for a in args]
             kins = {k: _copy_in(x, budget, memo) for k, x in kwargs.items()}
-            out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
-                     **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
+            try:
+                out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
+                         **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
+            except BaseException as exc:
+                _recheck_classes()
+                raise _crossing_exception(exc)
             pairs = [(a, c) for a, c in zip(args, ins) if c is not _MISSING] + \
                 [(kwargs[k], c) for k, c in kins.items() if c is not _MISSING]
             for a, c in pairs:          # a copy handed in stands for the caller's object
                 if _FLAGS(_TYPE(a)) & _HEAP:
                     back[id(c)] = (c, a)
+            done = set()
             for a, c in pairs:
-                _write_back(a, c, budget, back)
+                if id(c) not in done:   # (an object handed twice: one copy, written back once)
+                    done.add(id(c))
+                    _write_back(a, c, budget, back)
             out = _plain(out, budget, 0, back)
             _settle_args([a for a, c in zip(args, ins) if c is _MISSING],
                          {k: kwargs[k] for k, c in kins.items() if c is _MISSING}, budget)
+            _recheck_classes()
         bad = _tampered(before)
         if bad:
             raise Tampering("replaced " + ", ".join(bad))
@@ -2911,7 +3022,8 @@ def _checked(fn, before):
 _WRAPPED_CLASSES = {}
 # the dunders wrapped besides the named methods (the hooks are refused when an object
 # crosses; wrapping __eq__/__lt__/__hash__ would tax every internal sort and dict lookup)
-_WRAPPED_DUNDERS = ("__init__", "__call__", "__str__", "__repr__", "__format__")
+_WRAPPED_DUNDERS = ("__init__", "__call__", "__str__", "__repr__", "__format__", "__new__", "__enter__",
+                    "__exit__", "__next__")     # (__new__: the generation's own only, not Enum's)
 
 
 def _wrap(v):
@@ -2935,12 +3047,19 @@ def _wrap_class(cls):
     for base in _TYPE_MRO(cls)[1:]:     # its own base classes' methods too (inherited, called the same way)
         if not _library(base) and id(base) not in _OWN:
             _wrap_class(base)
+    meta = _TYPE(cls)                   # its own metaclass (its __call__ answers `cls(...)`)
+    if meta is not cls and not _library(meta) and id(meta) not in _OWN:
+        _wrap_class(meta)
     seen = _WRAPPED_CLASSES.get(id(cls))
     if seen is not None and seen[0] is cls and (seen[1] is None or _same_namespace(cls, seen[1])):
         return          # (wrapped or being wrapped, nothing added or replaced since: a method set later is wrapped)
     _WRAPPED_CLASSES[id(cls)] = (cls, None)
+    if id(_CLASS_HOOKS.get(id(cls), (None,))[0]) != id(cls):   # its hooks as they were when first wrapped
+        _CLASS_HOOKS[id(cls)] = (cls, {k: x for k, x in _TYPE_DICT(cls).items() if k in _HOOKS})
     for attr, member in list(_TYPE_DICT(cls).items()):
         if attr.startswith("__") and attr not in _WRAPPED_DUNDERS or _is_wrapped(member):
+            continue
+        if attr == "__new__" and not _generated_callable(getattr(member, "__func__", member)):
             continue
         t = _TYPE(member)
         try:        # a class that refuses new attributes keeps its methods as they are
@@ -2967,6 +3086,38 @@ def _wrap_class(cls):
         except Exception:
             pass
     _WRAPPED_CLASSES[id(cls)] = (cls, dict(_TYPE_DICT(cls)))
+
+
+_CLASS_HOOKS = {}
+
+
+def _recheck_classes():
+    """The generation's classes changed since they were wrapped (a method or property added
+    by a later call, its objects already with the tests): wrapped again, at the return of
+    every wrapped call."""
+    for cls, state in list(_WRAPPED_CLASSES.values()):
+        if state is not None and not _same_namespace(cls, state):
+            _wrap_class(cls)
+
+
+def _classes_rigged():
+    """The generation's wrapped classes with a hook added or replaced since they were first
+    wrapped, or a callable member not wrapped (set by code that ran outside any wrapped call:
+    a finalizer, a gc pass): objects of theirs the tests hold would answer with them."""
+    out = []
+    for cls, hooks in list(_CLASS_HOOKS.values()):
+        ns = _TYPE_DICT(cls)
+        if any(ns.get(k, _MISSING) is not x for k, x in hooks.items()) or \
+                any(k in _HOOKS and k not in hooks for k in list(ns)):
+            out.append(f"the class {_NAME(cls)} (a comparison/numpy hook added or replaced after it was wrapped)")
+            continue
+        seen = _WRAPPED_CLASSES.get(id(cls))
+        if seen is not None and seen[1] is not None and not _same_namespace(cls, seen[1]) and any(
+                not _is_wrapped(m) and (_TYPE(m) in _FUNCS or _TYPE(m) in (staticmethod, classmethod, property,
+                                                                            _functools.cached_property))
+                and (not k.startswith("__") or k in _WRAPPED_DUNDERS) for k, m in list(ns.items())):
+            out.append(f"the class {_NAME(cls)} (a method set on it outside any wrapped call)")
+    return out
 
 
 def _same_namespace(cls, state):
@@ -3028,14 +3179,18 @@ def _recorder_state():
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
         "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
-        "_keeps_identity", "_numpy_hooked", "_copy_in", "_write_back")] + [_CUR.get("send")] + \
+        "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
+        "_recheck_classes", "_classes_rigged", "_crossing_exception",
+        "_attr_key")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
                                          "_WATCHED", "_OWN", "_OWN_FUNCS", "_TYPE", "_TYPE_DICT", "_TYPE_MRO",
                                          "_OBJ_GET", "_NP_COPY", "_COPYTO", "_SCALARS", "_FUNCS", "_HOOKS", "_FLAGS",
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
-                                         "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS")),
+                                         "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
+                                         "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
+                                         "_WRAPPED_CLASSES")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
