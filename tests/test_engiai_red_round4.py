@@ -8,12 +8,19 @@ import h5py
 import numpy as np
 import pytest
 
-from test_engiai_round4 import FULL0, INTACT, NAT0, by_id, copy_trial, sample, score, ulp  # noqa: F401
+from test_engiai_round4 import FULL0, INTACT, NAT0, SAMPLE, by_id, copy_trial, score, ulp
 from test_engiai_support import G, edit_record
 from test_engiai_support import grade_run as grade
 
 T1, T7 = "training_code_beams2d-t2-terse-seed1", "training_code_beams2d-t2-terse-seed7"
 RAG0, RAG1 = "rag_beams2d-rag-eval-0", "rag_beams2d-rag-eval-1"
+
+
+@pytest.fixture
+def sample(tmp_path):
+    dst = tmp_path / "sample"
+    shutil.copytree(SAMPLE, dst)
+    return dst
 
 
 def held(checks, trials, tid):
