@@ -151,3 +151,46 @@ def test_honest_deterministic_twin_is_held_for_review_not_failed(sample):
     assert d.status is G.Status.REVIEW and "deterministic agent" in d.message
     assert trials[NAT0].terms["overall_if_cleared"] > 0.9
     assert not [c for c in checks if c.status is G.Status.FAIL and "duplicate" in c.id]
+
+
+# ======================================================= STL re-serialised
+def binary_to_ascii_reversed(path):
+    """A binary STL rewritten as ASCII with its facets in reverse order (float32 exact)."""
+    import struct
+    raw = path.read_bytes()
+    (n,) = struct.unpack_from("<I", raw, 80)
+    facets = [struct.unpack_from("<12f", raw, 84 + 50 * i) for i in range(n)]
+    out = ["solid copy"]
+    for f in reversed(facets):
+        out.append("facet normal %.9g %.9g %.9g" % f[:3])
+        out.append("outer loop")
+        out += ["vertex %.9g %.9g %.9g" % f[3 + 3 * k: 6 + 3 * k] for k in range(3)]
+        out += ["endloop", "endfacet"]
+    out.append("endsolid copy")
+    path.write_text("\n".join(out) + "\n")
+
+
+def test_a_copy_with_its_stl_reserialised_is_a_copy(sample):
+    """Attack: full-ex0 over natural-ex0 with design.stl rewritten as ASCII, facets reversed:
+    the STL is compared as the solid it witnesses, not as bytes."""
+    copy_trial(sample, FULL0, NAT0, lambda rec, d: binary_to_ascii_reversed(d / "design.stl"))
+    checks, trials, _ = grade(sample)
+    assert held(checks, trials, NAT0)
+    assert score(checks) < INTACT
+
+
+# ======================================================= RAG copy stating one more number
+@pytest.mark.xfail(strict=True, reason="open: RAG content compares the exact set of numbers the "
+                   "retrievals state, so one added number makes another trial; comparing the "
+                   "sets by inclusion (tried) also merges the honest twin whose passage says "
+                   "'35 percent' (read as 35 and 0.35) with the one stating 0.35")
+def test_a_rag_copy_whose_passage_states_one_more_number_is_a_copy(sample):
+    """Attack: rag-eval-0 (1.0) over rag-eval-1 (0.0), the passage stating one more number.
+    Measured: another trial, SCORE 0.8111 -> 0.8528 non-strict (the run is PARTIAL, --strict
+    0).  The honest twin it collides with: test_engiai_round4's "35 percent" passage."""
+    def more(rec, d):
+        rec["tool_calls"][0]["result"]["results"][0]["content"] += " (0.4 for the tall variant)"
+    copy_trial(sample, RAG0, RAG1, more)
+    checks, trials, _ = grade(sample)
+    assert held(checks, trials, RAG1)
+    assert score(checks) <= INTACT
