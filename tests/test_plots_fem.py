@@ -2,6 +2,8 @@
 load quadrature: loses nodal superconvergence) and an unexecuted submission; the CLI lists them."""
 import json
 
+import numpy as np
+
 import pytest
 
 pytest.importorskip("matplotlib")
@@ -70,9 +72,12 @@ def test_gold_artifact_figure(gold_run):
     reg = [k for k in lines if k.startswith("regenerated")]
     assert len(sub) == 1 and len(reg) == 1 and len(lines[sub[0]].get_xdata()) == 2561
     assert any("Tier 3 limit" in k for k in lines)
-    # bit-identical regeneration: the deviation curve sits on its floor
+    # the regeneration is the stored artifact bit for bit (the curve sits on its 1e-18 floor) or,
+    # where numpy/OpenBLAS pick other kernels (an AMD EPYC), one ulp off (1.39e-17) at 54 of 2561
     dev = [ln for k, ln in data_lines(bottom).items() if k.startswith("|submitted")]
-    assert len(dev) == 1 and max(dev[0].get_ydata()) == 1e-18
+    assert len(dev) == 1
+    ys = dev[0].get_ydata()
+    assert max(ys) <= 2 * np.spacing(0.11), sorted(ys)[-3:]
 
 
 def test_failing_submission_figures(midpoint_run):
