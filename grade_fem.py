@@ -911,6 +911,10 @@ HARMLESS_DUNDERS = ("__name__", "__doc__", "__init__", "__main__", "__version__"
                     "__file__", "__future__", "__annotations__")
 INTROSPECTION_BUILTINS = ("vars", "globals", "locals", "__builtins__", "__import__", "breakpoint")
 ATTR_FUNCTIONS = ("getattr", "setattr", "hasattr", "delattr")
+# modules whose star import binds a name above (sys.modules, sys.settrace, threading.settrace,
+# operator.attrgetter): red team round 5 reached the recorder's state through
+# `from sys import modules` and an attrgetter alias with nothing else flagged
+STAR_REACHING = ("sys", "operator", "threading")
 
 
 def _reaching_name(name: str) -> bool:
@@ -951,6 +955,11 @@ def introspection_audit(tree) -> list:
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in \
                 INTROSPECTION_MODULES and not node.level:
             hits.append(f"from {node.module} import ... (line {line})")
+        elif isinstance(node, ast.ImportFrom) and not node.level and any(
+                _reaching_name(a.name) or a.name in ("attrgetter", "methodcaller") or
+                (a.name == "*" and (node.module or "").split(".")[0] in STAR_REACHING) for a in node.names):
+            hits.append(f"from {node.module} import "       # `from sys import modules as M`:
+                        + ", ".join(a.name for a in node.names) + f" (line {line})")   # any alias
         elif isinstance(node, ast.Attribute) and (_reaching_name(node.attr) or
                                                   node.attr in ("attrgetter", "methodcaller")):
             hits.append(f".{node.attr} (line {line})")

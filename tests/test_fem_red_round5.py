@@ -1,0 +1,121 @@
+"""Red team, round 5: FEM's tamper comparison and its fast path (second engineer, source in hand).
+
+The comparison skips a dict whose PEP 509 version tag is unchanged since its last clean
+comparison.  The tag itself behaves (a self-test at driver start; every mutation path of a
+module or class dict bumps it, tamper-after-a-clean-call in test_fem_red_recorder.py); what
+the comparison does not see at all (a function's __code__/defaults/closure, the recorder's
+own state) rests on the static introspection tripwire (problem_spec.md, "Assumed, not
+proven").  Attacks here go around that tripwire without a dunder or a flagged attribute:
+- `from sys import modules`: sys.modules["__main__"] is the child driver ("__main__" is a
+  harmless dunder to the scan); its _ST["tamper"] list is cleared after SuperLU's gssv was
+  swapped for a hand-written elimination for one spsolve and put back;
+- `from operator import attrgetter as ag` (an alias: the scan knew attrgetter by name only)
+  with a computed dunder: ag("__" + "globals__")(scipy.linalg.solve) is the recorder's wrapper's
+  globals, the same _ST.
+Before the fix both graded 1.0 with every check PASS (no REVIEW line): a hand-written solve
+dressed up as a library call.  Honest twins: ordinary from-imports (`from scipy.linalg import
+solve as s`, `from sys import float_info`, `from operator import itemgetter`, `from math import *`).
+"""
+import ast
+
+from test_fem_support import assert_scores_one_with_proof, build, check, grade, grader, solver_source, status_of
+
+HAND = '\n\ndef _hand(a, b, *args, **kwargs):\n    """hand-written banded Gaussian elimination (bandwidth 3) of a dense a."""\n    import numpy as np\n    W = np.array(a, dtype=float)\n    x = np.array(b, dtype=float).reshape(-1)\n    m = x.size\n    for k in range(m - 1):\n        hi = min(m, k + 4)\n        f = W[k + 1:hi, k] / W[k, k]\n        W[k + 1:hi, k:hi] -= f[:, None] * W[k, k:hi]\n        x[k + 1:hi] -= f * x[k]\n    for k in range(m - 1, -1, -1):\n        hi = min(m, k + 4)\n        x[k] = (x[k] - W[k, k + 1:hi] @ x[k + 1:hi]) / W[k, k]\n    return x\n'
+
+# gssv swapped for the hand-written solve for one spsolve, then put back; `state()` is the
+# recorder's _ST (None outside the grader: the study itself runs the same hand-written solve)
+SWAP = '''import scipy.sparse.linalg._dsolve.linsolve as _ls
+    real = _ls._superlu.gssv
+    Ad = A.toarray()
+    def fake(N, nnz, data, indices, indptr, b_, flag, options=None):
+        return _hand(Ad, b_), 0
+    _ls._superlu.gssv = fake
+    try:
+        x = scipy.sparse.linalg.spsolve(A.tocsc(), b)
+    finally:
+        _ls._superlu.gssv = real
+        st = state()
+        if st is not None:
+            st["tamper"].clear()'''
+
+CASES = {
+    "from-sys-modules": (SWAP, HAND + '''
+import scipy.sparse.linalg
+from sys import modules as _M
+
+
+def state():
+    return getattr(_M["__main__"], "_ST", None)
+'''),
+    "attrgetter-alias": (SWAP, HAND + '''
+import scipy.sparse.linalg
+from operator import attrgetter as _ag
+
+
+def state():
+    return _ag("__" + "globals__")(scipy.linalg.solve).get("_ST")
+'''),
+    # the control: the same swap, the tamper list left alone (the fake did run inside the call)
+    "swap-not-hidden": (SWAP, HAND + '\nimport scipy.sparse.linalg\n\n\ndef state():\n    return None\n'),
+    # honest: ordinary from-imports, positional arguments
+    "from-imports-honest": ('x = _solve(A.toarray(), b, False, False, False, True, "pos")\n    '
+                            'assert _ig(0)([float_info.epsilon]) > 0 and pi > 3',
+                            '\nfrom scipy.linalg import solve as _solve\nfrom sys import float_info\n'
+                            'from operator import itemgetter as _ig\nfrom math import *\n'),
+}
+
+
+def _graded(name):
+    body, extra = CASES[name]
+    sub = build(f"red5-{name}", solver_source(body, extra))
+    rc, out, err, doc, keys = grade(sub, "--strict")
+    assert rc in (0, 1), err[-2000:]
+    return doc, keys, status_of(doc)
+
+
+def test_recorder_state_through_from_sys_import_modules_is_review():
+    doc, keys, st = _graded("from-sys-modules")
+    assert keys["SCORE"] == "0.0", [c for c in doc["checks"] if c["status"] != "PASS"]
+    assert st["static.introspection"] == "REVIEW"
+    assert "modules" in check(doc, "static.introspection")["message"]
+
+
+def test_recorder_state_through_an_attrgetter_alias_is_review():
+    doc, keys, st = _graded("attrgetter-alias")
+    assert keys["SCORE"] == "0.0", [c for c in doc["checks"] if c["status"] != "PASS"]
+    assert st["static.introspection"] == "REVIEW"
+    assert "attrgetter" in check(doc, "static.introspection")["message"]
+
+
+def test_the_swap_itself_is_seen_by_the_tamper_comparison():
+    doc, keys, st = _graded("swap-not-hidden")
+    assert st["provenance.library_intact"] == "REVIEW", [c for c in doc["checks"] if c["status"] != "PASS"]
+    assert "gssv" in check(doc, "provenance.library_intact")["message"]
+    assert st["static.introspection"] == "PASS"
+
+
+def test_from_imports_that_reach_internals_are_flagged_however_aliased():
+    for src in ("from sys import modules as M\nM['__main__']._ST\n",
+                "from sys import _getframe as g\ng(1)\n",
+                "from sys import settrace, setprofile\n",
+                "from threading import settrace as t\n",
+                "from sys import _current_frames\n",
+                "from operator import attrgetter as ag\nag('f_' + 'locals')\n",
+                "from operator import methodcaller as mc\n",
+                "from sys import *\nmodules['__main__']\n",
+                "from operator import *\n"):
+        [rec] = grader.introspection_audit(ast.parse(src))
+        assert rec.status.name == "REVIEW", (src, rec.message)
+
+
+def test_ordinary_from_imports_pass_the_tripwire():
+    for src in ("from scipy.linalg import solve as s\n", "from sys import float_info, maxsize\n",
+                "from operator import itemgetter, mul\n", "from math import *\n",
+                "from functools import reduce, partial\n", "from numpy import *\n"):
+        [rec] = grader.introspection_audit(ast.parse(src))
+        assert rec.status.name == "PASS", (src, rec.message)
+
+
+def test_honest_from_imports_score_one():
+    body, extra = CASES["from-imports-honest"]
+    assert_scores_one_with_proof(build("red5-from-imports-honest", solver_source(body, extra)))
