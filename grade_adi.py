@@ -460,6 +460,9 @@ ALLOWED_THIRD_PARTY = ("numpy", "scipy")
 # originals, the result channel) or native code behind it needs one of these;
 # an ADI solver needs none.  Each use is flagged for review (ours).
 INTROSPECTION_MODULES = ("ctypes", "gc", "inspect", "_ctypes", "cffi",
+                         # a debugger scripted through a StringIO goes "up" to the driver's
+                         # module frame and runs a statement in its globals (red team round 5)
+                         "pdb", "bdb",
                          # another process runs outside the solve instrumentation (ours)
                          "multiprocessing", "subprocess", "_posixsubprocess", "concurrent.futures.process")
 PROCESS_CALLS = ("fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "spawnv",

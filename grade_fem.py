@@ -903,7 +903,9 @@ def check_source(sub: str) -> list:
 # name, vars/globals/locals, __dict__ / __getattribute__, a dunder name as a string
 # (a dict key, attrgetter), operator.attrgetter/methodcaller, importlib.import_module of one of
 # those modules or of a computed name.
-INTROSPECTION_MODULES = ("__main__", "gc", "inspect", "ctypes", "builtins")
+# pdb/bdb: a debugger scripted through a StringIO goes "up" to the driver's frame and runs any
+# statement in its globals with no flagged name spelled (red team round 5)
+INTROSPECTION_MODULES = ("__main__", "gc", "inspect", "ctypes", "builtins", "pdb", "bdb")
 INTROSPECTION_ATTRS = ("modules", "_getframe", "f_back", "f_globals", "f_locals", "f_builtins",
                        "tb_frame", "gi_frame", "cr_frame", "ag_frame", "get_objects",
                        "get_referrers", "get_referents", "_current_frames", "settrace", "setprofile")

@@ -12,7 +12,9 @@ proven").  Attacks here go around that tripwire without a dunder or a flagged at
 - `from operator import attrgetter as ag` (an alias: the scan knew attrgetter by name only)
   with a computed dunder: ag("__" + "globals__")(scipy.linalg.solve) is the recorder's wrapper's
   globals, the same _ST.
-Before the fix both graded 1.0 with every check PASS (no REVIEW line): a hand-written solve
+- a debugger scripted through a StringIO: pdb.Pdb(stdin=io.StringIO("up\\n" * 40 + "!_ST[...]..."))
+  .set_trace() goes up to the oldest frame, the driver's module, and clears the same list.
+Before the fix all three graded 1.0 with every check PASS (no REVIEW line): a hand-written solve
 dressed up as a library call.  Honest twins: ordinary from-imports (`from scipy.linalg import
 solve as s`, `from sys import float_info`, `from operator import itemgetter`, `from math import *`).
 """
@@ -55,6 +57,24 @@ from operator import attrgetter as _ag
 def state():
     return _ag("__" + "globals__")(scipy.linalg.solve).get("_ST")
 '''),
+    # a debugger driven by a script: no flagged name (pdb, Pdb, StringIO); "up" to the oldest
+    # frame, the driver's module, where `_ST` is a global
+    "pdb-script": (SWAP, HAND + '''
+import io
+import pdb
+import scipy.sparse.linalg
+
+
+class _Box:
+    def clear(self):
+        cmds = "up\\n" * 40 + "!_ST['tamper'].clear() if '_ST' in dir() else None\\ncontinue\\n"
+        pdb.Pdb(stdin=io.StringIO(cmds), stdout=io.StringIO(), readrc=False).set_trace()
+        return None
+
+
+def state():
+    return {"tamper": _Box()}
+'''),
     # the control: the same swap, the tamper list left alone (the fake did run inside the call)
     "swap-not-hidden": (SWAP, HAND + '\nimport scipy.sparse.linalg\n\n\ndef state():\n    return None\n'),
     # honest: ordinary from-imports, positional arguments
@@ -87,6 +107,13 @@ def test_recorder_state_through_an_attrgetter_alias_is_review():
     assert "attrgetter" in check(doc, "static.introspection")["message"]
 
 
+def test_recorder_state_through_a_scripted_debugger_is_review():
+    doc, keys, st = _graded("pdb-script")
+    assert keys["SCORE"] == "0.0", [c for c in doc["checks"] if c["status"] != "PASS"]
+    assert st["static.introspection"] == "REVIEW"
+    assert "pdb" in check(doc, "static.introspection")["message"]
+
+
 def test_the_swap_itself_is_seen_by_the_tamper_comparison():
     doc, keys, st = _graded("swap-not-hidden")
     assert st["provenance.library_intact"] == "REVIEW", [c for c in doc["checks"] if c["status"] != "PASS"]
@@ -103,7 +130,7 @@ def test_from_imports_that_reach_internals_are_flagged_however_aliased():
                 "from operator import attrgetter as ag\nag('f_' + 'locals')\n",
                 "from operator import methodcaller as mc\n",
                 "from sys import *\nmodules['__main__']\n",
-                "from operator import *\n"):
+                "from operator import *\n", "import pdb\n", "from bdb import Bdb\n"):
         [rec] = grader.introspection_audit(ast.parse(src))
         assert rec.status.name == "REVIEW", (src, rec.message)
 
