@@ -192,3 +192,29 @@ def test_ordinary_stdlib_imports_are_not_flagged():
 def GOLD_SRC():
     from test_adi_support import GOLD
     return (GOLD / "adi_solver.py").read_text()
+
+
+# ---------------------------------------------------------------- trace and profile functions
+# FEM (tests/test_fem_red_round5.py) measured a trace function installed through the standard
+# `trace` module jumping (frame.f_lineno = ...) over the recorder's tamper comparison: 1.0 there.
+# The ADI scan flagged none of the installers (sys.settrace, threading.setprofile, the trace
+# module, cProfile) nor a frame jump; a run-time ADI attack was not built (the same class as the
+# recorder-state case of test_adi_red_recorder.py: the scan is the line of defence in process).
+TRACERS = ("import sys\nsys.settrace(lambda f, e, a: None)\n", "from sys import setprofile\n",
+           "import threading\nthreading.setprofile(print)\n", "import trace\n", "import cProfile\n",
+           "import profile\n", "def t(frame, e, a):\n    frame.f_lineno = 3\n    return t\n",
+           "def t(frame, e, a):\n    return frame.f_code.co_name\n")
+
+
+@pytest.mark.parametrize("src", TRACERS)
+def test_trace_and_profile_installers_are_flagged(src):
+    from test_adi_support import grader
+    recs = [r for r in grader().import_audit(src, "static") if r.id == "static.introspection"]
+    assert recs and recs[0].status.value == "REVIEW", src
+
+
+def test_numpy_trace_is_not_a_tracer():
+    from test_adi_support import grader
+    src = GOLD_SRC() + "\nfrom numpy import trace as _tr\n_T = _tr(np.eye(3)) + np.trace(np.eye(2))\n"
+    recs = grader().import_audit(src, "static")
+    assert not [r for r in recs if r.status.value in ("REVIEW", "FAIL")], [(r.id, r.message[:120]) for r in recs]

@@ -12,9 +12,13 @@ proven").  Attacks here go around that tripwire without a dunder or a flagged at
 - `from operator import attrgetter as ag` (an alias: the scan knew attrgetter by name only)
   with a computed dunder: ag("__" + "globals__")(scipy.linalg.solve) is the recorder's wrapper's
   globals, the same _ST.
+- a trace function installed through the standard `trace` module (Trace().runfunc; no settrace
+  spelled) that, inside the recorder's _tamper_compare, sets frame.f_lineno to jump over the
+  snapshot comparison: the swapped gssv went unreported (fixed at run time: an audit hook reports
+  every sys.settrace / setprofile in a job as a tamper);
 - a debugger scripted through a StringIO: pdb.Pdb(stdin=io.StringIO("up\\n" * 40 + "!_ST[...]..."))
   .set_trace() goes up to the oldest frame, the driver's module, and clears the same list.
-Before the fix all three graded 1.0 with every check PASS (no REVIEW line): a hand-written solve
+Before the fixes all four graded 1.0 with every check PASS (no REVIEW line): a hand-written solve
 dressed up as a library call.  Honest twins: ordinary from-imports (`from scipy.linalg import
 solve as s`, `from sys import float_info`, `from operator import itemgetter`, `from math import *`).
 """
@@ -75,6 +79,41 @@ class _Box:
 def state():
     return {"tamper": _Box()}
 '''),
+    # a trace function installed by the standard `trace` module (no settrace spelled) that jumps
+    # (frame.f_lineno = ...) over the tamper comparison's snapshot loop inside the recorder
+    "trace-jump": (SWAP.replace("x = scipy.sparse.linalg.spsolve(A.tocsc(), b)",
+                                "x = _traced(scipy.sparse.linalg.spsolve, A.tocsc(), b)"), HAND + '''
+import linecache
+import trace
+import scipy.sparse.linalg
+
+
+def _lt(frame, why, arg):
+    if why == "line":
+        lines = sorted({ln for _, _, ln in frame.f_code.co_lines() if ln})
+        hit = [ln for ln in lines if "_containers_tampered()" in linecache.getline(frame.f_code.co_filename, ln)]
+        target = hit[0] if hit else lines[-3]
+        if frame.f_lineno < target:
+            frame.f_lineno = target
+    return _lt
+
+
+def _gt(frame, why, arg):
+    if why == "call" and frame.f_code.co_name == "_tamper_compare":
+        return _lt
+    return None
+
+
+def _traced(f, *args):
+    t = trace.Trace(count=0, trace=0)
+    t.donothing = 0
+    t.globaltrace = _gt
+    return t.runfunc(f, *args)
+
+
+def state():
+    return None
+'''),
     # the control: the same swap, the tamper list left alone (the fake did run inside the call)
     "swap-not-hidden": (SWAP, HAND + '\nimport scipy.sparse.linalg\n\n\ndef state():\n    return None\n'),
     # honest: ordinary from-imports, positional arguments
@@ -112,6 +151,15 @@ def test_recorder_state_through_a_scripted_debugger_is_review():
     assert keys["SCORE"] == "0.0", [c for c in doc["checks"] if c["status"] != "PASS"]
     assert st["static.introspection"] == "REVIEW"
     assert "pdb" in check(doc, "static.introspection")["message"]
+
+
+def test_a_trace_function_jumping_over_the_tamper_comparison_is_not_a_pass():
+    # before the fix: 1.0 under --strict, every check PASS (the jump skipped the comparison of
+    # the swapped gssv); the trace module spells no flagged name
+    doc, keys, st = _graded("trace-jump")
+    assert keys["SCORE"] == "0.0", [c for c in doc["checks"] if c["status"] != "PASS"]
+    assert st["provenance.library_intact"] == "REVIEW"
+    assert "sys.settrace" in check(doc, "provenance.library_intact")["message"]
 
 
 def test_the_swap_itself_is_seen_by_the_tamper_comparison():

@@ -19,6 +19,10 @@ INTROSPECTION_MODULES = ("ctypes", "gc", "inspect", "_ctypes", "cffi",
                          # a debugger scripted through a StringIO goes "up" to the driver's
                          # module frame and runs a statement in its globals (red team round 5)
                          "pdb", "bdb",
+                         # a trace / profile function runs inside the recorder and can jump over
+                         # its lines (frame.f_lineno = ...): the trace module and the profilers
+                         # install one with no settrace spelled (red team round 5)
+                         "trace", "profile", "cProfile", "_lsprof",
                          # another process runs outside the solve instrumentation (ours)
                          "multiprocessing", "subprocess", "_posixsubprocess", "concurrent.futures.process")
 PROCESS_CALLS = ("fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "spawnv",
@@ -27,6 +31,7 @@ INTROSPECTION_NAMES = ("__globals__", "__closure__", "cell_contents", "__code__"
                        "__kwdefaults__", "f_globals", "f_locals", "f_back", "tb_frame", "_getframe",
                        "__main__", "__pyx_capi__", "get_referrers", "get_objects", "_superlu",
                        "_umath_linalg", "_flapack", "_fblas",
+                       "settrace", "setprofile", "f_lineno", "f_trace", "f_code",
                        # private transform back ends behind numpy.fft / scipy.fft / scipy.fftpack
                        "_pocketfft", "pypocketfft", "_realtransforms", "_basic_backend")
 
