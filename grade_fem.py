@@ -1050,6 +1050,8 @@ _ModuleType = _types.ModuleType
 _MODULES = _sys.modules
 import re as _re
 import signal as _signal
+import gc as _gc
+_gc_isenabled, _gc_disable, _gc_enable = _gc.isenabled, _gc.disable, _gc.enable
 _pthread_sigmask, _SIG_BLOCK, _SIG_SETMASK = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_SETMASK
 _ALL_SIGNALS = _signal.valid_signals()
 import warnings as _warnings
@@ -1864,7 +1866,8 @@ def _observe(name, fn, params, args, kwargs, fid):
         if _type(x0) is _nd and x0.size and bool((x0 != 0).any()) and _fp(x0) not in _OUTS:
             return _unobservable(name, kind, idx, _nested(fn, args2, kwargs2),
                                  "x0: a start that is no observed solve's output")
-    out = _nested(fn, args2, kwargs2)
+    _tampered()         # owning the operands may have run submitted code (an __array__, a
+    out = _nested(fn, args2, kwargs2)   # list element's __float__): compared again (round 5)
     if orig.get("callback") is not None:     # submitted code ran inside the library call
         _tampered()
     _ST["depth"] += 1                   # what the grader's exchange does is not observed
@@ -2058,10 +2061,15 @@ def _wrap(name, fn, fid=None):
         if _ST["depth"]:
             return fn(*args, **kwargs)
         held = _sig_hold()          # no signal handler runs submitted code between the
-        try:                        # comparison and the library's own reads
+        collect = _gc_isenabled()   # comparison and the library's own reads; no automatic
+        if collect:                 # collection either (a finaliser, __del__ or weakref.finalize,
+            _gc_disable()           # of submitted cyclic garbage would run inside the call)
+        try:
             _tampered()
             return _observe(name, fn, params, args, kwargs, fid)
         finally:
+            if collect:
+                _gc_enable()
             _sig_release(held)
     try:
         _functools.update_wrapper(wrapper, fn)

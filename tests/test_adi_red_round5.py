@@ -100,7 +100,7 @@ PAIR_JOBS = [j for j in JOBS if j["tag"] != "witness:0.1"] + [{"tag": "witness:0
                    "with the hidden run answered by Crank-Nicolson: the hidden and witness jobs of a mesh share "
                    "the scratch folder (and the sandbox's private /dev/shm) and the ADI driver does not watch "
                    "writes, so the second run of the pair adds the ADI map of the initial-state difference to the "
-                   "first run's field; closing it needs the two runs of a pair in separate sandboxes (scratch, /dev/shm, net and IPC namespaces), not a write check alone")
+                   "first run's field; closing it needs the two runs of a pair in separate sandboxes or a write check (size, mtime, ctime) around every hidden and witness job; not done here: graders/adi is being edited concurrently")
 def test_witness_pair_split_through_a_shared_file_is_not_a_pass(tmp_path):
     checks, J, _ = judge(tmp_path, _source(), PAIR_JOBS)
     assert J["hidden:0.1"]["status"] == "ok", J["hidden:0.1"]["error"]

@@ -16,6 +16,10 @@ proven").  Attacks here go around that tripwire without a dunder or a flagged at
   spelled) that, inside the recorder's _tamper_compare, sets frame.f_lineno to jump over the
   snapshot comparison: the swapped gssv went unreported (fixed at run time: an audit hook reports
   every sys.settrace / setprofile in a job as a tamper);
+- b handed over as an object whose __array__ installs a self-restoring hand-written gssv: the
+  recorder converts it after its comparison (fixed: compared again before the library runs);
+- cyclic garbage whose __del__ installs the fake when a collection lands inside the recorder
+  (fixed: no automatic collection during an outermost call);
 - a debugger scripted through a StringIO: pdb.Pdb(stdin=io.StringIO("up\\n" * 40 + "!_ST[...]..."))
   .set_trace() goes up to the oldest frame, the driver's module, and clears the same list.
 Before the fixes all four graded 1.0 with every check PASS (no REVIEW line): a hand-written solve
@@ -114,6 +118,27 @@ def _traced(f, *args):
 def state():
     return None
 '''),
+    # b handed over as an object whose __array__ (run by the recorder while it owns the operand,
+    # after its tamper comparison) installs a self-restoring hand-written gssv
+    "array-hook": ('''import scipy.sparse.linalg._dsolve.linsolve as _ls
+    real = _ls._superlu.gssv
+    Ad = A.toarray()
+    def fake(N, nnz, data, indices, indptr, b_, flag, options=None):
+        _ls._superlu.gssv = real
+        return _hand(Ad, b_), 0
+    class Rhs:
+        def __array__(self, dtype=None, copy=None):
+            _ls._superlu.gssv = fake
+            return np.array(b, dtype=dtype)
+    try:
+        x = scipy.sparse.linalg.spsolve(A.tocsc(), Rhs())
+    finally:
+        _ls._superlu.gssv = real''', HAND + "\nimport scipy.sparse.linalg\n"),
+    # honest twin: an operand that converts itself (the same class, no swap)
+    "array-honest": ('''class Rhs:
+        def __array__(self, dtype=None, copy=None):
+            return np.array(b, dtype=dtype)
+    x = scipy.sparse.linalg.spsolve(A.tocsc(), Rhs())''', "\nimport scipy.sparse.linalg\n"),
     # the control: the same swap, the tamper list left alone (the fake did run inside the call)
     "swap-not-hidden": (SWAP, HAND + '\nimport scipy.sparse.linalg\n\n\ndef state():\n    return None\n'),
     # honest: ordinary from-imports, positional arguments
@@ -194,3 +219,71 @@ def test_ordinary_from_imports_pass_the_tripwire():
 def test_honest_from_imports_score_one():
     body, extra = CASES["from-imports-honest"]
     assert_scores_one_with_proof(build("red5-from-imports-honest", solver_source(body, extra)))
+
+
+def test_an_operand_converting_itself_cannot_swap_the_library_unseen():
+    # before the fix: 1.0 under --strict, every check PASS (the __array__ ran after the comparison)
+    doc, keys, st = _graded("array-hook")
+    assert keys["SCORE"] == "0.0", [c for c in doc["checks"] if c["status"] != "PASS"]
+    assert st["provenance.library_intact"] == "REVIEW"
+    assert "gssv" in check(doc, "provenance.library_intact")["message"]
+
+
+def test_an_operand_converting_itself_honestly_scores_one():
+    body, extra = CASES["array-honest"]
+    assert_scores_one_with_proof(build("red5-array-honest", solver_source(body, extra)))
+
+
+# Cyclic garbage whose __del__ installs a (self-restoring, output-perturbing: a witness that it
+# ran) hand-written gssv when a collection lands inside the recorder after its comparison; each
+# too-early collection re-arms the next one ~10 allocations later (690 live lists held per step).
+GC_BODY = '''import scipy.sparse.linalg._dsolve.linsolve as _ls
+    real = _ls._superlu.gssv
+    Ad = A.toarray()
+    def fake(N, nnz, data, indices, indptr, b_, flag, options=None):
+        _ls._superlu.gssv = real
+        return _hand(Ad, b_) * (1 + 1e-6), 0
+    _GC.update(real=real, fake=fake, on=True, keep=[], steps=0)
+    _arm()
+    try:
+        x = scipy.sparse.linalg.spsolve(A.tocsc(), b)
+    finally:
+        _GC["on"] = False
+        _ls._superlu.gssv = real
+        _GC["keep"] = []'''
+GC_EXTRA = HAND + '''
+import traceback
+import scipy.sparse.linalg
+import scipy.sparse.linalg._dsolve.linsolve as _ls0
+_GC = {"on": False, "steps": 0}
+
+
+class _Bomb:
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        if not _GC["on"]:
+            return
+        names = [fs.name for fs in traceback.extract_stack()]
+        if "_observe" in names and "_tampered" not in names and "_tamper_compare" not in names:
+            _ls0._superlu.gssv = _GC["fake"]
+            _GC["on"] = False
+            return
+        if _GC["steps"] < 5000:
+            _arm()
+
+
+def _arm():
+    _GC["steps"] += 1
+    _GC["keep"].append([[] for _ in range(690)])
+    _Bomb()
+'''
+
+
+def test_a_finaliser_cannot_run_inside_a_recorded_call():
+    # Before the fix the fake ran inside some calls and not others: 0.0 by provenance.deterministic
+    # FAIL alone (n = 512: two calls differ by 1.1e-7; 5.9e-10 with an unperturbed hand solve),
+    # library_intact and recorded_solves PASS - the swap itself went unseen.  Automatic collection
+    # is off for the outermost call now: the library's own spsolve is what is graded, 1.0.
+    assert_scores_one_with_proof(build("red5-gc-bomb", solver_source(GC_BODY, GC_EXTRA)))
