@@ -20,10 +20,14 @@ proven").  Attacks here go around that tripwire without a dunder or a flagged at
   recorder converts it after its comparison (fixed: compared again before the library runs);
 - cyclic garbage whose __del__ installs the fake when a collection lands inside the recorder
   (fixed: no automatic collection during an outermost call);
+- spsolve(..., use_umfpack=obj) with a __bool__ that installs the fake: the library asks it
+  after every comparison (fixed: every argument the recorder does not record is handed over as
+  its own plain copy, anything else makes the call unobservable);
 - a debugger scripted through a StringIO: pdb.Pdb(stdin=io.StringIO("up\\n" * 40 + "!_ST[...]..."))
   .set_trace() goes up to the oldest frame, the driver's module, and clears the same list.
-Before the fixes all four graded 1.0 with every check PASS (no REVIEW line): a hand-written solve
-dressed up as a library call.  Honest twins: ordinary from-imports (`from scipy.linalg import
+Before the fixes these graded 1.0 under --strict with every check PASS (no REVIEW line): a
+hand-written solve dressed up as a library call (the finaliser: 0.0 by the determinism check
+alone, because it fired in some calls only).  Honest twins: ordinary from-imports (`from scipy.linalg import
 solve as s`, `from sys import float_info`, `from operator import itemgetter`, `from math import *`).
 """
 import ast
@@ -139,6 +143,27 @@ def state():
         def __array__(self, dtype=None, copy=None):
             return np.array(b, dtype=dtype)
     x = scipy.sparse.linalg.spsolve(A.tocsc(), Rhs())''', "\nimport scipy.sparse.linalg\n"),
+    # a flag the recorder does not own (spsolve's use_umfpack) as an object whose __bool__, asked
+    # by spsolve itself after the recorder's comparisons, installs a self-restoring hand solve
+    "flag-bool": ('''import scipy.sparse.linalg._dsolve.linsolve as _ls
+    real = _ls._superlu.gssv
+    Ad = A.toarray()
+    def fake(N, nnz, data, indices, indptr, b_, flag, options=None):
+        _ls._superlu.gssv = real
+        return _hand(Ad, b_), 0
+    class No:
+        def __bool__(self):
+            _ls._superlu.gssv = fake
+            return False
+    try:
+        x = scipy.sparse.linalg.spsolve(A.tocsc(), b, use_umfpack=No())
+    finally:
+        _ls._superlu.gssv = real''', HAND + "\nimport scipy.sparse.linalg\n"),
+    # honest twin: plain flags the recorder does not own (a string, a bool, an options dict)
+    "flags-honest": ('''lu = scipy.sparse.linalg.splu(A.tocsc(), permc_spec="NATURAL", options=dict(Equil=False))
+    x = lu.solve(b)
+    x = scipy.sparse.linalg.spsolve(A.tocsc(), b, permc_spec="MMD_AT_PLUS_A", use_umfpack=False)''',
+                     "\nimport scipy.sparse.linalg\n"),
     # the control: the same swap, the tamper list left alone (the fake did run inside the call)
     "swap-not-hidden": (SWAP, HAND + '\nimport scipy.sparse.linalg\n\n\ndef state():\n    return None\n'),
     # honest: ordinary from-imports, positional arguments
@@ -287,3 +312,17 @@ def test_a_finaliser_cannot_run_inside_a_recorded_call():
     # library_intact and recorded_solves PASS - the swap itself went unseen.  Automatic collection
     # is off for the outermost call now: the library's own spsolve is what is graded, 1.0.
     assert_scores_one_with_proof(build("red5-gc-bomb", solver_source(GC_BODY, GC_EXTRA)))
+
+
+def test_a_flag_object_asked_by_the_library_cannot_swap_it_unseen():
+    # before the fix: 1.0 under --strict, every check PASS (spsolve asked the flag's __bool__ after
+    # every comparison of the recorder)
+    doc, keys, st = _graded("flag-bool")
+    bad = [c for c in doc["checks"] if c["status"] not in ("PASS", "INFO")]
+    assert keys["SCORE"] == "0.0", bad
+    assert any("use_umfpack" in c["message"] for c in bad), bad
+
+
+def test_plain_flags_the_recorder_does_not_own_score_one():
+    body, extra = CASES["flags-honest"]
+    assert_scores_one_with_proof(build("red5-flags-honest", solver_source(body, extra)))

@@ -337,6 +337,17 @@ def _plain(x):
     raise _Unobservable("a flag of type %s" % _tname(t))
 
 
+def _plain_flag(x):
+    """An argument the recorder does not record, as a plain value of its own (a list stays a
+    list, an options dict a dict of plain values); anything else is unobservable."""
+    t = _type(x)
+    if t is dict:
+        return {_plain(k): _plain_flag(v) for k, v in dict.items(x)}
+    if t is list:
+        return list(_plain(x))
+    return _plain(x)
+
+
 def _own_array(x):
     """x as an exact numpy array the recorder owns: a C-level copy (dtype and layout kept).  An
     ndarray subclass is read from its buffer (none of its methods runs); any other object is
@@ -831,6 +842,20 @@ def _observe(name, fn, params, args, kwargs, fid):
             args2[w[1]] = given
         else:
             kwargs2[w[1]] = given
+    for pname, w in (where.items() if why is None else ()):
+        if pname in roles:
+            continue
+        val = args[w[1]] if w[0] == "p" else kwargs[w[1]]
+        try:                # every other argument too: the library asks a flag object (its
+            p = _plain_flag(val)    # __bool__, __eq__, ...) after the comparison (round 5)
+        except _Unobservable as exc:
+            why = "%s: %s" % (pname, exc)
+            break
+        if p is not val:
+            if w[0] == "p":
+                args2[w[1]] = p
+            else:
+                kwargs2[w[1]] = p
     dflt = params[2]
 
     def g(pname):
