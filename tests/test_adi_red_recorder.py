@@ -10,8 +10,8 @@ end to end under --strict, SCORE 1.0 with no REVIEW line; see /work/notes/redtea
     _S["poison"], the job tag _S["job"] and the originals in _WRAPPED: it returns Crank-Nicolson
     computed by the unwrapped splu, and the gold's ADI answer when audited or when its job tag
     names the witness (round 4: the witness is no longer recognisable from its arguments, but the
-    tag in the driver's state still names it; this case stays open until the audit leaves the
-    solver's process);
+    tag in the driver's state still names it.  Round 5: the state is still readable, but the
+    benchmark step witness, outside the solver's process, fails the CN it grades with);
   - no introspection at all: CN's system solved by PCG preconditioned with genuine ADI line
     solves (every recorded solve is an honest ADI operator whose residual checks out, the audits
     poison solves that feed the field), and the witness's single step (T = h) answered with a
@@ -21,6 +21,10 @@ end to end under --strict, SCORE 1.0 with no REVIEW line; see /work/notes/redtea
     from the hidden run, and the difference is the monolithic map: witness.adi_step FAIL.  The audits can be recognised too (one probe line solve whose residual the
     solver checks: NaN or a 1 + O(1e-6) scaling shows); without that probe the perturbation
     audit FAILs it ("field unchanged"), which is the right verdict.
+  - round 4's re-aim: CN only where the problem is the public benchmark (its coefficients), honest
+    MCS on every hidden-family run, the audits dodged by the probe: the hidden-family witness
+    cannot see it.  Fixed in round 5 by the benchmark step witness (the benchmark's own last step,
+    replayed from the runs to T = 1, (N - 1)h and (N - 2)h): witness.benchmark_step FAIL.
 """
 import pytest
 
@@ -42,13 +46,22 @@ def attack(tail: str) -> str:
     return src.replace(old, "def _adi(h, T=1.0, problem=None):") + tail
 
 
-@pytest.mark.xfail(strict=True, reason="recorder state reachable through a wrapper's __globals__ "
-                   "(not audited by CPython 3.11; static scan sees only the literal spelling): the solver "
-                   "knows when it is audited and can call the unwrapped library; no in-process fix")
 def test_recorder_state_read_through_wrapper_globals_is_not_a_pass(tmp_path):
-    checks, J, _ = judge(tmp_path, attack(ATTACK_GLOBALS))
+    """The recorder's state is still readable (round 5, measured on CPython 3.11.7: reading a
+    function's __globals__ or __closure__ or a cell's cell_contents raises no audit event, so an
+    audit hook cannot refuse it; __code__, __defaults__, gi_frame and tb_frame do raise
+    "object.__getattr__").  What it buys no longer passes: both witnesses are behavioural and run
+    outside the solver's process.  Here the solver answers the audits and the witness (its job
+    tag) with ADI and everything else with Crank-Nicolson through the unwrapped splu: the
+    benchmark step witness finds the monolithic CN step on the benchmark (FAIL) and the
+    hidden-family witness a difference of two different maps (REVIEW).  Answering every
+    hidden-family run with ADI and the benchmark's step runs with doctored fields is the residual
+    (tests/test_adi_benchmark_step.py, strict xfail), and needs no introspection."""
+    checks, J, _ = judge(tmp_path, attack(ATTACK_GLOBALS), STEP_JOBS)
     assert J["bench:0"]["status"] == "ok", J["bench:0"]["error"]
-    assert failed(checks), {k: c.message for k, c in checks.items()}
+    assert failed(checks) == {"witness.benchmark_step"}, {k: c.message for k, c in checks.items()}
+    assert "monolithic 2-D Crank-Nicolson step" in checks["witness.benchmark_step"].message
+    assert checks["witness.adi_step"].status.value == "REVIEW", checks["witness.adi_step"].message
 
 
 def test_crank_nicolson_by_adi_preconditioned_cg_with_recognised_witness_is_not_a_pass(tmp_path):
