@@ -188,3 +188,11 @@ def test_step_runs_doctored_to_match_a_crank_nicolson_final_field_are_not_a_pass
     G = grader()
     c = G.benchmark_step_check(step_jobs(_doctored_solver(), (0,)), {"scheme": "MCS", "theta": 1 / 3}, 1 / 3)
     assert c[0].status is not G.Status.PASS, c[0].message
+
+
+def test_a_solver_that_ignores_t_is_told_so():
+    G = grader()
+    mcs = survey().load_variant("MCS", 1 / 3, True).solve
+    c = G.benchmark_step_check(step_jobs(lambda h, T=1.0, problem=None: mcs(h, 1.0, problem), (0,)),
+                               {"scheme": "MCS", "theta": 1 / 3}, 1 / 3)
+    assert [x.status for x in c] == [G.Status.FAIL] and "ignores T" in c[0].message, c[0].message
