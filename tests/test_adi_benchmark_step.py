@@ -267,3 +267,14 @@ def test_a_separable_field_plus_a_homogeneous_trajectory_is_not_a_pass():
         return X, Y, U
     c = G.benchmark_step_check(step_jobs(solve), {"scheme": "MCS", "theta": 1 / 3}, 1 / 3)
     assert c[0].status is not G.Status.PASS, c[0].message
+
+
+def test_a_vacuous_coarsest_mesh_does_not_hide_a_failing_finer_one():
+    """Separable (manufactured) on h = 0.1, Crank-Nicolson on h = 0.05: the FAIL stands."""
+    G = grader()
+    cn = _cn_solver()
+
+    def solve(h, T=1.0, problem=None):
+        return (_separable if h > 0.075 else cn)(h, T, problem)
+    c = G.benchmark_step_check(step_jobs(solve, (0, 1)), {"scheme": "MCS", "theta": 1 / 3}, 1 / 3)
+    assert [x.status for x in c] == [G.Status.FAIL] and "h = 0.05" in c[0].message, c[0].message
