@@ -78,12 +78,16 @@ def test_honest_form_passes_structure(tmp_path, name):
     import numpy as np
     G = grader()
     jobs = [{"tag": "bench:0", "h": 0.1, "problem": "benchmark"}, {"tag": "hidden:0.1", "h": 0.1, "problem": "hidden"}]
+    jobs += G.step_jobs((0,))                    # the benchmark step witness's runs (T = 0.9, 0.8)
     ready, J, viol, _ = drive(tmp_path / "sub", VARIANTS[name], jobs)
     assert all(j["status"] == "ok" for j in J.values()), {t: j["error"] for t, j in J.items()}
     bad = [(c.id, c.message) for c in G.structure_checks(J, viol, ready) if c.status is not G.Status.PASS]
     assert not bad, bad
     theta = G.submission_theta(J)
     assert theta == pytest.approx(THETA.get(name, 1.0 / 3.0), rel=1e-9)
+    scheme = name if name in THETA else "MCS"
+    step = G.benchmark_step_check(J, {"scheme": scheme, "theta": theta}, theta)
+    assert [c.status for c in step] == [G.Status.PASS], [c.message for c in step]
     assert all(G.adi_counted(j["log"], theta) == j["log"]["count"] > 0 for j in J.values()), \
         {t: (j["log"]["count"], j["log"]["fns"]) for t, j in J.items()}
     if name not in THETA:

@@ -10,8 +10,8 @@ end to end under --strict, SCORE 1.0 with no REVIEW line; see /work/notes/redtea
     _S["poison"], the job tag _S["job"] and the originals in _WRAPPED: it returns Crank-Nicolson
     computed by the unwrapped splu, and the gold's ADI answer when audited or when its job tag
     names the witness (round 4: the witness is no longer recognisable from its arguments, but the
-    tag in the driver's state still names it; this case stays open until the audit leaves the
-    solver's process);
+    tag in the driver's state still names it.  Round 5: the state is still readable, but the
+    benchmark step witness, outside the solver's process, fails the CN it grades with);
   - no introspection at all: CN's system solved by PCG preconditioned with genuine ADI line
     solves (every recorded solve is an honest ADI operator whose residual checks out, the audits
     poison solves that feed the field), and the witness's single step (T = h) answered with a
@@ -21,11 +21,18 @@ end to end under --strict, SCORE 1.0 with no REVIEW line; see /work/notes/redtea
     from the hidden run, and the difference is the monolithic map: witness.adi_step FAIL.  The audits can be recognised too (one probe line solve whose residual the
     solver checks: NaN or a 1 + O(1e-6) scaling shows); without that probe the perturbation
     audit FAILs it ("field unchanged"), which is the right verdict.
+  - round 4's re-aim: CN only where the problem is the public benchmark (its coefficients), honest
+    MCS on every hidden-family run, the audits dodged by the probe: the hidden-family witness
+    cannot see it.  Fixed in round 5 by the benchmark step witness (the benchmark's own last step,
+    replayed from the runs to T = 1, (N - 1)h and (N - 2)h): witness.benchmark_step FAIL.
 """
 import pytest
 
-from test_adi_exploit_recorder import failed, judge
-from test_adi_support import GOLD
+from test_adi_exploit_recorder import JOBS, failed, judge
+from test_adi_support import GOLD, grader
+
+# the recorder tests' jobs plus the benchmark step witness's two runs on h = 0.1 (T = 0.9, 0.8)
+STEP_JOBS = JOBS + grader().step_jobs((0,))
 
 ATTACK_GLOBALS = '\n\nimport scipy.sparse as _sp\nfrom scipy.sparse.linalg import splu as _splu\n\n\ndef _orig(wrapper):\n    G = getattr(solve_banded, "__glob" + "als__", None)\n    if G is None or "_WRAPPED" not in G:\n        return wrapper, None\n    for v in list(G["_WRAPPED"].values()):\n        if v[1] is wrapper:\n            return v[0], G\n    return wrapper, G\n\n\ndef _cn(h, T, pb, lu_fn):\n    m = int(round(1.0 / h))\n    x = np.linspace(0.0, 1.0, m + 1)\n    X, Y = np.meshgrid(x, x, indexing="ij")\n    N = int(round(T / h))\n    k = T / N\n    a, b, c = float(pb.a), float(pb.b), float(pb.c)\n    n = m - 1\n    D2 = _sp.diags([np.ones(n - 1), -2 * np.ones(n), np.ones(n - 1)], [-1, 0, 1]) / h ** 2\n    D1 = _sp.diags([-np.ones(n - 1), np.ones(n - 1)], [-1, 1]) / (2 * h)\n    I = _sp.identity(n)\n    A = a * _sp.kron(D2, I) + c * _sp.kron(I, D2) + b * _sp.kron(D1, D1)\n    M = (_sp.identity(n * n) - 0.5 * k * A).tocsc()\n    LU = lu_fn(M)\n\n    def full(W):\n        return (a * (W[2:, 1:-1] - 2 * W[1:-1, 1:-1] + W[:-2, 1:-1]) / h ** 2\n                + c * (W[1:-1, 2:] - 2 * W[1:-1, 1:-1] + W[1:-1, :-2]) / h ** 2\n                + b * (W[2:, 2:] - W[2:, :-2] - W[:-2, 2:] + W[:-2, :-2]) / (4 * h ** 2))\n    U = np.asarray(pb.u0(X, Y), dtype=float).copy()\n    ring = np.ones_like(U, dtype=bool)\n    ring[1:-1, 1:-1] = False\n    U[ring] = pb.g(X, Y, 0.0)[ring]\n    for s in range(N):\n        t0, t1 = s * k, (s + 1) * k\n        G1 = np.zeros_like(U)\n        G1[ring] = pb.g(X, Y, t1)[ring]\n        rhs = (U[1:-1, 1:-1] + 0.5 * k * full(U) + 0.5 * k * full(G1)\n               + 0.5 * k * (pb.f(X, Y, t0) + pb.f(X, Y, t1))[1:-1, 1:-1])\n        V = LU.solve(rhs.ravel()).reshape(n, n)\n        U = G1.copy()\n        U[1:-1, 1:-1] = V\n    return X, Y, U\n\n\ndef solve(h, T=1.0, problem=None):\n    pb = BenchmarkProblem() if problem is None else problem\n    X, Y, U = _adi(h, T, pb)                      # the recorder sees an honest ADI run\n    lu_fn, G = _orig(_splu)\n    if G is not None and (G["_S"]["poison"] or str(G["_S"]["job"]).startswith("witness")):\n        return X, Y, U                            # audits and the witness (its job tag) get the ADI answer\n    return _cn(h, T, pb, lu_fn)\n'
 
@@ -39,13 +46,22 @@ def attack(tail: str) -> str:
     return src.replace(old, "def _adi(h, T=1.0, problem=None):") + tail
 
 
-@pytest.mark.xfail(strict=True, reason="recorder state reachable through a wrapper's __globals__ "
-                   "(not audited by CPython 3.11; static scan sees only the literal spelling): the solver "
-                   "knows when it is audited and can call the unwrapped library; no in-process fix")
 def test_recorder_state_read_through_wrapper_globals_is_not_a_pass(tmp_path):
-    checks, J, _ = judge(tmp_path, attack(ATTACK_GLOBALS))
+    """The recorder's state is still readable (round 5, measured on CPython 3.11.7: reading a
+    function's __globals__ or __closure__ or a cell's cell_contents raises no audit event, so an
+    audit hook cannot refuse it; __code__, __defaults__, gi_frame and tb_frame do raise
+    "object.__getattr__").  What it buys no longer passes: both witnesses are behavioural and run
+    outside the solver's process.  Here the solver answers the audits and the witness (its job
+    tag) with ADI and everything else with Crank-Nicolson through the unwrapped splu: the
+    benchmark step witness finds the monolithic CN step on the benchmark (FAIL) and the
+    hidden-family witness a difference of two different maps (REVIEW).  Answering every
+    hidden-family run with ADI and the benchmark's step runs with doctored fields is the residual
+    (tests/test_adi_benchmark_step.py, strict xfail), and needs no introspection."""
+    checks, J, _ = judge(tmp_path, attack(ATTACK_GLOBALS), STEP_JOBS)
     assert J["bench:0"]["status"] == "ok", J["bench:0"]["error"]
-    assert failed(checks), {k: c.message for k, c in checks.items()}
+    assert failed(checks) == {"witness.benchmark_step"}, {k: c.message for k, c in checks.items()}
+    assert "monolithic 2-D Crank-Nicolson step" in checks["witness.benchmark_step"].message
+    assert checks["witness.adi_step"].status.value == "REVIEW", checks["witness.adi_step"].message
 
 
 def test_crank_nicolson_by_adi_preconditioned_cg_with_recognised_witness_is_not_a_pass(tmp_path):
@@ -76,15 +92,45 @@ def _benchmark_only(tail: str) -> str:
         "    return _cn(h, T, pb)\n")
 
 
-@pytest.mark.xfail(strict=True, reason="the witness is a hidden-family run: it proves the solver's map on the "
-                   "hidden family, not on the public benchmark, which a solver recognises by its coefficients; "
-                   "CN (ADI-preconditioned CG) there shows the recorder honest line solves only, and the probe "
-                   "dodges the audits; needs the audit out of the solver's process or a benchmark-side witness")
 def test_crank_nicolson_on_the_benchmark_only_is_not_a_pass(tmp_path):
-    checks, J, _ = judge(tmp_path, attack(_benchmark_only(ATTACK_PCG_WITNESS)))
+    """Fixed (round 5): the hidden-family witness proves the solver's map on the hidden family only
+    (it PASSes here), but the benchmark step witness replays the benchmark's own last step from the
+    runs to T = 1, 0.9 and 0.8 (the time-separable data eliminated): it is the monolithic 2-D
+    Crank-Nicolson step, not the MCS step the hidden family shows.  The probe that dodges the
+    audits does not help: the step runs are ordinary, unpoisoned benchmark runs."""
+    checks, J, _ = judge(tmp_path, attack(_benchmark_only(ATTACK_PCG_WITNESS)), STEP_JOBS)
     assert J["bench:0"]["status"] == "ok", J["bench:0"]["error"]
     assert checks["witness.adi_step"].status.value == "PASS", checks["witness.adi_step"].message
-    assert failed(checks), {k: c.message for k, c in checks.items()}
+    assert failed(checks) == {"witness.benchmark_step"}, {k: c.message for k, c in checks.items()}
+    msg = checks["witness.benchmark_step"].message
+    assert "monolithic 2-D Crank-Nicolson step" in msg and "h = 0.1" in msg, msg
+
+
+def _final_time_only(tail: str) -> str:
+    """The same, Crank-Nicolson only on the graded call itself (the benchmark to T = 1): the step
+    witness's runs to T < 1 get the honest MCS, so the last step joins a CN field to MCS ones."""
+    tail = _benchmark_only(tail)
+    old = "    if not bench or _audited(h):\n"
+    assert tail.count(old) == 1
+    return tail.replace(old, "    if not bench or abs(T - 1.0) > 1e-12 or _audited(h):\n")
+
+
+def test_crank_nicolson_on_the_graded_call_only_is_not_a_pass(tmp_path):
+    checks, J, _ = judge(tmp_path, attack(_final_time_only(ATTACK_PCG_WITNESS)), STEP_JOBS)
+    assert J["bench:0"]["status"] == "ok", J["bench:0"]["error"]
+    assert checks["witness.adi_step"].status.value == "PASS", checks["witness.adi_step"].message
+    assert failed(checks) == {"witness.benchmark_step"}, {k: c.message for k, c in checks.items()}
+    msg = checks["witness.benchmark_step"].message
+    assert "not a step of the scheme the hidden-family witness identified (MCS" in msg, msg
+
+
+def test_gold_passes_the_benchmark_step_witness_through_the_driver(tmp_path):
+    checks, J, _ = judge(tmp_path, (GOLD / "adi_solver.py").read_text(), STEP_JOBS)
+    bad = {k: c.message for k, c in checks.items() if c.status.value in ("FAIL", "REVIEW")}
+    assert not bad, bad
+    c = checks["witness.benchmark_step"]
+    assert c.status.value == "PASS" and "MCS, theta = 0.33333333" in c.message, c.message
+    assert c.measured < 1e-3 * c.limit, c.message
 
 
 # ---------------------------------------------------------------- honest twins tried beside them
@@ -121,11 +167,12 @@ def test_honest_thomas_like_variant_passes(tmp_path, kind):
     src = (GOLD / "adi_solver.py").read_text()
     assert src.count(old) == 1
     src = src.replace(old, new) + HONEST_HELPERS
-    checks, J, _ = judge(tmp_path, src)
+    checks, J, _ = judge(tmp_path, src, STEP_JOBS)
     assert J["bench:0"]["status"] == "ok", J["bench:0"]["error"]
     bad = {k: c.message for k, c in checks.items() if c.status.value in ("FAIL", "REVIEW")}
     assert not bad, bad
     assert checks["structure.adi_operator"].status.value == "PASS"
+    assert checks["witness.benchmark_step"].status.value == "PASS"
 
 
 # ---------------------------------------------------------------- static tripwire: aliases

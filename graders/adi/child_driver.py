@@ -1802,9 +1802,9 @@ def _run_job(job):
     elif job["problem"] == "benchmark_object":
         prob = _PNS["benchmark_problem"]()
         call_args = (h, 1.0, prob)
-    else:
+    else:               # the benchmark (problem None), to T = 1 or to a step before it (the step witness)
         prob = _PNS["benchmark_problem"]()
-        call_args = (h, 1.0, None)
+        call_args = (h, float(job.get("T", 1.0)), None)
     steps = max(1, int(round(call_args[1] / h)))
     with _LOCK:
         _S["job"], _S["m"], _S["log"] = job["tag"], m, _new_log()

@@ -2,7 +2,7 @@
 import os
 import threading
 import time
-from graders.adi.causal import (_job_label, _log_int, adi_counted, causal_audit_check,
+from graders.adi.causal import (_job_label, _log_int, adi_counted, benchmark_step_check, causal_audit_check,
     determinism_check, interface_check, structure_checks, submission_theta, tag_order,
     witness_check)
 from graders.adi.guarded import load_npz_file
@@ -127,7 +127,9 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     checks += regen_checks
     checks += hidden_checks(jobs, ref_box["ref"])
     checks += causal_audit_check(jobs, outcome)
-    checks += witness_check(jobs, submission_theta(jobs))
+    found = {}
+    checks += witness_check(jobs, submission_theta(jobs), found=found)
+    checks += benchmark_step_check(jobs, found, submission_theta(jobs))
     checks += interface_check(jobs)
     checks += determinism_check(jobs)
     checks += structure_checks(jobs, violations, ready)

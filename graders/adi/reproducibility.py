@@ -30,9 +30,23 @@ def plan_jobs() -> list:
     jobs.append({"tag": f"iface:{h_value(0):g}", "h": h_value(0), "problem": "benchmark_object"})
     jobs.append({"tag": f"repeat:{h_value(0):g}", "h": h_value(0), "problem": "benchmark"})
     jobs += [{"tag": f"witness:{h:g}", "h": h, "problem": "witness"} for h in SPEC["witness_h"]]
+    jobs += step_jobs(SPEC["coarse"])
     secrets.SystemRandom().shuffle(jobs)
     jobs += [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
-    return jobs
+    return jobs + step_jobs(SPEC["fine"])
+
+
+def step_jobs(meshes) -> list:
+    """The benchmark step witness's runs (ours): solve(h) to T = (N - j) h, j = 1, 2, on every
+    benchmark mesh, beside the T = 1 run (N = 1/h steps).  T is the float product (N - j) * h, for
+    which T / h is the integer N - j exactly and T / (N - j) == h (so int(T / h), round(T / h) and a
+    loop to T all take the same N - j steps of k = h)."""
+    out = []
+    for p in meshes:
+        h = h_value(p)
+        n = mesh_m(h)
+        out += [{"tag": f"bench-{j}:{p}", "h": h, "problem": "benchmark", "T": (n - j) * h} for j in (1, 2)]
+    return out
 
 
 def driver_request(jobs: list, seed: int) -> dict:

@@ -57,6 +57,10 @@ SPEC = {
                                   #   h = 0.025 (6e3x above)
     "witness_min_gap": 2e-4,      # ours: the witness's v-bump is redrawn while max |u0_w - u0_hidden| < this
                                   #   (2.8 % of draws; at the gap honest round-off stays <= 5.9e-12)
+    "bench_step_rtol": 1e-10,     # ours: the benchmark step witness, V_b = M V_a to this times max |U_N|;
+                                  #   measured (problem_spec.md): honest <= 3.7e-15, Crank-Nicolson >= 3.7e-6
+    "bench_step_min_defect": 1e-8,  # ours: on h = 0.1, max |V_b| below this times max |U_N| is a separable
+                                  #   (manufactured-looking) trajectory: REVIEW; the family's rows >= 1.1e-5
     "witness_theta_max": 40.0,    # ours: theta searched in (0, this] (the accepted band ends at 8)
     "resid_rtol": 1e-10,          # ours: every recorded direct solve satisfies its own recorded system,
                                   #   |A x - b| <= this (|A| |x| + |b|) (inf-norms); a backward-stable
