@@ -309,6 +309,8 @@ def _plain(v, budget=None, depth=0, settling=None):
         return t([_plain(x, budget, d, settling) for x in (set.__iter__(v) if t is set else frozenset.__iter__(v))])
     if t is bytearray:
         return bytearray(v)
+    if t is memoryview:             # (a view of a buffer the generation keeps: a copy)
+        return _copy_view(v)
     if t is _NDARRAY or t is _MATRIX:
         if t is _MATRIX:
             _watch(t)
@@ -473,24 +475,29 @@ def _keeps_identity(t):
             or (ma is not None and getattr(ma, "MaskedConstant", None) in mro))
 
 
-def _copy_instance(v, t, budget, d, memo, library):
+def _copy_instance(v, t, budget, d, memo, library, handed=False):
     """A copy of an object of a Python class (the generation's own without hooks, or a
     library's), made without calling any method of it: a new instance of its class, its
     instance dict and slots filled with their converted values (each object copied once:
     shared and cyclic references stay so, within the copy).  The test holds the copy; what
     the generation kept is the original, and nothing it does to that later reaches the copy.
     _MISSING when the object's layout is not a plain Python object (a C base other than
-    `object`, or an array): then it is checked in place and keeps its identity."""
+    `object`, or an array): then it is checked in place and keeps its identity.  `handed`:
+    the copy generated code is handed for its caller's object (_copy_in); an own class on a
+    data type (list, dict, float, tuple ..., not hooked) is copied too, its data converted
+    by the base type's own accessors, and written back after the call (_write_back)."""
     seen = memo.get(id(v))
     if seen is not None and seen[0] is v:
         return seen[1]
-    solid = [c for c in _TYPE_MRO(t) if not _FLAGS(c) & _HEAP][0]
-    if solid is _NDARRAY and library:
+    solid = _solid(t)
+    if solid is _NDARRAY and (library or handed):
         new = _NP_COPY(v)               # a library array subclass: its data, its items converted
         if v.dtype.hasobject:
             flat = _NP_VIEW(new, _NDARRAY).reshape(-1)
             for i in range(flat.shape[0]):
                 flat[i] = _plain(flat[i], budget, d, memo)
+    elif handed and solid in _HANDED_DATA:
+        new = _HANDED_DATA[solid](v, t, lambda x: _plain(x, budget, d, memo))
     elif solid is object:
         try:
             new = object.__new__(t)
@@ -528,6 +535,41 @@ def _copy_instance(v, t, budget, d, memo, library):
             elif _TYPE(x) not in _SCALARS:
                 raise NotPlainData(f"{_NAME(t)} has no instance dict and a class attribute {k!r} "
                                    "that is not a number or string")
+    return new
+
+
+def _solid(t):
+    """The first base of t that is not a Python class (its layout: object, a data type, a C type)."""
+    return [c for c in _TYPE_MRO(t) if not _FLAGS(c) & _HEAP][0]
+
+
+def _new_filled(base, fill):
+    def make(v, t, conv):
+        new = base.__new__(t)
+        fill(new, [conv(x) for x in base.__iter__(v)])
+        return new
+    return make
+
+
+def _new_of(base, data):
+    return lambda v, t, conv: base.__new__(t, data(v, conv))
+
+
+# a data type's subclass handed to generated code: a new object of the subclass, made by the
+# base type's own __new__ (no method of the subclass runs), filled with the converted data
+_HANDED_DATA = {
+    list: _new_filled(list, list.extend), set: _new_filled(set, set.update),
+    dict: lambda v, t, conv: _dict_filled(dict.__new__(t), [(conv(k), conv(x)) for k, x in dict.items(v)]),
+    bytearray: lambda v, t, conv: _dict_filled(bytearray.__new__(t), bytearray.__getitem__(v, slice(None))),
+    int: _new_of(int, lambda v, conv: int.__int__(v)), float: _new_of(float, lambda v, conv: float.__float__(v)),
+    complex: _new_of(complex, lambda v, conv: complex(complex.real.__get__(v), complex.imag.__get__(v))),
+    str: _new_of(str, lambda v, conv: str.__str__(v)), bytes: _new_of(bytes, lambda v, conv: bytes.__add__(b"", v)),
+    tuple: _new_of(tuple, lambda v, conv: [conv(x) for x in tuple.__iter__(v)]),
+    frozenset: _new_of(frozenset, lambda v, conv: [conv(x) for x in frozenset.__iter__(v)])}
+
+
+def _dict_filled(new, items):
+    (dict.update if _TYPE(items) is list else bytearray.extend)(new, items)
     return new
 
 
@@ -677,13 +719,22 @@ def _copy_in_new(a, t, budget, memo):
         if all(c is _MISSING for c in items):
             return _MISSING
         return tuple([x if c is _MISSING else c for x, c in zip(tuple.__iter__(a), items)])
-    if not _FLAGS(t) & _HEAP or (_library(t) and id(t) not in _OWN) or type in _TYPE_MRO(t):
+    if t is memoryview:
+        try:
+            return _copy_view(a)
+        except NotPlainData:
+            return _MISSING
+    if not _FLAGS(t) & _HEAP or type in _TYPE_MRO(t) or _keeps_identity(t):
+        return _MISSING                 # (a C type's state, a class, a singleton by design: settled in place)
+    library = _library(t) and id(t) not in _OWN
+    if not library and _hooked(t):
         return _MISSING
-    mro = _TYPE_MRO(t)
-    if _ENUM in mro or _data_of(mro) is not None or _hooked(t) or \
-            any(_library(c) and "__init__" in _TYPE_DICT(c) for c in mro if c is not object):
-        return _MISSING                 # (a library base with state of its own: settled in place)
-    return _copy_instance(a, t, budget, 1, memo, False)
+    try:                                # a library's object (UserDict, Namespace, a masked array), an
+        return _copy_instance(a, t, budget, 1, memo, library, True)    # own one on any base: a copy
+    except NotPlainData:
+        if library:                     # (a layout the copy cannot read: checked in place, as before)
+            return _MISSING
+        raise
 
 
 def _write_back(a, c, budget, memo):
@@ -718,15 +769,31 @@ def _write_back(a, c, budget, memo):
     elif t is bytearray:
         bytearray.__setitem__(a, slice(None), bytes(c))
     elif t is _NDARRAY:
-        if a.flags.writeable and c.shape == a.shape:
-            src = _plain(c, budget, 1, memo) if c.dtype.hasobject else c
-            _COPYTO(a, src, casting="unsafe")
+        _write_array(a, c, budget, memo)
+    elif t is memoryview:
+        _write_view(a, c)
     else:
         if _TYPE(c) is not t:
             raise NotPlainData(f"the generation changed the class of the {_NAME(t)} it was handed")
+        solid = _solid(t)               # its data (a library's or an own subclass of a data type)
+        if solid is _NDARRAY:
+            _write_array(a, c, budget, memo)
+        elif solid is list:
+            list.__setitem__(a, slice(None), [_plain(x, budget, 1, memo) for x in list.__iter__(c)])
+        elif solid is dict:
+            items = [(_plain(k, budget, 1, memo), _plain(x, budget, 1, memo)) for k, x in dict.items(c)]
+            dict.clear(a)
+            dict.update(a, items)
+        elif solid is set:
+            items = [_plain(x, budget, 1, memo) for x in set.__iter__(c)]
+            set.clear(a)
+            set.update(a, items)
+        elif solid is bytearray:
+            bytearray.__setitem__(a, slice(None), bytearray.__getitem__(c, slice(None)))
+        lib = _library(t) and id(t) not in _OWN     # (a library object's own callables stay as they are)
         src, dst = _instance_dict(c, t), _instance_dict(a, t)
         if src is not None:
-            items = [(_attr_key(k, t), _plain(x, budget, 1, memo)) for k, x in list(dict.items(src))]
+            items = [(_attr_key(k, t), _state_value(x, budget, 1, memo, lib)) for k, x in list(dict.items(src))]
             dict.clear(dst)
             dict.update(dst, items)
         for slot in _slots(t):
@@ -738,7 +805,53 @@ def _write_back(a, c, budget, memo):
                 except AttributeError:
                     pass
                 continue
-            slot.__set__(a, _plain(x, budget, 1, memo))
+            slot.__set__(a, _state_value(x, budget, 1, memo, lib))
+
+
+def _write_array(a, c, budget, memo):
+    """An array's data written back, read and written through exact-ndarray views (no
+    attribute of a subclass runs).  A copy the generation reshaped in place (`x.shape = ...`,
+    the same size) reshapes the caller's array as it would have been, where its layout allows
+    that, and fills it in that shape; a resized one (another size) is not written back."""
+    av, cv = _NP_VIEW(a, _NDARRAY), _NP_VIEW(c, _NDARRAY)
+    if cv.dtype.hasobject:
+        cv = _plain(cv, budget, 1, memo)
+    if not av.flags.writeable:
+        return
+    if cv.shape != av.shape:
+        if cv.size != av.size:
+            return
+        try:
+            _SHAPE.__set__(a, cv.shape)
+        except (AttributeError, ValueError, TypeError):
+            pass
+        av = _NP_VIEW(a, _NDARRAY)
+        if av.shape != cv.shape:
+            cv = cv.reshape(av.shape)
+    _COPYTO(av, cv, casting="unsafe")
+
+
+_SHAPE = _NDARRAY.__dict__["shape"]
+
+
+def _copy_view(m):
+    """A memoryview's copy: a view of a new buffer of this process holding its bytes, with its
+    format, shape and writability (what the generation kept of the original buffer can change
+    it no more); NotPlainData for a layout it cannot rebuild."""
+    try:
+        data = memoryview.tobytes(m)
+        fmt, shape = memoryview.format.__get__(m), memoryview.shape.__get__(m)
+        out = memoryview(bytes(data) if memoryview.readonly.__get__(m) else bytearray(data))
+        return out if (fmt, shape) == ("B", (len(data),)) else memoryview.cast(out, "B").cast(fmt, shape)
+    except (TypeError, ValueError) as exc:
+        raise NotPlainData(f"a memoryview that cannot be copied ({exc})")
+
+
+def _write_view(a, c):
+    """A memoryview handed as a copy: its bytes written back into the caller's buffer."""
+    if not memoryview.readonly.__get__(a) and memoryview.nbytes.__get__(a) == memoryview.nbytes.__get__(c) \
+            and memoryview.c_contiguous.__get__(a):
+        memoryview.cast(a, "B")[:] = memoryview.tobytes(c)
 
 
 def _settle(obj, budget=None, depth=0, settling=None):
@@ -1230,7 +1343,7 @@ def _recorder_state():
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
-        "_attr_key")] + [_CUR.get("send")] + \
+        "_attr_key", "_solid", "_write_array", "_copy_view", "_write_view", "_dict_filled")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
@@ -1239,7 +1352,7 @@ def _recorder_state():
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
-                                         "_WRAPPED_CLASSES")),
+                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
