@@ -3211,6 +3211,48 @@ def _recheck_classes():
     for cls, state in list(_WRAPPED_CLASSES.values()):
         if state is not None and not _same_namespace(cls, state):
             _wrap_class(cls)
+    _class_data_checked()
+
+
+def _class_data_checked():
+    """The data attributes of the generation's wrapped classes, read live through the class
+    itself (`type(h).v`, `H.v`: no copy stands between the tests and them), must be plain
+    data at every return of a wrapped call and when the step ends: what they hold is checked
+    as a library object's contents are (_scan: an object of the generation's class with
+    hooks, a rigged subclass of a number, a generated callable in a library object, a weakref
+    proxy are NotPlainData; a hookless object of its own has its attributes converted)."""
+    budget, seen = _Budget(), {}
+    for cls, state in list(_WRAPPED_CLASSES.values()):
+        for k, x in _class_data(cls):
+            try:
+                if _TYPE(x) is tuple and any(map(_generated_callable, tuple.__iter__(x))):
+                    x = tuple([_wrap(y) if _generated_callable(y) else y for y in tuple.__iter__(x)])
+                    type.__setattr__(cls, k, x)
+                _wrap_held(x, budget, 0)
+                _scan(x, budget, 0, seen)
+            except NotPlainData as exc:
+                raise NotPlainData(f"the class attribute {_NAME(cls)}.{k}: {exc}")
+
+
+def _wrap_held(x, budget, depth):
+    """The generation's callables held in a class's lists and dicts (a dispatch table),
+    wrapped in place (its own calls through them run as before: an internal call)."""
+    budget.items += 1
+    if budget.items > _MAX_ITEMS or depth > _MAX_NEST:
+        return                          # (_scan then refuses it with its reason)
+    t = _TYPE(x)
+    if t is list:
+        for i, y in enumerate(list(list.__iter__(x))):
+            if _generated_callable(y):
+                list.__setitem__(x, i, _wrap(y))
+            else:
+                _wrap_held(y, budget, depth + 1)
+    elif t is dict:
+        for k, y in list(dict.items(x)):
+            if _generated_callable(y):
+                dict.__setitem__(x, k, _wrap(y))
+            else:
+                _wrap_held(y, budget, depth + 1)
 
 
 def _classes_rigged():
@@ -3218,6 +3260,10 @@ def _classes_rigged():
     wrapped, or a callable member not wrapped (set by code that ran outside any wrapped call:
     a finalizer, a gc pass): objects of theirs the tests hold would answer with them."""
     out = []
+    try:
+        _class_data_checked()
+    except NotPlainData as exc:
+        out.append(str(exc))
     for cls, hooks in list(_CLASS_HOOKS.values()):
         ns = _TYPE_DICT(cls)
         if any(ns.get(k, _MISSING) is not x for k, x in hooks.items()) or \
@@ -3294,7 +3340,7 @@ def _recorder_state():
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
-        "_attr_key", "_solid", "_write_array", "_copy_view", "_write_view", "_dict_filled")] + [_CUR.get("send")] + \
+        "_attr_key", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
