@@ -3231,7 +3231,8 @@ def _class_data_checked():
                 _wrap_held(x, budget, 0)
                 _scan(x, budget, 0, seen)
             except NotPlainData as exc:
-                raise NotPlainData(f"the class attribute {_NAME(cls)}.{k}: {exc}")
+                raise NotPlainData(f"the class attribute {_NAME(cls)}.{k} (read live through the class) "
+                                   f"is not plain data: {exc}")
 
 
 def _wrap_held(x, budget, depth):
