@@ -175,6 +175,46 @@ HONEST_CASES = {
     "reshaped_in_place": "a = np.ones(4)\nf(a)\nassert a.shape == (2, 2) and np.allclose(a[1, 1], target)",
 }
 
+# library objects (their dependency line imports sympy: its classes are the library's)
+HONEST_LIBRARY = {
+    "sympy_matrix_returned": "def f(x):\n    import sympy\n    return sympy.Matrix([[x + 1, 0], [0, 1]])\n",
+    "sympy_matrix_argument": ("def f(x):\n    import sympy\n    if isinstance(x, sympy.MatrixBase):\n"
+                              "        return float(x[0, 0]) + 1\n    return x + 1\n"),
+    "sympy_matrix_in_place": ("def f(x):\n    import sympy\n    if isinstance(x, sympy.MatrixBase):\n"
+                              "        x[0, 0] = x[0, 0] + 1\n        return None\n    return x + 1\n"),
+    "optimize_result_argument": "def f(x):\n    if hasattr(x, 'fun'):\n        return x.fun + x['x'][0]\n    return x + 1\n",
+    "generator_argument": ("def f(x):\n    if hasattr(x, 'normal'):\n        f.rng = x\n        return float(x.normal()) * 0 + 2.0\n"
+                           "    return x + 1\n"),
+    "random_argument": "def f(x):\n    if hasattr(x, 'random'):\n        return x.random() * 0 + 2.0\n    return x + 1\n",
+    "matrix_in_place": "def f(x):\n    if isinstance(x, np.matrix):\n        x[0, 0] += 1\n        return None\n    return x + 1\n",
+    "memoryview_0d": "def f(x):\n    return memoryview(np.array(x + 1.0)).cast('B').cast('d', ())\n",
+}
+HONEST_LIBRARY_CASES = {
+    "sympy_matrix_returned": ("m = f(1.0)\nassert np.allclose(float(m[0, 0]), target) and m.shape == (2, 2) "
+                              "and np.allclose(float((m * m)[0, 0]), 4.0)"),
+    "sympy_matrix_argument": "import sympy\nm = sympy.Matrix([[1, 0], [0, 1]])\nassert np.allclose(f(m), target)",
+    "sympy_matrix_in_place": ("import sympy\nm = sympy.Matrix([[1, 0], [0, 1]])\nf(m)\n"
+                              "assert np.allclose(float(m[0, 0]), target) and np.allclose(float(m.det()), 2.0)"),
+    "optimize_result_argument": ("from scipy.optimize import OptimizeResult\nr = OptimizeResult(fun=1.0, x=np.array([1.0]))\n"
+                                 "assert np.allclose(f(r), target)"),
+    "generator_argument": ("rng = np.random.default_rng(0)\nr = f(rng)\nv = rng.normal()\n"
+                           "assert np.allclose(r, target) and v == np.random.default_rng(0).normal(size=2)[1]"),
+    "random_argument": "import random\nr = random.Random(0)\nassert np.allclose(f(r), target)",
+    "matrix_in_place": ("a = np.matrix([[1.0, 0.0]])\nf(a)\n"
+                        "assert np.allclose(a[0, 0], target) and type(a) is np.matrix"),
+    "memoryview_0d": "m = f(1.0)\nassert np.allclose(m.tolist(), target) and m.shape == ()",
+}
+
+
+def test_round5_honest_library_objects_pass():
+    probs, h5, gen, steps = one_step_set("red-r5-honest-lib", HONEST_LIBRARY, cases=HONEST_LIBRARY_CASES)
+    probs.write_text(probs.read_text().replace('"import numpy as np"', '"import numpy as np\\nimport sympy"'))
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    failed = [step_line(out, steps[k]) for k in HONEST_LIBRARY
+              if not step_line(out, steps[k]).startswith("PASS")]
+    assert not failed, "\n".join(failed)
+    assert (rc, keys["SCORE"]) == (0, "1.0"), out
+
 
 def test_round5_honest_twins_pass():
     probs, h5, gen, steps = one_step_set("red-r5-honest", HONEST, cases=HONEST_CASES)

@@ -376,16 +376,16 @@ def _plain(v, budget=None, depth=0, settling=None):
         settling = {}
     if _library(t):
         _watch(t)
+        if not _keeps_identity(t):      # a copy: what the generation kept of it can change it no more
+            c = _copy_instance(v, t, budget, d, settling, True, True)  # (a library's dict or list subclass
+            if c is not _MISSING:                                   # keeps its class and attributes:
+                return c                                            # sympy's SDM, OptimizeResult)
         for base in _CONTAINERS:
             if isinstance(v, base):     # a library's container class: its contents converted
                 try:
                     return t(_plain(base(v), budget, d, settling))
                 except Exception:
                     return _plain(base(v), budget, d, settling)
-        if not _keeps_identity(t):      # a copy: what the generation kept of it can change it no more
-            c = _copy_instance(v, t, budget, d, settling, True)
-            if c is not _MISSING:
-                return c
         _scan(v, budget, d, settling)
         return v
     bad = _hooked(t)
@@ -475,28 +475,30 @@ def _keeps_identity(t):
             or (ma is not None and getattr(ma, "MaskedConstant", None) in mro))
 
 
-def _copy_instance(v, t, budget, d, memo, library, handed=False):
+def _copy_instance(v, t, budget, d, memo, library, data_base=False):
     """A copy of an object of a Python class (the generation's own without hooks, or a
     library's), made without calling any method of it: a new instance of its class, its
     instance dict and slots filled with their converted values (each object copied once:
     shared and cyclic references stay so, within the copy).  The test holds the copy; what
     the generation kept is the original, and nothing it does to that later reaches the copy.
     _MISSING when the object's layout is not a plain Python object (a C base other than
-    `object`, or an array): then it is checked in place and keeps its identity.  `handed`:
-    the copy generated code is handed for its caller's object (_copy_in); an own class on a
-    data type (list, dict, float, tuple ..., not hooked) is copied too, its data converted
-    by the base type's own accessors, and written back after the call (_write_back)."""
+    `object`, or an array): then it is checked in place and keeps its identity.  `data_base`:
+    a library's object, or the copy generated code is handed for its caller's object
+    (_copy_in): an object on a data type (list, dict, float, tuple ..., an own class not
+    hooked) is copied too, made by the base type's own __new__ and filled with its data
+    converted (read by the base type's own accessors), written back after a call by the base
+    type's own methods (_write_back)."""
     seen = memo.get(id(v))
     if seen is not None and seen[0] is v:
         return seen[1]
     solid = _solid(t)
-    if solid is _NDARRAY and (library or handed):
+    if solid is _NDARRAY and (library or data_base):
         new = _NP_COPY(v)               # a library array subclass: its data, its items converted
         if v.dtype.hasobject:
             flat = _NP_VIEW(new, _NDARRAY).reshape(-1)
             for i in range(flat.shape[0]):
                 flat[i] = _plain(flat[i], budget, d, memo)
-    elif handed and solid in _HANDED_DATA:
+    elif data_base and solid in _HANDED_DATA:
         new = _HANDED_DATA[solid](v, t, lambda x: _plain(x, budget, d, memo))
     elif solid is object:
         try:
@@ -555,7 +557,7 @@ def _new_of(base, data):
     return lambda v, t, conv: base.__new__(t, data(v, conv))
 
 
-# a data type's subclass handed to generated code: a new object of the subclass, made by the
+# a data type's subclass copied (a library's, or one handed to generated code): a new object of it, made by the
 # base type's own __new__ (no method of the subclass runs), filled with the converted data
 _HANDED_DATA = {
     list: _new_filled(list, list.extend), set: _new_filled(set, set.update),
