@@ -609,19 +609,42 @@ def _attr_key(k, t):
 
 def _state_value(x, budget, d, memo, library):
     """An attribute of a copied object, converted; in a library object a generated callable
-    is wrapped, the library's own callables stay (a bound method of a copied object is
-    bound to its copy)."""
+    is wrapped, the library's own functions stay (a bound method of a copied object is
+    bound to its copy).  A library callable that holds state of its own — a method bound to
+    an object not copied here, a builtin method of an object, a partial, a vectorized or
+    cached function, a closure — is wrapped (its results converted at each call from the
+    tests or a library): the object it reads may be one the generation keeps and rewrites."""
     if library:
         t = _TYPE(x)
         if t is _types.MethodType:
             s = memo.get(id(x.__self__))
             if s is not None and s[0] is x.__self__:
                 x = _types.MethodType(x.__func__, s[1])
+                if not _generated_callable(x):
+                    return x
         if _generated_callable(x):
             return _wrap(x)
-        if t in _FUNCS or t is staticmethod or t is classmethod:
+        if t is staticmethod or t is classmethod:
             return x
+        if t in _FUNCS:
+            return x if _stateless(x) else _wrap(x)
     return _plain(x, budget, d, memo)
+
+
+_MODULE = _types.ModuleType
+
+
+def _stateless(x):
+    """A library callable that reads no object but its arguments, a module or a class."""
+    t = _TYPE(x)
+    if id(x) in _OWN_FUNCS:
+        return True
+    if t is _types.FunctionType:
+        return x.__closure__ is None
+    if t is _types.BuiltinMethodType or t is _types.MethodType:
+        own = x.__self__
+        return own is None or _TYPE(own) is _MODULE or isinstance(own, type)
+    return False
 
 
 def _fields_record(v, t, budget, d, memo):
@@ -1392,7 +1415,7 @@ def _recorder_state():
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
-        "_attr_key", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled")] + [_CUR.get("send")] + \
+        "_attr_key", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
