@@ -149,6 +149,9 @@ HONEST = {
     "class_dispatch_table": ("def f(x):\n    class H:\n        ops = {'inc': lambda v: v + 1}\n"
                              "        pair = (lambda v: v * 2,)\n        def run(self, v):\n"
                              "            return H.ops['inc'](v) + H.pair[0](v) - 2 * v\n    return H()\n"),
+    "class_registry_shared": ("def f(x):\n    if not hasattr(f, 'H'):\n        class Reg:\n            pass\n"
+                              "        reg = Reg()\n        reg.items = []\n        class H:\n            registry = reg\n"
+                              "        f.H, f.items = H, reg.items\n    f.items.append(x)\n    return f.H()\n"),
     # memoryviews returned and handed in
     "memoryview_returned": "def f(x):\n    return memoryview(np.array([x + 1.0, x]))\n",
     "memoryview_argument_in_place": ("def f(x):\n    if type(x) is memoryview:\n        x[1] = x[0] + 2.0\n"
@@ -182,6 +185,8 @@ HONEST_CASES = {
     "class_dispatch_table": ("h = f(1.0)\nH = type(h)\nassert np.allclose(H.ops['inc'](1.0), target) "
                              "and np.allclose(H.pair[0](1.0), target) and np.allclose(h.ops['inc'](1.0), target) "
                              "and np.allclose(h.run(1.0), target)"),
+    "class_registry_shared": ("f(1.0)\nh = f(1.0)\nitems = type(h).registry.items\n"
+                              "assert len(items) == 2 and np.allclose(sum(items), target)"),
     "memoryview_returned": ("m = f(1.0)\nassert type(m) is memoryview and m.format == 'd' and not m.readonly "
                             "and np.allclose(m[0], target) and m[1] == 1.0"),
     "memoryview_argument_in_place": ("b = bytearray(16)\nm = memoryview(b).cast('d')\nf(m)\n"

@@ -903,11 +903,12 @@ def _settle(obj, budget=None, depth=0, settling=None):
 _PROXIES = frozenset((__import__("weakref").ProxyType, __import__("weakref").CallableProxyType))
 
 
-def _scan(x, budget, depth, seen):
+def _scan(x, budget, depth, seen, settle=True):
     """A library object that keeps its identity (a singleton by design, or a layout that is not
     a plain Python object) passes as it is: what it holds is checked, not copied (a library's
     UserDict, ChainMap or Namespace holding a generation's rigged object is refused; an
-    object of the generation's own plain class inside has its attributes converted)."""
+    object of the generation's own plain class inside has its attributes converted; with
+    `settle` false, checked the same way and left as it is)."""
     budget.items += 1
     if budget.items > _MAX_ITEMS:
         raise NotPlainData(f"more than {_MAX_ITEMS} items to check")
@@ -922,14 +923,14 @@ def _scan(x, budget, depth, seen):
     d = depth + 1
     if t is list or t is tuple or t is set or t is frozenset or t is _collections.deque:
         for y in list(x):
-            _scan(y, budget, d, seen)
+            _scan(y, budget, d, seen, settle)
     elif t is dict or t is _collections.OrderedDict or t is _collections.defaultdict:
         for k, y in list(dict.items(x)):
-            _scan(k, budget, d, seen)
-            _scan(y, budget, d, seen)
+            _scan(k, budget, d, seen, settle)
+            _scan(y, budget, d, seen, settle)
     elif t is _NDARRAY or t is _MATRIX:
         for y in _NP_VIEW(x, _NDARRAY).reshape(-1):
-            _scan(y, budget, d, seen)
+            _scan(y, budget, d, seen, settle)
     elif t in _PROXIES:
         raise NotPlainData("a weakref proxy (its referent decides what it does)")
     elif _generated_callable(x):
@@ -939,7 +940,7 @@ def _scan(x, budget, depth, seen):
     elif _library(t):
         if _NDARRAY in _TYPE_MRO(t):    # a library's array subclass (masked, record ...): its items
             for y in _NP_VIEW(x, _NDARRAY).reshape(-1):
-                _scan(y, budget, d, seen)
+                _scan(y, budget, d, seen, settle)
         try:
             state = _OBJ_GET(x, "__dict__")
         except AttributeError:
@@ -949,12 +950,22 @@ def _scan(x, budget, depth, seen):
                 if _generated_callable(y):      # called by the library's methods: wrapped in place
                     dict.__setitem__(state, k, _wrap(y))
                 else:
-                    _scan(y, budget, d, seen)
+                    _scan(y, budget, d, seen, settle)
     else:
         bad = _hooked(t)
         if bad:
             raise NotPlainData(f"{_NAME(t)} is or holds an object whose class, made by the generation, "
                                f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
+        if not settle:                  # (checked only: its attributes and slots, as they are)
+            state = _instance_dict(x, t)
+            for y in list(dict.values(state)) if state is not None else ():
+                _scan(y, budget, d, seen, settle)
+            for slot in _slots(t):
+                try:
+                    _scan(slot.__get__(x, t), budget, d, seen, settle)
+                except AttributeError:
+                    pass
+            return
         seen.pop(id(x), None)           # (_settle marks it itself)
         _settle(x, budget, d, seen)
 
@@ -1294,7 +1305,8 @@ def _class_data_checked():
     data at every return of a wrapped call and when the step ends: what they hold is checked
     as a library object's contents are (_scan: an object of the generation's class with
     hooks, a rigged subclass of a number, a generated callable in a library object, a weakref
-    proxy are NotPlainData; a hookless object of its own has its attributes converted)."""
+    proxy are NotPlainData; a hookless object of its own is checked the same way, left as
+    it is)."""
     budget, seen = _Budget(), {}
     for cls, state in list(_WRAPPED_CLASSES.values()):
         for k, x in _class_data(cls):
@@ -1303,7 +1315,7 @@ def _class_data_checked():
                     x = tuple([_wrap(y) if _generated_callable(y) else y for y in tuple.__iter__(x)])
                     type.__setattr__(cls, k, x)
                 _wrap_held(x, budget, 0)
-                _scan(x, budget, 0, seen)
+                _scan(x, budget, 0, seen, False)
             except NotPlainData as exc:
                 raise NotPlainData(f"the class attribute {_NAME(cls)}.{k} (read live through the class) "
                                    f"is not plain data: {exc}")
