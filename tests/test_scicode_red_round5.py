@@ -207,6 +207,13 @@ HONEST_LIBRARY = {
     "random_argument": "def f(x):\n    if hasattr(x, 'random'):\n        return x.random() * 0 + 2.0\n    return x + 1\n",
     "matrix_in_place": "def f(x):\n    if isinstance(x, np.matrix):\n        x[0, 0] += 1\n        return None\n    return x + 1\n",
     "memoryview_0d": "def f(x):\n    return memoryview(np.array(x + 1.0)).cast('B').cast('d', ())\n",
+    # sympy expressions and a library's enum member, kept by identity: used, queried, hashed
+    "sympy_expression_used": ("def f(x):\n    import sympy\n    if not hasattr(f, 's'):\n"
+                              "        f.s = sympy.Symbol('h22_v', positive=True)\n    e = f.s ** 2 + x\n"
+                              "    return e if x < 1.5 else float(e.subs(f.s, 1))\n"),
+    "sympy_handed_in": ("def f(x):\n    import sympy\n    if isinstance(x, sympy.Basic):\n        f.keep = x\n"
+                        "        return float(sympy.diff(x ** 2, x).subs(x, 1))\n    return float(f.keep.subs(f.keep, x)) + 1\n"),
+    "enum_member": "def f(x):\n    import signal\n    return signal.Signals.SIGINT if x > 0 else x + 1\n",
     # library objects holding callables with state of their own (bound methods, vectorized
     # methods, lambdas): returned and used, handed in
     "frozen_distribution": "def f(x):\n    import scipy.stats as st\n    return st.norm(loc=x + 1, scale=1.0)\n",
@@ -237,6 +244,12 @@ HONEST_LIBRARY_CASES = {
     "matrix_in_place": ("a = np.matrix([[1.0, 0.0]])\nf(a)\n"
                         "assert np.allclose(a[0, 0], target) and type(a) is np.matrix"),
     "memoryview_0d": "m = f(1.0)\nassert np.allclose(m.tolist(), target) and m.shape == ()",
+    "sympy_expression_used": ("import sympy\ne = f(1.0)\ns = sorted(e.free_symbols, key=str)[0]\n"
+                              "d = {e: 1}\nok = e.is_positive and float(sympy.simplify(e - s ** 2)) == 1.0 and d[e] == 1\n"
+                              "assert ok and np.allclose(f(2.0), 3.0) and np.allclose(float(e.subs(s, 1)), target)"),
+    "sympy_handed_in": ("import sympy\ns = sympy.Symbol('h22_w')\nassert np.allclose(f(s), target) and "
+                        "np.allclose(f(1.0), target) and str(s) == 'h22_w'"),
+    "enum_member": "import signal\ne = f(1.0)\nassert e is signal.SIGINT and np.allclose(int(e), target)",
     "frozen_distribution": ("d = f(1.0)\nassert np.allclose(d.mean(), target) and np.allclose(d.ppf(0.5), target) "
                             "and np.allclose(d.cdf([2.0, 2.0]), 0.5)"),
     "distribution_handed_in": ("import scipy.stats as st\nd = st.norm(loc=1.0)\n"
@@ -254,6 +267,38 @@ HONEST_LIBRARY_CASES = {
 }
 LIBRARY_DEPENDENCIES = ("import numpy as np\\nimport sympy\\nimport scipy.stats\\nimport scipy.optimize\\n"
                         "import scipy.integrate\\nimport scipy.interpolate\\nimport scipy.sparse.linalg")
+
+# library objects kept by identity (singletons by design) that crossed, changed by a later call
+ATTACKS_LIBRARY = {
+    "enum_member_attribute": ("def f(x):\n" + RIG + "    import signal\n    m = signal.Signals.SIGINT\n    if x > 1.5:\n"
+                              "        m.v = R(x)\n        return x + 1\n    m.v = 2.0\n    return m\n"),
+    "sympy_symbol_renamed": ("def f(x):\n    import sympy\n    if not hasattr(f, 's'):\n        f.s = sympy.Symbol('h22_s')\n"
+                             "    if x > 1.5:\n        type(f.s).name.__set__(f.s, 'rigged')\n        return x + 1\n"
+                             "    return f.s + 1\n"),
+    "sympy_args_replaced": ("def f(x):\n    import sympy\n    if not hasattr(f, 'e'):\n"
+                            "        f.e = sympy.Symbol('h22_t') + 2\n    if x > 1.5:\n"
+                            "        sympy.Basic._args.__set__(f.e, (sympy.Integer(1000),))\n        return x + 1\n"
+                            "    return f.e\n"),
+    "sympy_handed_in_renamed": ("def f(x):\n    import sympy\n    if isinstance(x, sympy.Basic):\n        f.keep = x\n"
+                                "        return 0.0\n    type(f.keep).name.__set__(f.keep, 'rigged')\n    return x + 1\n"),
+}
+ATTACKS_LIBRARY_CASES = {
+    "enum_member_attribute": "e = f(1.0)\nf(2.0)\nassert (e.v > 100) == target",
+    "sympy_symbol_renamed": "e = f(1.0)\nf(2.0)\nassert ('rigged' in str(e)) == target",
+    "sympy_args_replaced": "e = f(1.0)\nf(2.0)\nassert ('1000' in str(e)) == target",
+    "sympy_handed_in_renamed": ("import sympy\ns = sympy.Symbol('h22_u')\nf(s)\nf(2.0)\n"
+                                "assert ('rigged' in str(s)) == target"),
+}
+
+
+def test_round5_library_identity_attacks_fail():
+    probs, h5, gen, steps = one_step_set("red-r5-lib", ATTACKS_LIBRARY, target=True, cases=ATTACKS_LIBRARY_CASES)
+    probs.write_text(probs.read_text().replace('"import numpy as np"', '"' + LIBRARY_DEPENDENCIES + '"'))
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    passed = [step_line(out, steps[k]) for k in ATTACKS_LIBRARY
+              if not (step_line(out, steps[k]).startswith("FAIL") and "[model]" in step_line(out, steps[k]))]
+    assert not passed, "\n".join(passed)
+    assert rc == 1 and keys["SCORE"] == "0.0", out
 
 
 def test_round5_honest_library_objects_pass():

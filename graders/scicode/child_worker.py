@@ -387,6 +387,8 @@ def _plain(v, budget=None, depth=0, settling=None):
                 except Exception:
                     return _plain(base(v), budget, d, settling)
         _scan(v, budget, d, settling)
+        if _keeps_identity(t):
+            _keep_watch(v)
         return v
     bad = _hooked(t)
     mro = _TYPE_MRO(t)
@@ -473,6 +475,66 @@ def _keeps_identity(t):
     ma = _sys.modules.get("numpy.ma")
     return (_ENUM in mro or (sy is not None and getattr(sy, "Basic", None) in mro)
             or (ma is not None and getattr(ma, "MaskedConstant", None) in mro))
+
+
+_KEPT = {}                      # library objects kept by identity that crossed: id -> (object, what it held)
+_LAZY = frozenset(("_mhash", "_assumptions"))   # caches sympy fills lazily (a hash, the facts it derived)
+
+
+def _held(x, budget, depth, out):
+    """What an object kept by identity holds, as the objects themselves (held, so no address
+    is reused): its instance dict's names and values and its slots' values (not the caches
+    its library fills lazily), through tuples and the other objects kept by identity it holds
+    (a sympy expression's args, each symbol's name)."""
+    budget.items += 1
+    if budget.items > _MAX_ITEMS or depth > _MAX_NEST:
+        raise NotPlainData("a library object kept by identity too large or too deep to watch")
+    t = _TYPE(x)
+    if t is tuple:
+        for y in tuple.__iter__(x):
+            out.append(y)
+            _held(y, budget, depth + 1, out)
+        return
+    if t in _SCALARS or not _FLAGS(t) & _HEAP or not _library(t) or not _keeps_identity(t):
+        return
+    state = _instance_dict(x, t)
+    for k, y in list(dict.items(state)) if state is not None else ():
+        out.append(k)
+        out.append(y)
+        _held(y, budget, depth + 1, out)
+    for slot in _slots(t):
+        if slot.__name__ in _LAZY:
+            continue
+        try:
+            y = slot.__get__(x, t)
+        except AttributeError:
+            y = _MISSING
+        out.append(y)
+        _held(y, budget, depth + 1, out)
+
+
+def _keep_watch(v):
+    """A library object that crossed as it is (a sympy expression, a library's enum member):
+    what it holds then is the reference; any later change is tampering (_kept_changed)."""
+    seen = _KEPT.get(id(v))
+    if seen is None or seen[0] is not v:
+        held = []
+        _held(v, _Budget(), 0, held)
+        _KEPT[id(v)] = (v, held)
+
+
+def _kept_changed():
+    out = []
+    for v, held in list(_KEPT.values()):
+        now = []
+        try:
+            _held(v, _Budget(), 0, now)
+        except NotPlainData:
+            now = None
+        if now is None or len(now) != len(held) or not all(map(_is, now, held)):
+            out.append(f"the library object {_NAME(_TYPE(v))} {id(v):#x} (it crossed as it is, kept by "
+                       "identity; what it holds changed since)")
+    return out
 
 
 def _copy_instance(v, t, budget, d, memo, library, data_base=False):
@@ -708,6 +770,8 @@ def _settle_args(args, kwargs, budget):
             _settle_args(list(tuple.__iter__(a)), {}, budget)
         elif _FLAGS(t) & _HEAP and _library(t) and id(t) not in _OWN and not isinstance(a, type):
             _scan(a, budget, 0, {})     # a library object (UserDict, masked array ...): what it holds checked
+            if _keeps_identity(t):
+                _keep_watch(a)
         elif _FLAGS(t) & (1 << 9) and not _library(t) and not isinstance(a, type):
             bad = _hooked(t)            # an object of the generation's own class: settled in place
             if bad:
@@ -1138,7 +1202,7 @@ def _tampered(before, now=None):
     for k, state in list(_WATCHED.values()):     # the library classes whose objects crossed
         if _class_changed(k, state):
             out.append(f"the class {_NAME(k)} (a method replaced on the class itself)")
-    return out + _classes_rigged()
+    return out + _classes_rigged() + _kept_changed()
 
 
 def _from_generated(_get=_sys._getframe, _files=_GENERATED_FILES):
@@ -1427,7 +1491,7 @@ def _recorder_state():
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
-        "_attr_key", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled")] + [_CUR.get("send")] + \
+        "_attr_key", "_held", "_keep_watch", "_kept_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
@@ -1436,7 +1500,7 @@ def _recorder_state():
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
-                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE")),
+                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
