@@ -301,6 +301,26 @@ def test_round5_library_identity_attacks_fail():
     assert rc == 1 and keys["SCORE"] == "0.0", out
 
 
+# found this round, not fixed: a function of a library module outside the watched ones (numpy,
+# numpy.linalg, numpy.random, math, cmath, builtins) rebound by a later call answers the tests
+LIBRARY_MODULE_REBOUND = ("def f(x):\n" + RIG + "    import scipy.integrate\n    if x > 1.5:\n"
+                          "        scipy.integrate.simpson = lambda *a, **k: R(1000.0)\n    return x + 1\n")
+
+
+@pytest.mark.xfail(strict=True, reason="a library module's namespace (scipy.integrate ...) is not watched: "
+                   "comparing every loaded module's names (1468 modules, 59405 names with scipy's subpackages "
+                   "and sympy) at each return of generated code measured 50 ms per check at load 13; watching "
+                   "only the modules the tests import is not built")
+def test_round5_library_module_rebound_fails():
+    probs, h5, gen, steps = one_step_set("red-r5-module", {"module": LIBRARY_MODULE_REBOUND}, target=True,
+                                         cases={"module": "import scipy.integrate\nf(1.0)\nf(2.0)\n"
+                                                          "assert (scipy.integrate.simpson([1.0, 1.0]) > 100) == target"})
+    probs.write_text(probs.read_text().replace('"import numpy as np"', '"' + LIBRARY_DEPENDENCIES + '"'))
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    line = step_line(out, steps["module"])
+    assert line.startswith("FAIL") and "[model]" in line, line
+
+
 def test_round5_honest_library_objects_pass():
     probs, h5, gen, steps = one_step_set("red-r5-honest-lib", HONEST_LIBRARY, cases=HONEST_LIBRARY_CASES)
     probs.write_text(probs.read_text().replace('"import numpy as np"', '"' + LIBRARY_DEPENDENCIES + '"'))
