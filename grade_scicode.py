@@ -2432,36 +2432,55 @@ _KEPT = {}                      # library objects kept by identity that crossed:
 _LAZY = frozenset(("_mhash", "_assumptions"))   # caches sympy fills lazily (a hash, the facts it derived)
 
 
-def _held(x, budget, depth, out):
+def _held(x, budget, depth, out, seen):
     """What an object kept by identity holds, as the objects themselves (held, so no address
     is reused): its instance dict's names and values and its slots' values (not the caches
     its library fills lazily), through tuples and the other objects kept by identity it holds
-    (a sympy expression's args, each symbol's name)."""
+    (a sympy expression's args, each symbol's name; a node shared in the tree walked once)."""
+    t = _TYPE(x)
+    if t is tuple:
+        if id(x) in seen:
+            return
+        seen[id(x)] = x
+        for y in tuple.__iter__(x):
+            out.append(y)
+            if _TYPE(y) not in _SCALARS:
+                _held(y, budget, depth + 1, out, seen)
+        return
+    if t in _SCALARS:
+        return
+    known = _LAYOUT.get(id(t))          # (by id: a metaclass's __hash__ would run unwrapped)
+    if known is not None and known[0] is t:
+        layout = known[1]
+    else:
+        if not _FLAGS(t) & _HEAP or not _library(t) or not _keeps_identity(t):
+            layout = ()
+        else:
+            slots = tuple(sl for sl in _slots(t) if sl.__name__ not in _LAZY)
+            layout = (any(_TYPE_DICT(c).get("__dict__") is not None for c in _TYPE_MRO(t)), slots)
+        _LAYOUT[id(t)] = (t, layout)
+    if not layout or id(x) in seen:
+        return
+    seen[id(x)] = x
     budget.items += 1
     if budget.items > _MAX_ITEMS or depth > _MAX_NEST:
         raise NotPlainData("a library object kept by identity too large or too deep to watch")
-    t = _TYPE(x)
-    if t is tuple:
-        for y in tuple.__iter__(x):
+    if layout[0]:
+        state = _instance_dict(x, t)
+        for k, y in list(dict.items(state)) if state is not None else ():
+            out.append(k)
             out.append(y)
-            _held(y, budget, depth + 1, out)
-        return
-    if t in _SCALARS or not _FLAGS(t) & _HEAP or not _library(t) or not _keeps_identity(t):
-        return
-    state = _instance_dict(x, t)
-    for k, y in list(dict.items(state)) if state is not None else ():
-        out.append(k)
-        out.append(y)
-        _held(y, budget, depth + 1, out)
-    for slot in _slots(t):
-        if slot.__name__ in _LAZY:
-            continue
+            _held(y, budget, depth + 1, out, seen)
+    for slot in layout[1]:
         try:
             y = slot.__get__(x, t)
         except AttributeError:
             y = _MISSING
         out.append(y)
-        _held(y, budget, depth + 1, out)
+        _held(y, budget, depth + 1, out, seen)
+
+
+_LAYOUT = {}    # id of a type -> (the type, () or (has an instance dict, its slots but the lazy caches))
 
 
 def _keep_watch(v):
@@ -2470,7 +2489,7 @@ def _keep_watch(v):
     seen = _KEPT.get(id(v))
     if seen is None or seen[0] is not v:
         held = []
-        _held(v, _Budget(), 0, held)
+        _held(v, _Budget(), 0, held, {})
         _KEPT[id(v)] = (v, held)
 
 
@@ -2479,7 +2498,7 @@ def _kept_changed():
     for v, held in list(_KEPT.values()):
         now = []
         try:
-            _held(v, _Budget(), 0, now)
+            _held(v, _Budget(), 0, now, {})
         except NotPlainData:
             now = None
         if now is None or len(now) != len(held) or not all(map(_is, now, held)):
@@ -2938,7 +2957,13 @@ def _scan(x, budget, depth, seen, settle=True):
     d = depth + 1
     if t is list or t is tuple or t is set or t is frozenset or t is _collections.deque:
         for y in list(x):
-            _scan(y, budget, d, seen, settle)
+            ty = _TYPE(y)
+            if ty in _SCALARS and ty is not _VOID:      # (a number or a string: counted, not visited)
+                budget.items += 1
+            else:
+                _scan(y, budget, d, seen, settle)
+        if budget.items > _MAX_ITEMS:
+            raise NotPlainData(f"more than {_MAX_ITEMS} items to check")
     elif t is dict or t is _collections.OrderedDict or t is _collections.defaultdict:
         for k, y in list(dict.items(x)):
             _scan(k, budget, d, seen, settle)
@@ -3311,13 +3336,13 @@ def _recheck_classes():
     for cls, state in list(_WRAPPED_CLASSES.values()):
         if state is not None and not _same_namespace(cls, state):
             _wrap_class(cls)
-    _class_data_checked()
 
 
 def _class_data_checked():
     """The data attributes of the generation's wrapped classes, read live through the class
     itself (`type(h).v`, `H.v`: no copy stands between the tests and them), must be plain
-    data at every return of a wrapped call and when the step ends: what they hold is checked
+    data at every return of a wrapped call and when the step ends (_classes_rigged, in the
+    tamper check): what they hold is checked
     as a library object's contents are (_scan: an object of the generation's class with
     hooks, a rigged subclass of a number, a generated callable in a library object, a weakref
     proxy are NotPlainData; a hookless object of its own is checked the same way, left as
@@ -3451,7 +3476,7 @@ def _recorder_state():
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
-                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY")),
+                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
