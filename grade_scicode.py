@@ -2260,6 +2260,8 @@ def _plain(v, budget=None, depth=0, settling=None):
         return t([_plain(x, budget, d, settling) for x in (set.__iter__(v) if t is set else frozenset.__iter__(v))])
     if t is bytearray:
         return bytearray(v)
+    if t is memoryview:             # (a view of a buffer the generation keeps: a copy)
+        return _copy_view(v)
     if t is _NDARRAY or t is _MATRIX:
         if t is _MATRIX:
             _watch(t)
@@ -2325,17 +2327,19 @@ def _plain(v, budget=None, depth=0, settling=None):
         settling = {}
     if _library(t):
         _watch(t)
+        if not _keeps_identity(t):      # a copy: what the generation kept of it can change it no more
+            c = _copy_instance(v, t, budget, d, settling, True, True)  # (a library's dict or list subclass
+            if c is not _MISSING:                                   # keeps its class and attributes:
+                return c                                            # sympy's SDM, OptimizeResult)
         for base in _CONTAINERS:
             if isinstance(v, base):     # a library's container class: its contents converted
                 try:
                     return t(_plain(base(v), budget, d, settling))
                 except Exception:
                     return _plain(base(v), budget, d, settling)
-        if not _keeps_identity(t):      # a copy: what the generation kept of it can change it no more
-            c = _copy_instance(v, t, budget, d, settling, True)
-            if c is not _MISSING:
-                return c
         _scan(v, budget, d, settling)
+        if _keeps_identity(t):
+            _keep_watch(v)
         return v
     bad = _hooked(t)
     mro = _TYPE_MRO(t)
@@ -2424,24 +2428,110 @@ def _keeps_identity(t):
             or (ma is not None and getattr(ma, "MaskedConstant", None) in mro))
 
 
-def _copy_instance(v, t, budget, d, memo, library):
+_KEPT = {}                      # library objects kept by identity that crossed: id -> (object, what it held)
+_LAZY = frozenset(("_mhash", "_assumptions"))   # caches sympy fills lazily (a hash, the facts it derived)
+
+
+def _held(x, budget, depth, out, seen):
+    """What an object kept by identity holds, as the objects themselves (held, so no address
+    is reused): its instance dict's names and values and its slots' values (not the caches
+    its library fills lazily), through tuples and the other objects kept by identity it holds
+    (a sympy expression's args, each symbol's name; a node shared in the tree walked once)."""
+    t = _TYPE(x)
+    if t is tuple:
+        if id(x) in seen:
+            return
+        seen[id(x)] = x
+        for y in tuple.__iter__(x):
+            out.append(y)
+            if _TYPE(y) not in _SCALARS:
+                _held(y, budget, depth + 1, out, seen)
+        return
+    if t in _SCALARS:
+        return
+    known = _LAYOUT.get(id(t))          # (by id: a metaclass's __hash__ would run unwrapped)
+    if known is not None and known[0] is t:
+        layout = known[1]
+    else:
+        if not _FLAGS(t) & _HEAP or not _library(t) or not _keeps_identity(t):
+            layout = ()
+        else:
+            slots = tuple(sl for sl in _slots(t) if sl.__name__ not in _LAZY)
+            layout = (any(_TYPE_DICT(c).get("__dict__") is not None for c in _TYPE_MRO(t)), slots)
+        _LAYOUT[id(t)] = (t, layout)
+    if not layout or id(x) in seen:
+        return
+    seen[id(x)] = x
+    budget.items += 1
+    if budget.items > _MAX_ITEMS or depth > _MAX_NEST:
+        raise NotPlainData("a library object kept by identity too large or too deep to watch")
+    if layout[0]:
+        state = _instance_dict(x, t)
+        for k, y in list(dict.items(state)) if state is not None else ():
+            out.append(k)
+            out.append(y)
+            _held(y, budget, depth + 1, out, seen)
+    for slot in layout[1]:
+        try:
+            y = slot.__get__(x, t)
+        except AttributeError:
+            y = _MISSING
+        out.append(y)
+        _held(y, budget, depth + 1, out, seen)
+
+
+_LAYOUT = {}    # id of a type -> (the type, () or (has an instance dict, its slots but the lazy caches))
+
+
+def _keep_watch(v):
+    """A library object that crossed as it is (a sympy expression, a library's enum member):
+    what it holds then is the reference; any later change is tampering (_kept_changed)."""
+    seen = _KEPT.get(id(v))
+    if seen is None or seen[0] is not v:
+        held = []
+        _held(v, _Budget(), 0, held, {})
+        _KEPT[id(v)] = (v, held)
+
+
+def _kept_changed():
+    out = []
+    for v, held in list(_KEPT.values()):
+        now = []
+        try:
+            _held(v, _Budget(), 0, now, {})
+        except NotPlainData:
+            now = None
+        if now is None or len(now) != len(held) or not all(map(_is, now, held)):
+            out.append(f"the library object {_NAME(_TYPE(v))} {id(v):#x} (it crossed as it is, kept by "
+                       "identity; what it holds changed since)")
+    return out
+
+
+def _copy_instance(v, t, budget, d, memo, library, data_base=False):
     """A copy of an object of a Python class (the generation's own without hooks, or a
     library's), made without calling any method of it: a new instance of its class, its
     instance dict and slots filled with their converted values (each object copied once:
     shared and cyclic references stay so, within the copy).  The test holds the copy; what
     the generation kept is the original, and nothing it does to that later reaches the copy.
     _MISSING when the object's layout is not a plain Python object (a C base other than
-    `object`, or an array): then it is checked in place and keeps its identity."""
+    `object`, or an array): then it is checked in place and keeps its identity.  `data_base`:
+    a library's object, or the copy generated code is handed for its caller's object
+    (_copy_in): an object on a data type (list, dict, float, tuple ..., an own class not
+    hooked) is copied too, made by the base type's own __new__ and filled with its data
+    converted (read by the base type's own accessors), written back after a call by the base
+    type's own methods (_write_back)."""
     seen = memo.get(id(v))
     if seen is not None and seen[0] is v:
         return seen[1]
-    solid = [c for c in _TYPE_MRO(t) if not _FLAGS(c) & _HEAP][0]
-    if solid is _NDARRAY and library:
+    solid = _solid(t)
+    if solid is _NDARRAY and (library or data_base):
         new = _NP_COPY(v)               # a library array subclass: its data, its items converted
         if v.dtype.hasobject:
             flat = _NP_VIEW(new, _NDARRAY).reshape(-1)
             for i in range(flat.shape[0]):
                 flat[i] = _plain(flat[i], budget, d, memo)
+    elif data_base and solid in _HANDED_DATA:
+        new = _HANDED_DATA[solid](v, t, lambda x: _plain(x, budget, d, memo))
     elif solid is object:
         try:
             new = object.__new__(t)
@@ -2482,6 +2572,41 @@ def _copy_instance(v, t, budget, d, memo, library):
     return new
 
 
+def _solid(t):
+    """The first base of t that is not a Python class (its layout: object, a data type, a C type)."""
+    return [c for c in _TYPE_MRO(t) if not _FLAGS(c) & _HEAP][0]
+
+
+def _new_filled(base, fill):
+    def make(v, t, conv):
+        new = base.__new__(t)
+        fill(new, [conv(x) for x in base.__iter__(v)])
+        return new
+    return make
+
+
+def _new_of(base, data):
+    return lambda v, t, conv: base.__new__(t, data(v, conv))
+
+
+# a data type's subclass copied (a library's, or one handed to generated code): a new object of it, made by the
+# base type's own __new__ (no method of the subclass runs), filled with the converted data
+_HANDED_DATA = {
+    list: _new_filled(list, list.extend), set: _new_filled(set, set.update),
+    dict: lambda v, t, conv: _dict_filled(dict.__new__(t), [(conv(k), conv(x)) for k, x in dict.items(v)]),
+    bytearray: lambda v, t, conv: _dict_filled(bytearray.__new__(t), bytearray.__getitem__(v, slice(None))),
+    int: _new_of(int, lambda v, conv: int.__int__(v)), float: _new_of(float, lambda v, conv: float.__float__(v)),
+    complex: _new_of(complex, lambda v, conv: complex(complex.real.__get__(v), complex.imag.__get__(v))),
+    str: _new_of(str, lambda v, conv: str.__str__(v)), bytes: _new_of(bytes, lambda v, conv: bytes.__add__(b"", v)),
+    tuple: _new_of(tuple, lambda v, conv: [conv(x) for x in tuple.__iter__(v)]),
+    frozenset: _new_of(frozenset, lambda v, conv: [conv(x) for x in frozenset.__iter__(v)])}
+
+
+def _dict_filled(new, items):
+    (dict.update if _TYPE(items) is list else bytearray.extend)(new, items)
+    return new
+
+
 def _class_data(t):
     """The data attributes of the generation's own classes of t (not methods, descriptors,
     classes or private names), first in t's MRO: read through an object they would be read
@@ -2516,19 +2641,42 @@ def _attr_key(k, t):
 
 def _state_value(x, budget, d, memo, library):
     """An attribute of a copied object, converted; in a library object a generated callable
-    is wrapped, the library's own callables stay (a bound method of a copied object is
-    bound to its copy)."""
+    is wrapped, the library's own functions stay (a bound method of a copied object is
+    bound to its copy).  A library callable that holds state of its own — a method bound to
+    an object not copied here, a builtin method of an object, a partial, a vectorized or
+    cached function, a closure — is wrapped (its results converted at each call from the
+    tests or a library): the object it reads may be one the generation keeps and rewrites."""
     if library:
         t = _TYPE(x)
         if t is _types.MethodType:
             s = memo.get(id(x.__self__))
             if s is not None and s[0] is x.__self__:
                 x = _types.MethodType(x.__func__, s[1])
+                if not _generated_callable(x):
+                    return x
         if _generated_callable(x):
             return _wrap(x)
-        if t in _FUNCS or t is staticmethod or t is classmethod:
+        if t is staticmethod or t is classmethod:
             return x
+        if t in _FUNCS:
+            return x if _stateless(x) else _wrap(x)
     return _plain(x, budget, d, memo)
+
+
+_MODULE = _types.ModuleType
+
+
+def _stateless(x):
+    """A library callable that reads no object but its arguments, a module or a class."""
+    t = _TYPE(x)
+    if id(x) in _OWN_FUNCS:
+        return True
+    if t is _types.FunctionType:
+        return x.__closure__ is None
+    if t is _types.BuiltinMethodType or t is _types.MethodType:
+        own = x.__self__
+        return own is None or _TYPE(own) is _MODULE or isinstance(own, type)
+    return False
 
 
 def _fields_record(v, t, budget, d, memo):
@@ -2592,6 +2740,8 @@ def _settle_args(args, kwargs, budget):
             _settle_args(list(tuple.__iter__(a)), {}, budget)
         elif _FLAGS(t) & _HEAP and _library(t) and id(t) not in _OWN and not isinstance(a, type):
             _scan(a, budget, 0, {})     # a library object (UserDict, masked array ...): what it holds checked
+            if _keeps_identity(t):
+                _keep_watch(a)
         elif _FLAGS(t) & (1 << 9) and not _library(t) and not isinstance(a, type):
             bad = _hooked(t)            # an object of the generation's own class: settled in place
             if bad:
@@ -2628,13 +2778,22 @@ def _copy_in_new(a, t, budget, memo):
         if all(c is _MISSING for c in items):
             return _MISSING
         return tuple([x if c is _MISSING else c for x, c in zip(tuple.__iter__(a), items)])
-    if not _FLAGS(t) & _HEAP or (_library(t) and id(t) not in _OWN) or type in _TYPE_MRO(t):
+    if t is memoryview:
+        try:
+            return _copy_view(a)
+        except NotPlainData:
+            return _MISSING
+    if not _FLAGS(t) & _HEAP or type in _TYPE_MRO(t) or _keeps_identity(t):
+        return _MISSING                 # (a C type's state, a class, a singleton by design: settled in place)
+    library = _library(t) and id(t) not in _OWN
+    if not library and _hooked(t):
         return _MISSING
-    mro = _TYPE_MRO(t)
-    if _ENUM in mro or _data_of(mro) is not None or _hooked(t) or \
-            any(_library(c) and "__init__" in _TYPE_DICT(c) for c in mro if c is not object):
-        return _MISSING                 # (a library base with state of its own: settled in place)
-    return _copy_instance(a, t, budget, 1, memo, False)
+    try:                                # a library's object (UserDict, Namespace, a masked array), an
+        return _copy_instance(a, t, budget, 1, memo, library, True)    # own one on any base: a copy
+    except NotPlainData:
+        if library:                     # (a layout the copy cannot read: checked in place, as before)
+            return _MISSING
+        raise
 
 
 def _write_back(a, c, budget, memo):
@@ -2669,15 +2828,31 @@ def _write_back(a, c, budget, memo):
     elif t is bytearray:
         bytearray.__setitem__(a, slice(None), bytes(c))
     elif t is _NDARRAY:
-        if a.flags.writeable and c.shape == a.shape:
-            src = _plain(c, budget, 1, memo) if c.dtype.hasobject else c
-            _COPYTO(a, src, casting="unsafe")
+        _write_array(a, c, budget, memo)
+    elif t is memoryview:
+        _write_view(a, c)
     else:
         if _TYPE(c) is not t:
             raise NotPlainData(f"the generation changed the class of the {_NAME(t)} it was handed")
+        solid = _solid(t)               # its data (a library's or an own subclass of a data type)
+        if solid is _NDARRAY:
+            _write_array(a, c, budget, memo)
+        elif solid is list:
+            list.__setitem__(a, slice(None), [_plain(x, budget, 1, memo) for x in list.__iter__(c)])
+        elif solid is dict:
+            items = [(_plain(k, budget, 1, memo), _plain(x, budget, 1, memo)) for k, x in dict.items(c)]
+            dict.clear(a)
+            dict.update(a, items)
+        elif solid is set:
+            items = [_plain(x, budget, 1, memo) for x in set.__iter__(c)]
+            set.clear(a)
+            set.update(a, items)
+        elif solid is bytearray:
+            bytearray.__setitem__(a, slice(None), bytearray.__getitem__(c, slice(None)))
+        lib = _library(t) and id(t) not in _OWN     # (a library object's own callables stay as they are)
         src, dst = _instance_dict(c, t), _instance_dict(a, t)
         if src is not None:
-            items = [(_attr_key(k, t), _plain(x, budget, 1, memo)) for k, x in list(dict.items(src))]
+            items = [(_attr_key(k, t), _state_value(x, budget, 1, memo, lib)) for k, x in list(dict.items(src))]
             dict.clear(dst)
             dict.update(dst, items)
         for slot in _slots(t):
@@ -2689,7 +2864,53 @@ def _write_back(a, c, budget, memo):
                 except AttributeError:
                     pass
                 continue
-            slot.__set__(a, _plain(x, budget, 1, memo))
+            slot.__set__(a, _state_value(x, budget, 1, memo, lib))
+
+
+def _write_array(a, c, budget, memo):
+    """An array's data written back, read and written through exact-ndarray views (no
+    attribute of a subclass runs).  A copy the generation reshaped in place (`x.shape = ...`,
+    the same size) reshapes the caller's array as it would have been, where its layout allows
+    that, and fills it in that shape; a resized one (another size) is not written back."""
+    av, cv = _NP_VIEW(a, _NDARRAY), _NP_VIEW(c, _NDARRAY)
+    if cv.dtype.hasobject:
+        cv = _plain(cv, budget, 1, memo)
+    if not av.flags.writeable:
+        return
+    if cv.shape != av.shape:
+        if cv.size != av.size:
+            return
+        try:
+            _SHAPE.__set__(a, cv.shape)
+        except (AttributeError, ValueError, TypeError):
+            pass
+        av = _NP_VIEW(a, _NDARRAY)
+        if av.shape != cv.shape:
+            cv = cv.reshape(av.shape)
+    _COPYTO(av, cv, casting="unsafe")
+
+
+_SHAPE = _NDARRAY.__dict__["shape"]
+
+
+def _copy_view(m):
+    """A memoryview's copy: a view of a new buffer of this process holding its bytes, with its
+    format, shape and writability (what the generation kept of the original buffer can change
+    it no more); NotPlainData for a layout it cannot rebuild."""
+    try:
+        data = memoryview.tobytes(m)
+        fmt, shape = memoryview.format.__get__(m), memoryview.shape.__get__(m)
+        out = memoryview(bytes(data) if memoryview.readonly.__get__(m) else bytearray(data))
+        return out if (fmt, shape) == ("B", (len(data),)) else memoryview.cast(out, "B").cast(fmt, shape)
+    except (TypeError, ValueError) as exc:
+        raise NotPlainData(f"a memoryview that cannot be copied ({exc})")
+
+
+def _write_view(a, c):
+    """A memoryview handed as a copy: its bytes written back into the caller's buffer."""
+    if not memoryview.readonly.__get__(a) and memoryview.nbytes.__get__(a) == memoryview.nbytes.__get__(c) \
+            and memoryview.c_contiguous.__get__(a):
+        memoryview.cast(a, "B")[:] = memoryview.tobytes(c)
 
 
 def _settle(obj, budget=None, depth=0, settling=None):
@@ -2716,11 +2937,12 @@ def _settle(obj, budget=None, depth=0, settling=None):
 _PROXIES = frozenset((__import__("weakref").ProxyType, __import__("weakref").CallableProxyType))
 
 
-def _scan(x, budget, depth, seen):
+def _scan(x, budget, depth, seen, settle=True):
     """A library object that keeps its identity (a singleton by design, or a layout that is not
     a plain Python object) passes as it is: what it holds is checked, not copied (a library's
     UserDict, ChainMap or Namespace holding a generation's rigged object is refused; an
-    object of the generation's own plain class inside has its attributes converted)."""
+    object of the generation's own plain class inside has its attributes converted; with
+    `settle` false, checked the same way and left as it is)."""
     budget.items += 1
     if budget.items > _MAX_ITEMS:
         raise NotPlainData(f"more than {_MAX_ITEMS} items to check")
@@ -2735,14 +2957,20 @@ def _scan(x, budget, depth, seen):
     d = depth + 1
     if t is list or t is tuple or t is set or t is frozenset or t is _collections.deque:
         for y in list(x):
-            _scan(y, budget, d, seen)
+            ty = _TYPE(y)
+            if ty in _SCALARS and ty is not _VOID:      # (a number or a string: counted, not visited)
+                budget.items += 1
+            else:
+                _scan(y, budget, d, seen, settle)
+        if budget.items > _MAX_ITEMS:
+            raise NotPlainData(f"more than {_MAX_ITEMS} items to check")
     elif t is dict or t is _collections.OrderedDict or t is _collections.defaultdict:
         for k, y in list(dict.items(x)):
-            _scan(k, budget, d, seen)
-            _scan(y, budget, d, seen)
+            _scan(k, budget, d, seen, settle)
+            _scan(y, budget, d, seen, settle)
     elif t is _NDARRAY or t is _MATRIX:
         for y in _NP_VIEW(x, _NDARRAY).reshape(-1):
-            _scan(y, budget, d, seen)
+            _scan(y, budget, d, seen, settle)
     elif t in _PROXIES:
         raise NotPlainData("a weakref proxy (its referent decides what it does)")
     elif _generated_callable(x):
@@ -2752,7 +2980,7 @@ def _scan(x, budget, depth, seen):
     elif _library(t):
         if _NDARRAY in _TYPE_MRO(t):    # a library's array subclass (masked, record ...): its items
             for y in _NP_VIEW(x, _NDARRAY).reshape(-1):
-                _scan(y, budget, d, seen)
+                _scan(y, budget, d, seen, settle)
         try:
             state = _OBJ_GET(x, "__dict__")
         except AttributeError:
@@ -2762,12 +2990,22 @@ def _scan(x, budget, depth, seen):
                 if _generated_callable(y):      # called by the library's methods: wrapped in place
                     dict.__setitem__(state, k, _wrap(y))
                 else:
-                    _scan(y, budget, d, seen)
+                    _scan(y, budget, d, seen, settle)
     else:
         bad = _hooked(t)
         if bad:
             raise NotPlainData(f"{_NAME(t)} is or holds an object whose class, made by the generation, "
                                f"overrides comparison/numpy hooks ({', '.join(bad[:3])})")
+        if not settle:                  # (checked only: its attributes and slots, as they are)
+            state = _instance_dict(x, t)
+            for y in list(dict.values(state)) if state is not None else ():
+                _scan(y, budget, d, seen, settle)
+            for slot in _slots(t):
+                try:
+                    _scan(slot.__get__(x, t), budget, d, seen, settle)
+                except AttributeError:
+                    pass
+            return
         seen.pop(id(x), None)           # (_settle marks it itself)
         _settle(x, budget, d, seen)
 
@@ -2940,7 +3178,7 @@ def _tampered(before, now=None):
     for k, state in list(_WATCHED.values()):     # the library classes whose objects crossed
         if _class_changed(k, state):
             out.append(f"the class {_NAME(k)} (a method replaced on the class itself)")
-    return out + _classes_rigged()
+    return out + _classes_rigged() + _kept_changed()
 
 
 def _from_generated(_get=_sys._getframe, _files=_GENERATED_FILES):
@@ -3100,11 +3338,59 @@ def _recheck_classes():
             _wrap_class(cls)
 
 
+def _class_data_checked():
+    """The data attributes of the generation's wrapped classes, read live through the class
+    itself (`type(h).v`, `H.v`: no copy stands between the tests and them), must be plain
+    data at every return of a wrapped call and when the step ends (_classes_rigged, in the
+    tamper check): what they hold is checked
+    as a library object's contents are (_scan: an object of the generation's class with
+    hooks, a rigged subclass of a number, a generated callable in a library object, a weakref
+    proxy are NotPlainData; a hookless object of its own is checked the same way, left as
+    it is)."""
+    budget, seen = _Budget(), {}
+    for cls, state in list(_WRAPPED_CLASSES.values()):
+        for k, x in _class_data(cls):
+            try:
+                if _TYPE(x) is tuple and any(map(_generated_callable, tuple.__iter__(x))):
+                    x = tuple([_wrap(y) if _generated_callable(y) else y for y in tuple.__iter__(x)])
+                    type.__setattr__(cls, k, x)
+                _wrap_held(x, budget, 0)
+                _scan(x, budget, 0, seen, False)
+            except NotPlainData as exc:
+                raise NotPlainData(f"the class attribute {_NAME(cls)}.{k} (read live through the class) "
+                                   f"is not plain data: {exc}")
+
+
+def _wrap_held(x, budget, depth):
+    """The generation's callables held in a class's lists and dicts (a dispatch table),
+    wrapped in place (its own calls through them run as before: an internal call)."""
+    budget.items += 1
+    if budget.items > _MAX_ITEMS or depth > _MAX_NEST:
+        return                          # (_scan then refuses it with its reason)
+    t = _TYPE(x)
+    if t is list:
+        for i, y in enumerate(list(list.__iter__(x))):
+            if _generated_callable(y):
+                list.__setitem__(x, i, _wrap(y))
+            else:
+                _wrap_held(y, budget, depth + 1)
+    elif t is dict:
+        for k, y in list(dict.items(x)):
+            if _generated_callable(y):
+                dict.__setitem__(x, k, _wrap(y))
+            else:
+                _wrap_held(y, budget, depth + 1)
+
+
 def _classes_rigged():
     """The generation's wrapped classes with a hook added or replaced since they were first
     wrapped, or a callable member not wrapped (set by code that ran outside any wrapped call:
     a finalizer, a gc pass): objects of theirs the tests hold would answer with them."""
     out = []
+    try:
+        _class_data_checked()
+    except NotPlainData as exc:
+        out.append(str(exc))
     for cls, hooks in list(_CLASS_HOOKS.values()):
         ns = _TYPE_DICT(cls)
         if any(ns.get(k, _MISSING) is not x for k, x in hooks.items()) or \
@@ -3181,7 +3467,7 @@ def _recorder_state():
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
-        "_attr_key")] + [_CUR.get("send")] + \
+        "_attr_key", "_held", "_keep_watch", "_kept_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
@@ -3190,7 +3476,7 @@ def _recorder_state():
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
-                                         "_WRAPPED_CLASSES")),
+                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

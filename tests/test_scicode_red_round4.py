@@ -111,13 +111,10 @@ ATTACK_CASES = {
     "late_hook": "h = f(1.0)\nf(2.0)\nassert (h > 100) == target",
     "late_hook_by_finalizer": "h = f(1.0)\nimport gc\ngc.collect()\nassert (h > 100) == target",
 }
-# rows measured PASS (attack accepted) and not fixed this round: strict xfail with the reason
-OPEN = {
-    "userdict_kept": "a library object the tests hand to generated code (UserDict, Namespace, a masked array) "
-                     "is handed as it is and checked after the call: one kept is rewritten by a later call",
-    "library_base_keeps_self": "an own object with a library base that has an __init__ is handed to its "
-                               "method as it is (its C/library state is not copied)",
-}
+# rows measured PASS (attack accepted) and not fixed yet: strict xfail with the reason (the two
+# rows of this round, a library object handed in and kept, an own object on a library base keeping
+# `self`, are closed: both are handed to generated code as copies, written back after the call)
+OPEN = {}
 
 
 @pytest.fixture(scope="module")
@@ -137,11 +134,10 @@ def test_round4_attack_fails_as_the_models(attacks, label):
 
 def test_round4_attacks_fail_the_run(attacks):
     rc, out, steps, keys = attacks
-    assert rc == 1 and keys["RESULT"] in ("FAIL", "PARTIAL"), out    # (PARTIAL: the OPEN rows)
+    assert rc == 1 and keys["RESULT"] == "FAIL", out
     assert "harness" not in out.split("census.verdict")[-1].splitlines()[0], out
 
 
-@pytest.mark.xfail(strict=True, reason="the rows in OPEN still pass")
 def test_round4_attacks_score_zero(attacks):
     rc, out, steps, keys = attacks
     assert keys["SCORE"] == "0.0", out
