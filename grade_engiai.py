@@ -2735,12 +2735,15 @@ def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: s
         for p in sorted(rag["stated"]):
             h.update(p.encode() + rag["stated"][p].tobytes())
         h.update(rag["shingles"].tobytes())
-    size = sum(int(a.size) * 8 for a in arrays) + (0 if rag is None else rag["shingles"].nbytes)
+    size = sum(int(a.size) * 8 for a in arrays)
     kept = run.duplicate_bytes + size <= SPEC["duplicate_max_bytes"]
     if kept:
         run.duplicate_bytes += size
-    elif rag is not None:
-        rag["shingles"] = None
+    if rag is not None:             # the passages' pieces, kept under the same cap
+        if run.duplicate_bytes + rag["shingles"].nbytes <= SPEC["duplicate_max_bytes"]:
+            run.duplicate_bytes += rag["shingles"].nbytes
+        else:
+            rag["shingles"] = None
     return {"skeleton": sk, "numbers": nums, "rag": rag,
             "exact": np.array([e for _, e in numbers], dtype=bool),
             "means": np.array([float(a.mean()) if a.size else 0.0 for a in arrays]),
@@ -2808,6 +2811,17 @@ def stated_distance(ra: dict, rb: dict) -> float | None:
         if x.size:
             d = max(d, float(np.max(np.abs(x - y) / np.maximum(1.0, np.maximum(np.abs(x), np.abs(y))))))
     return d
+
+
+def _rag_text_uncompared(a: dict, b: dict) -> bool:
+    """Two RAG trials with the same answers whose retrievals state other numbers, and whose
+    passages a work cap left uncompared (duplicate_max_bytes): a possible copy (fail closed)."""
+    ra, rb = a.get("rag"), b.get("rag")
+    if ra is None or rb is None or rag_text_match(ra, rb) is not None:
+        return False
+    sd = stated_distance(ra, rb)
+    return (sd is None or sd > SPEC["duplicate_tol"]) and content_distance(
+        dict(a, rag=None), dict(b, rag=None)) <= SPEC["duplicate_tol"]
 
 
 def rag_distance(ra, rb) -> float | None:
@@ -2888,7 +2902,7 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                     else int(ra["shingles"].size + rb["shingles"].size))
                 if ops + work > SPEC["duplicate_max_ops"] or (
                         ca["means"].size and (ca["arrays"] is None or cb["arrays"] is None)) or (
-                        ra is not None and rb is not None and rag_text_match(ra, rb) is None):
+                        _rag_text_uncompared(ca, cb)):
                     # not compared (a work cap) but maybe near: fails closed, the pair is
                     # grouped as a possible copy (counted once until a reviewer clears it)
                     unchecked.update((a.trial_id, b.trial_id))
@@ -2903,7 +2917,8 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                 elif closest is None or d < closest[0]:
                     closest = (d, a.trial_id, b.trial_id)
     out = []
-    n_unkept = sum(t.content["arrays"] is None for t in live)
+    n_unkept = sum(t.content["arrays"] is None or (t.content.get("rag") is not None and
+                   t.content["rag"]["shingles"] is None) for t in live)
     out.append(Check("run.duplicates", Status.INFO,
                      f"{len(live)} trial(s) compared by scored content in {len(buckets)} group(s) of "
                      f"equal structure; tolerance {tol:g}; "
@@ -2918,8 +2933,9 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                          f"{SPEC['duplicate_max_ops']:g} numbers: {len(unchecked)} trial(s) "
                          f"{', '.join(sorted(unchecked)[:5])}{' ...' if len(unchecked) > 5 else ''}; "
                          f"duplicate_max_bytes {SPEC['duplicate_max_bytes']:g}: {n_unkept} trial(s) "
-                         "compared by exact content only); a pair not compared whose "
-                         "structure and array means agree is held as a possible copy "
+                         "compared by exact content only, RAG trials by the numbers their "
+                         "retrievals state); a pair not compared whose structure and array "
+                         "means agree, or RAG answers with other numbers stated, is held as a possible copy "
                          "(counted once until a reviewer clears it)",
                          len(unchecked) + n_unkept, 0))
     groups = {}

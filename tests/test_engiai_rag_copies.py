@@ -252,3 +252,17 @@ def test_the_rag_text_past_the_bytes_cap_fails_closed(sample, monkeypatch):
     assert by_id(checks, "run.duplicates_unchecked")
     assert by_id(checks, f"trial.{RAG1}.duplicate") and trials[RAG1].score == 0.0
     assert score(checks) <= INTACT
+
+
+def test_past_the_bytes_cap_rag_trials_with_other_answers_are_not_held(sample, monkeypatch):
+    """Honest twin past the cap: rag-eval-1 retrieves its own passage and answers 0.5 (wrong,
+    uncredited): other answers, never held, whether or not the texts were kept."""
+    monkeypatch.setitem(G.SPEC, "duplicate_max_bytes", 1)
+
+    def other_answer(rec):
+        rec["tool_calls"][0] = {"name": "search_documents", "args": {"query": "volume fraction"},
+                                "result": {"success": True, "results": [PASSAGE + "; 0.5 tall"]}}
+        rec["tool_calls"][1]["args"]["problem_config"]["volfrac"] = 0.5
+    edit_record(sample, RAG1, other_answer)
+    checks, trials, _ = grade(sample)
+    assert not by_id(checks, f"trial.{RAG1}.duplicate")
