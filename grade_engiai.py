@@ -133,14 +133,15 @@ SPEC = {
                                        # pairs left are not compared (REVIEW: fail closed)
     # issue 24 (red team round 4): two RAG trials with the same answers whose retrievals state
     # other sets of numbers are still copies when their passages' texts are near-identical: of
-    # the smaller text's distinct `rag_copy_shingle`-character pieces (casefolded, NFKC, every
-    # run of non-alphanumerics one space; per passage, so order and repeats do not count) at
+    # the smaller text's distinct `rag_copy_shingle`-character pieces (rag._copy_text: NFKD
+    # without marks or invisible characters, casefolded, look-alike letters as Latin, every
+    # run of non-alphanumerics one space; per passage and of the passages joined in order) at
     # least `rag_copy_containment` lie in the other's, and at least `rag_copy_min_shared` do (a
     # short passage is a fragment of many honest ones).  Measured: copies of the sample's passage
     # with a number appended, a passage added or dropped, whitespace or punctuation changed:
     # 1.0 (40 of 40); with one word edited as well 0.775 (31 of 40); honest passages stating
     # 0.35 in other words (266 pairs whose numbers differ): at most 0.618 where 20 or more are
-    # shared (21 of 34), at most 0.818 below that (9 of 11, a 20-character passage)
+    # shared (21 of 34); the 4 pairs at 0.7 or more share at most 9 (short passages)
     "rag_copy_shingle": 8,
     "rag_copy_containment": 0.7,
     "rag_copy_min_shared": 20,
@@ -1766,11 +1767,15 @@ def passage_shingles(texts):
     array of their hashes, for the duplicate check (issue 24, red team round 4): each text
     (its first 2^20 characters, as passage_numbers reads it) read by _copy_text, so that
     whitespace, punctuation, case, accents, invisible characters and look-alike letters change
-    nothing; pieces are taken per passage (the passages' order and repeats change nothing); a
+    nothing; pieces are taken per passage (the passages' order and repeats change nothing) and
+    of the passages joined in their order (a passage cut into many short ones reads whole); a
     text shorter than a piece is one piece."""
     import numpy as np
     k = SPEC["rag_copy_shingle"]
     out = [np.zeros(0, dtype=np.uint64)]
+    texts = list(texts)
+    if len(texts) > 1:              # and of their text joined in order: a passage cut into
+        texts.append(" ".join(t[:1 << 20] for t in texts))   # pieces shorter than one reads whole
     for t in texts:
         t = _copy_text(t[:1 << 20])
         if not t:

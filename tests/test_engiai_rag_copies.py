@@ -87,8 +87,13 @@ def look_alikes(rec, d):
     passages(rec)[0]["content"] = t.replace("olu", "o\u200blu") + " (0.4 tall)"
 
 
+def cut_into_words(rec, d):
+    """The passage cut into one passage per word (each shorter than a piece), one more number."""
+    rec["tool_calls"][0]["result"]["results"] = PASSAGE.split() + ["tall: 0.4"]
+
+
 COPIES = [appended, prefixed, respaced, passage_added_first, as_plain_string,
-          repeated_with_more, mid_insert, edited_and_appended, look_alikes]
+          repeated_with_more, mid_insert, edited_and_appended, look_alikes, cut_into_words]
 
 
 @pytest.mark.parametrize("perturb", COPIES, ids=lambda f: f.__name__)
@@ -117,7 +122,7 @@ def test_a_copy_with_one_of_two_passages_dropped_is_a_copy(sample):
 
 def test_a_copy_with_its_passages_reordered_is_a_copy(sample):
     """Attack: rag-eval-0 with two passages, copied with them in the other order and a number
-    added to one (the order of passages is not read)."""
+    added to one: only the pieces across the boundary change (0.917 of the smaller set)."""
     edit_record(sample, RAG0, lambda r: passages(r).append(OTHER))
 
     def reorder(rec, d):
@@ -231,11 +236,15 @@ def test_the_margin_between_copies_and_honest_passages():
             pytest.approx(share), round(share * 40)), perturb.__name__
 
 
-def test_pieces_ignore_order_repeats_and_writing():
-    """Pieces are per passage: the passages' order, a passage repeated, case, whitespace,
-    punctuation, accents, zero-width characters and look-alike letters change nothing."""
+def test_pieces_ignore_order_cuts_and_writing():
+    """Pieces are per passage and of the passages joined in order: the passages' order changes
+    only the pieces across their boundary (77 of 84 shared, 0.917), a passage cut into words nothing
+    (40 of 40); case, whitespace, punctuation, accents, zero-width characters and look-alike
+    letters change nothing."""
     a = G.passage_shingles([PASSAGE, OTHER["content"]])
-    assert G.passage_shingles([OTHER["content"], PASSAGE, PASSAGE]).tolist() == a.tolist()
+    b = G.passage_shingles([OTHER["content"], PASSAGE])
+    assert (a.size, b.size) == (84, 85) and G.shingle_containment(a, b) == (pytest.approx(77 / 84), 77)
+    assert containment([PASSAGE], PASSAGE.split()) == (1.0, 40)
     assert G.passage_shingles(["BEAMS2D -- Volume\u00a0fraction:\tvolfrac=0.35; by default!",
                                "photonics2d: the default wavelength is 1.55 \u00b5m"]).size
     assert G.passage_shingles(["b\u00e9ams2d: v\u200bolume fr\u0430ction volfrac = 0.35 by default"]

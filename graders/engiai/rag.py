@@ -163,11 +163,15 @@ def passage_shingles(texts):
     array of their hashes, for the duplicate check (issue 24, red team round 4): each text
     (its first 2^20 characters, as passage_numbers reads it) read by _copy_text, so that
     whitespace, punctuation, case, accents, invisible characters and look-alike letters change
-    nothing; pieces are taken per passage (the passages' order and repeats change nothing); a
+    nothing; pieces are taken per passage (the passages' order and repeats change nothing) and
+    of the passages joined in their order (a passage cut into many short ones reads whole); a
     text shorter than a piece is one piece."""
     import numpy as np
     k = SPEC["rag_copy_shingle"]
     out = [np.zeros(0, dtype=np.uint64)]
+    texts = list(texts)
+    if len(texts) > 1:              # and of their text joined in order: a passage cut into
+        texts.append(" ".join(t[:1 << 20] for t in texts))   # pieces shorter than one reads whole
     for t in texts:
         t = _copy_text(t[:1 << 20])
         if not t:
