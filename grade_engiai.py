@@ -2605,7 +2605,8 @@ def scored_trace(problem: str, calls: list) -> dict:
     the design's simulation, compared through the design), the successful exports'
     parameters (STL names as their order of first appearance), whether a render and an
     optimization succeeded; RAG: whether a retrieval succeeded and, per parameter, the answer
-    (what its retrievals state is compared apart: rag_evidence); HPC: the four steps' outcomes,
+    (content_signature keeps those the key scores; what the retrievals state is compared
+    apart: rag_evidence); HPC: the four steps' outcomes,
     the successful generate_training_command configs (seed, epochs, algorithm, problem), the
     metrics evaluated; training code: the outcomes of the last validation and dry run, of the
     submission and of the job.  Not the calls' count or names: a copy adding a call is the same
@@ -2654,16 +2655,17 @@ def scored_trace(problem: str, calls: list) -> dict:
         "submitted": bool(submitted_jobs(calls)), "completed": job_completed(calls)}
 
 
-def rag_evidence(problem: str, calls: list) -> dict | None:
+def rag_evidence(problem: str, calls: list, params) -> dict | None:
     """What a RAG trial's scoring reads of its retrievals (issue 24), for the duplicate check:
-    per parameter the numbers the successful retrievals before its answer state (sorted), and
-    the texts of those retrievals' passages (distinct); None for another family."""
+    per scored parameter (`params`, the key's) the numbers the successful retrievals before its
+    answer state (sorted), and the texts of those retrievals' passages (distinct); None for
+    another family."""
     if PROBLEMS[problem]["family"] != "rag_retrieval":
         return None
     good = [i for i, c in enumerate(calls)
             if c["name"] == "search_documents" and retrieval_failure(c) is None]
     stated, texts = {}, {}
-    for p in _RAG_ALIASES:
+    for p in params:
         at = rag_param(calls, p)[1]
         nums = set()
         for i in good:
@@ -2708,8 +2710,14 @@ def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: s
     import numpy as np
     numbers, arrays, shapes, parts = [], [], [], []
     try:
-        trace = _flatten(scored_trace(problem, calls), "", numbers)
-        ev = rag_evidence(problem, calls)
+        # a RAG trial's answers and evidence for the parameters its key scores (all three when
+        # the key could not be read: the trial is then unscored)
+        params = next((v for kind, v in content if kind == "rag_scored"), list(_RAG_ALIASES))
+        trace = scored_trace(problem, calls)
+        if PROBLEMS[problem]["family"] == "rag_retrieval":
+            trace = {k: v for k, v in trace.items() if k == "retrieved" or k in params}
+        trace = _flatten(trace, "", numbers)
+        ev = rag_evidence(problem, calls, params)
         rag = None if ev is None else {
             "stated": {p: np.array(v, dtype=np.float64) for p, v in ev["stated"].items()},
             "shingles": passage_shingles(ev["texts"])}
@@ -3263,6 +3271,11 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
             terms, more = score_design(rec, calls, problem, style, tdir, run, tid, key)
         elif fam == "rag_retrieval":
             terms, more = score_rag(key, calls, tid)
+            # the parameters the key scores: a copy adding an answer it does not test is the
+            # same trial (red team round 4: forcedist added, SCORE 0.8111 -> 0.8528)
+            cond = key["expected"]["conditions"]
+            run.content.setdefault(tid, []).append(("rag_scored", ["volfrac"] + [
+                p for p in ("forcedist", "rmin") if cond.get(f"expected_{p}") is not None]))
         elif fam == "hpc_orchestration":
             terms, more = score_hpc(key, calls, problem, style, tid, rec)
         else:

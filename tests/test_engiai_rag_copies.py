@@ -275,3 +275,41 @@ def test_past_the_bytes_cap_rag_trials_with_other_answers_are_not_held(sample, m
     edit_record(sample, RAG1, other_answer)
     checks, trials, _ = grade(sample)
     assert not by_id(checks, f"trial.{RAG1}.duplicate")
+
+
+# ======================================================= answers the key does not score
+def untested_answer(rec, d):
+    rec["tool_calls"][1]["args"]["forcedist"] = 0.0
+
+
+def later_untested_answer(rec, d):
+    rec["tool_calls"].append({"name": "optimize_design", "args": {"rmin": 2.0},
+                              "result": {"success": True}})
+
+
+@pytest.mark.parametrize("perturb", [untested_answer, later_untested_answer], ids=lambda f: f.__name__)
+def test_a_rag_copy_adding_an_answer_the_key_does_not_score_is_a_copy(sample, perturb):
+    """Attack: rag-eval-0 over rag-eval-1 with a forcedist (or, in a later call, an rmin) the
+    key does not test (both sample keys test volfrac only).  Before: another structure, another
+    trial, SCORE 0.8111 -> 0.8528.  Only the answers the key scores are compared."""
+    copy_trial(sample, RAG0, RAG1, perturb)
+    checks, trials, _ = grade(sample)
+    assert by_id(checks, f"trial.{RAG1}.duplicate") and trials[RAG1].score == 0.0
+    assert score(checks) == INTACT
+
+
+def test_answers_the_key_scores_are_compared():
+    """Honest twin: where the key tests forcedist, two trials answering it differently (0.0,
+    0.5) with one passage are other trials; where it does not, they are one."""
+    class R:
+        duplicate_bytes = 0
+
+    def sig(forcedist, tested):
+        calls = [{"name": "search_documents", "args": {},
+                  "result": {"success": True, "results": [PASSAGE + "; forcedist 0 or 0.5"]}},
+                 {"name": "optimize_design", "args": {"volfrac": 0.35, "forcedist": forcedist},
+                  "result": {"success": True}}]
+        return G.content_signature("rag_beams2d", calls, [("rag_scored", tested)], R(), "t")
+    both = ["volfrac", "forcedist"]
+    assert G.content_distance(sig(0.0, both), sig(0.5, both)) == pytest.approx(0.5)
+    assert G.content_distance(sig(0.0, ["volfrac"]), sig(0.5, ["volfrac"])) == 0.0
