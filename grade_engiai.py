@@ -58,6 +58,7 @@ import sys
 import tempfile
 import threading
 import time
+import unicodedata
 
 GRADER_NAME = "grade_engiai"
 GRADER_VERSION = "0.1.0"   # the package version (pyproject.toml); --version prints it
@@ -130,6 +131,20 @@ SPEC = {
                                        # past it a trial is compared by exact content only (REVIEW)
     "duplicate_max_ops": 1 << 32,      # numbers compared pairwise over the run; past it the
                                        # pairs left are not compared (REVIEW: fail closed)
+    # issue 24 (red team round 4): two RAG trials with the same answers whose retrievals state
+    # other sets of numbers are still copies when their passages' texts are near-identical: of
+    # the smaller text's distinct `rag_copy_shingle`-character pieces (rag._copy_text: NFKD
+    # without marks or invisible characters, casefolded, look-alike letters as Latin, every
+    # run of non-alphanumerics one space; per passage and of the passages joined in order) at
+    # least `rag_copy_containment` lie in the other's, and at least `rag_copy_min_shared` do (a
+    # short passage is a fragment of many honest ones).  Measured: copies of the sample's passage
+    # with a number appended, a passage added or dropped, whitespace or punctuation changed:
+    # 1.0 (40 of 40); with one word edited as well 0.775 (31 of 40); honest passages stating
+    # 0.35 in other words (266 pairs whose numbers differ): at most 0.618 where 20 or more are
+    # shared (21 of 34); the 4 pairs at 0.7 or more share at most 9 (short passages)
+    "rag_copy_shingle": 8,
+    "rag_copy_containment": 0.7,
+    "rag_copy_min_shared": 20,
     # issue 24: the answer key is the harness's (TRIAL_FORMAT.md "The harness manifest")
     "harness_dataset": "harness/trials",   # reference.h5: the trials the harness ran, keyed by
     "harness_format": "engiai-harness/1",  # (problem, prompt_style, example_id, seed), with
@@ -1729,6 +1744,62 @@ def passage_text(p):
         if isinstance(p, dict) else None
 
 
+_NOT_ALNUM = re.compile(r"[\W_]+")
+# letters of other scripts drawn like Latin ones (casefolded), read as those: a copy's passage
+# with its letters swapped for look-alikes reads as the passage it copies (issue 24, red team)
+_LOOK_ALIKES = str.maketrans("аеорсухіјѕһӏԁԛԝвкмнтαοινκρτυχβεημζϲı",
+                             "aeopcyxijshldqwbkmhtaoivkptuxbehmzci")
+
+
+def _copy_text(t: str) -> str:
+    """A passage's text as the duplicate check reads it: compatibility-decomposed (NFKD) with
+    its combining marks and invisible format characters dropped, casefolded, look-alike letters
+    read as Latin, and every run of characters other than letters and digits one space."""
+    if t.isascii():
+        return _NOT_ALNUM.sub(" ", t.lower()).strip()
+    t = "".join(ch for ch in unicodedata.normalize("NFKD", t)
+                if unicodedata.category(ch) not in ("Mn", "Me", "Cf"))
+    return _NOT_ALNUM.sub(" ", t.casefold().translate(_LOOK_ALIKES)).strip()
+
+
+def passage_shingles(texts):
+    """The distinct `rag_copy_shingle`-character pieces of passages' texts, as a sorted uint64
+    array of their hashes, for the duplicate check (issue 24, red team round 4): each text
+    (its first 2^20 characters, as passage_numbers reads it) read by _copy_text, so that
+    whitespace, punctuation, case, accents, invisible characters and look-alike letters change
+    nothing; pieces are taken per passage (the passages' order and repeats change nothing) and
+    of the passages joined in their order (a passage cut into many short ones reads whole); a
+    text shorter than a piece is one piece."""
+    import numpy as np
+    k = SPEC["rag_copy_shingle"]
+    out = [np.zeros(0, dtype=np.uint64)]
+    texts = list(texts)
+    if len(texts) > 1:              # and of their text joined in order: a passage cut into
+        texts.append(" ".join(t[:1 << 20] for t in texts))   # pieces shorter than one reads whole
+    for t in texts:
+        t = _copy_text(t[:1 << 20])
+        if not t:
+            continue
+        c = np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        width = min(k, c.size)
+        n = c.size - width + 1
+        h = np.full(n, width, dtype=np.uint64)
+        for j in range(width):          # polynomial hash mod 2^64 (wraps); a collision only
+            h = h * np.uint64(0x100000001B3) + c[j:j + n] + np.uint64(1)   # adds a match
+        out.append(h)
+    return np.unique(np.concatenate(out))
+
+
+def shingle_containment(a, b) -> tuple:
+    """(share, shared): of the smaller set of pieces (passage_shingles), how many lie in the
+    other's, and that share; (0.0, 0) when either is empty."""
+    import numpy as np
+    if not a.size or not b.size:
+        return 0.0, 0
+    shared = int(np.intersect1d(a, b, assume_unique=True).size)
+    return shared / min(a.size, b.size), shared
+
+
 def passages_state(call: dict, value: float, tol: float) -> bool:
     """Does a successful retrieval's text state `value` (some number in its passages within
     tol of it, read as people write numbers: passage_numbers)?  A retrieval that carries no
@@ -2534,7 +2605,8 @@ def scored_trace(problem: str, calls: list) -> dict:
     the design's simulation, compared through the design), the successful exports'
     parameters (STL names as their order of first appearance), whether a render and an
     optimization succeeded; RAG: whether a retrieval succeeded and, per parameter, the answer
-    and the numbers the successful retrievals before it state; HPC: the four steps' outcomes,
+    (content_signature keeps those the key scores; what the retrievals state is compared
+    apart: rag_evidence); HPC: the four steps' outcomes,
     the successful generate_training_command configs (seed, epochs, algorithm, problem), the
     metrics evaluated; training code: the outcomes of the last validation and dry run, of the
     submission and of the job.  Not the calls' count or names: a copy adding a call is the same
@@ -2564,17 +2636,8 @@ def scored_trace(problem: str, calls: list) -> dict:
     if fam == "rag_retrieval":
         good = [i for i, c in enumerate(calls)
                 if c["name"] == "search_documents" and retrieval_failure(c) is None]
-        out = {"retrieved": bool(good)}
-        for p in _RAG_ALIASES:
-            got, at = rag_param(calls, p)
-            stated = set()
-            for i in good:
-                if at is not None and i < at:
-                    for q in calls[i]["result"]["results"]:
-                        t = passage_text(q)
-                        stated.update(v for v in passage_numbers(t[:1 << 20]) if math.isfinite(v))
-            out[p] = {"answer": got, "stated": sorted(stated)}
-        return out
+        return {"retrieved": bool(good)} | {p: {"answer": rag_param(calls, p)[0]}
+                                            for p in _RAG_ALIASES}
     if fam == "hpc_orchestration":
         gens = [c["args"].get("cfg", c["args"]) for c in ok if c["name"] == "generate_training_command"]
         metrics = set()
@@ -2590,6 +2653,29 @@ def scored_trace(problem: str, calls: list) -> dict:
             ("validate_training_script", "dryrun_training_script")}
     return {n: bool(v) and succeeded(v[-1]) for n, v in last.items()} | {
         "submitted": bool(submitted_jobs(calls)), "completed": job_completed(calls)}
+
+
+def rag_evidence(problem: str, calls: list, params) -> dict | None:
+    """What a RAG trial's scoring reads of its retrievals (issue 24), for the duplicate check:
+    per scored parameter (`params`, the key's) the numbers the successful retrievals before its
+    answer state (sorted), and the texts of those retrievals' passages (distinct); None for
+    another family."""
+    if PROBLEMS[problem]["family"] != "rag_retrieval":
+        return None
+    good = [i for i, c in enumerate(calls)
+            if c["name"] == "search_documents" and retrieval_failure(c) is None]
+    stated, texts = {}, {}
+    for p in params:
+        at = rag_param(calls, p)[1]
+        nums = set()
+        for i in good:
+            if at is not None and i < at:
+                for q in calls[i]["result"]["results"]:
+                    t = passage_text(q)
+                    texts.setdefault(t, None)
+                    nums.update(v for v in passage_numbers(t[:1 << 20]) if math.isfinite(v))
+        stated[p] = sorted(nums)
+    return {"stated": stated, "texts": list(texts)}
 
 
 def _flatten(value, key: str, numbers: list):
@@ -2617,13 +2703,24 @@ def _flatten(value, key: str, numbers: list):
 def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: str) -> dict | None:
     """What a trial is scored on (issue 24), for the duplicate check: its problem, the trace
     as its family's scoring reads it (scored_trace), its arrays (design, samples), its STL files (stl_content)
-    and its script's outcome (`content`, noted while scoring).  {skeleton: sha256 of all but the
-    numbers and array values, numbers, exact, arrays, sha256: of everything (exact copies)}, or
-    None when the trace cannot be serialised."""
+    and its script's outcome (`content`, noted while scoring), and a RAG trial's retrieval
+    evidence (rag_evidence: the numbers stated, the passages' pieces).  {skeleton: sha256 of all
+    but the numbers, array values and evidence, numbers, exact, arrays, rag, sha256: of
+    everything (exact copies)}, or None when the trace cannot be serialised."""
     import numpy as np
     numbers, arrays, shapes, parts = [], [], [], []
     try:
-        trace = _flatten(scored_trace(problem, calls), "", numbers)
+        # a RAG trial's answers and evidence for the parameters its key scores (all three when
+        # the key could not be read: the trial is then unscored)
+        params = next((v for kind, v in content if kind == "rag_scored"), list(_RAG_ALIASES))
+        trace = scored_trace(problem, calls)
+        if PROBLEMS[problem]["family"] == "rag_retrieval":
+            trace = {k: v for k, v in trace.items() if k == "retrieved" or k in params}
+        trace = _flatten(trace, "", numbers)
+        ev = rag_evidence(problem, calls, params)
+        rag = None if ev is None else {
+            "stated": {p: np.array(v, dtype=np.float64) for p, v in ev["stated"].items()},
+            "shingles": passage_shingles(ev["texts"])}
         for kind, value in content:
             if kind in ("design", "samples"):
                 a = np.asarray(value)
@@ -2647,11 +2744,20 @@ def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: s
     h.update(nums.tobytes())
     for a in arrays:
         h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    if rag is not None:
+        for p in sorted(rag["stated"]):
+            h.update(p.encode() + rag["stated"][p].tobytes())
+        h.update(rag["shingles"].tobytes())
     size = sum(int(a.size) * 8 for a in arrays)
     kept = run.duplicate_bytes + size <= SPEC["duplicate_max_bytes"]
     if kept:
         run.duplicate_bytes += size
-    return {"skeleton": sk, "numbers": nums,
+    if rag is not None:             # the passages' pieces, kept under the same cap
+        if run.duplicate_bytes + rag["shingles"].nbytes <= SPEC["duplicate_max_bytes"]:
+            run.duplicate_bytes += rag["shingles"].nbytes
+        else:
+            rag["shingles"] = None
+    return {"skeleton": sk, "numbers": nums, "rag": rag,
             "exact": np.array([e for _, e in numbers], dtype=bool),
             "means": np.array([float(a.mean()) if a.size else 0.0 for a in arrays]),
             "bmeans": np.array([float(np.mean(a > SPEC["binarize_at"])) if a.size else 0.0
@@ -2674,6 +2780,11 @@ def content_distance(a: dict, b: dict) -> float:
         if np.any(a["exact"] & (x != y)):
             return math.inf
         d = float(np.max(np.abs(x - y) / np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))))
+    if a.get("rag") is not None or b.get("rag") is not None:
+        e = rag_distance(a.get("rag"), b.get("rag"))
+        if e is None:
+            return math.inf
+        d = max(d, e)
     if a["arrays"] is None or b["arrays"] is None:
         return d if a["sha256"] == b["sha256"] else math.inf
     for p, q in zip(a["arrays"], b["arrays"]):
@@ -2689,6 +2800,59 @@ def content_distance(a: dict, b: dict) -> float:
             cut = SPEC["binarize_at"]
             da = min(da, float(np.mean((p > cut) != (q > cut))))
         d = max(d, da)
+    return d
+
+
+def rag_text_match(ra: dict, rb: dict) -> tuple | None:
+    """(share, shared) of the two RAG trials' passage pieces (shingle_containment), None when
+    a work cap left either uncompared."""
+    if ra["shingles"] is None or rb["shingles"] is None:
+        return None
+    return shingle_containment(ra["shingles"], rb["shingles"])
+
+
+def stated_distance(ra: dict, rb: dict) -> float | None:
+    """The largest difference of the numbers two RAG trials' retrievals state before each
+    answer, relative to max(1, |value|); None when some parameter's retrievals state another
+    count of numbers."""
+    import numpy as np
+    d = 0.0
+    for p in ra["stated"]:
+        x, y = ra["stated"][p], rb["stated"].get(p)
+        if y is None or x.size != y.size:
+            return None
+        if x.size:
+            d = max(d, float(np.max(np.abs(x - y) / np.maximum(1.0, np.maximum(np.abs(x), np.abs(y))))))
+    return d
+
+
+def _rag_text_uncompared(a: dict, b: dict) -> bool:
+    """Two RAG trials with the same answers whose retrievals state other numbers, and whose
+    passages a work cap left uncompared (duplicate_max_bytes): a possible copy (fail closed)."""
+    ra, rb = a.get("rag"), b.get("rag")
+    if ra is None or rb is None or rag_text_match(ra, rb) is not None:
+        return False
+    sd = stated_distance(ra, rb)
+    return (sd is None or sd > SPEC["duplicate_tol"]) and content_distance(
+        dict(a, rag=None), dict(b, rag=None)) <= SPEC["duplicate_tol"]
+
+
+def rag_distance(ra, rb) -> float | None:
+    """How far apart two RAG trials' retrieval evidence lies (issue 24, red team round 4): the
+    numbers stated before each answer compared as the other numbers are (relative to
+    max(1, |value|)) when every parameter's retrievals state as many; else 0.0 when their
+    passages' texts are near-identical (of the smaller set of pieces at least
+    rag_copy_containment, and at least rag_copy_min_shared pieces, lie in the other's: a copy
+    with a number appended, a passage added, dropped, reordered or repeated, whitespace,
+    punctuation or case changed), None otherwise (another trial)."""
+    if ra is None or rb is None:
+        return None
+    d = stated_distance(ra, rb)
+    if d is not None and d <= SPEC["duplicate_tol"]:
+        return d
+    m = rag_text_match(ra, rb)
+    if m is not None and m[0] >= SPEC["rag_copy_containment"] and m[1] >= SPEC["rag_copy_min_shared"]:
+        return 0.0
     return d
 
 
@@ -2745,9 +2909,13 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                     if closest is None:
                         closest = (math.inf, a.trial_id, b.trial_id)
                     continue
-                work = int(ca["numbers"].size) + sum(int(x.size) for x in (ca["arrays"] or ()))
+                ra, rb = ca.get("rag"), cb.get("rag")
+                work = int(ca["numbers"].size) + sum(int(x.size) for x in (ca["arrays"] or ())) + (
+                    0 if ra is None or rb is None or ra["shingles"] is None or rb["shingles"] is None
+                    else int(ra["shingles"].size + rb["shingles"].size))
                 if ops + work > SPEC["duplicate_max_ops"] or (
-                        ca["means"].size and (ca["arrays"] is None or cb["arrays"] is None)):
+                        ca["means"].size and (ca["arrays"] is None or cb["arrays"] is None)) or (
+                        _rag_text_uncompared(ca, cb)):
                     # not compared (a work cap) but maybe near: fails closed, the pair is
                     # grouped as a possible copy (counted once until a reviewer clears it)
                     unchecked.update((a.trial_id, b.trial_id))
@@ -2762,7 +2930,8 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                 elif closest is None or d < closest[0]:
                     closest = (d, a.trial_id, b.trial_id)
     out = []
-    n_unkept = sum(t.content["arrays"] is None for t in live)
+    n_unkept = sum(t.content["arrays"] is None or (t.content.get("rag") is not None and
+                   t.content["rag"]["shingles"] is None) for t in live)
     out.append(Check("run.duplicates", Status.INFO,
                      f"{len(live)} trial(s) compared by scored content in {len(buckets)} group(s) of "
                      f"equal structure; tolerance {tol:g}; "
@@ -2777,8 +2946,9 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                          f"{SPEC['duplicate_max_ops']:g} numbers: {len(unchecked)} trial(s) "
                          f"{', '.join(sorted(unchecked)[:5])}{' ...' if len(unchecked) > 5 else ''}; "
                          f"duplicate_max_bytes {SPEC['duplicate_max_bytes']:g}: {n_unkept} trial(s) "
-                         "compared by exact content only); a pair not compared whose "
-                         "structure and array means agree is held as a possible copy "
+                         "compared by exact content only, RAG trials by the numbers their "
+                         "retrievals state); a pair not compared whose structure and array "
+                         "means agree, or RAG answers with other numbers stated, is held as a possible copy "
                          "(counted once until a reviewer clears it)",
                          len(unchecked) + n_unkept, 0))
     groups = {}
@@ -2809,6 +2979,14 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
             msg = (f"scored content (trace, arrays, STL files, script) {how} trial {other.trial_id}'s, "
                    "under another harness key: a copied trial, or a deterministic agent repeating "
                    "itself; the copies count once")
+            ra, rb = t.content.get("rag"), other.content.get("rag")
+            m = None if ra is None or rb is None else rag_text_match(ra, rb)
+            sd = None if m is None else stated_distance(ra, rb)
+            if m is not None and d <= tol and (sd is None or sd > tol):
+                msg += (f" (its retrievals state other numbers, but {m[1]} pieces of passage "
+                        f"text, {m[0]:.3g} of the smaller set, are the other's: at least "
+                        f"rag_copy_containment {SPEC['rag_copy_containment']:g} and "
+                        f"rag_copy_min_shared {SPEC['rag_copy_min_shared']:g})")
             if t.status == "scored":
                 before = t.score
                 t.terms["overall_if_cleared"] = before
@@ -3093,6 +3271,11 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
             terms, more = score_design(rec, calls, problem, style, tdir, run, tid, key)
         elif fam == "rag_retrieval":
             terms, more = score_rag(key, calls, tid)
+            # the parameters the key scores: a copy adding an answer it does not test is the
+            # same trial (red team round 4: forcedist added, SCORE 0.8111 -> 0.8528)
+            cond = key["expected"]["conditions"]
+            run.content.setdefault(tid, []).append(("rag_scored", ["volfrac"] + [
+                p for p in ("forcedist", "rmin") if cond.get(f"expected_{p}") is not None]))
         elif fam == "hpc_orchestration":
             terms, more = score_hpc(key, calls, problem, style, tid, rec)
         else:

@@ -180,17 +180,16 @@ def test_a_copy_with_its_stl_reserialised_is_a_copy(sample):
 
 
 # ======================================================= RAG copy stating one more number
-@pytest.mark.xfail(strict=True, reason="open: RAG content compares the exact set of numbers the "
-                   "retrievals state, so one added number makes another trial; comparing the "
-                   "sets by inclusion (tried) also merges the honest twin whose passage says "
-                   "'35 percent' (read as 35 and 0.35) with the one stating 0.35")
 def test_a_rag_copy_whose_passage_states_one_more_number_is_a_copy(sample):
     """Attack: rag-eval-0 (1.0) over rag-eval-1 (0.0), the passage stating one more number.
-    Measured: another trial, SCORE 0.8111 -> 0.8528 non-strict (the run is PARTIAL, --strict
-    0).  The honest twin it collides with: test_engiai_round4's "35 percent" passage."""
+    Before: another trial (the numbers stated differ), SCORE 0.8111 -> 0.8528 non-strict.
+    Now the passages' texts decide when the numbers differ: all 40 pieces of the original lie in
+    the copy's (rag_copy_containment 0.7); held, SCORE unchanged.  The honest twin comparing the
+    sets by inclusion merged (test_engiai_round4's "35 percent" passage) shares 10 of 38
+    pieces, 0.263: separate (tests/test_engiai_rag_copies.py)."""
     def more(rec, d):
         rec["tool_calls"][0]["result"]["results"][0]["content"] += " (0.4 for the tall variant)"
     copy_trial(sample, RAG0, RAG1, more)
     checks, trials, _ = grade(sample)
     assert held(checks, trials, RAG1)
-    assert score(checks) <= INTACT
+    assert score(checks) == INTACT

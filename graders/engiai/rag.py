@@ -1,6 +1,7 @@
 """SCORING (a part of grade_engiai.py; see CONTRIBUTING.md)."""
 import math
 import re
+import unicodedata
 from graders.common.records import Check, Status
 from graders.engiai.families import Unscorable, weighted
 from graders.engiai.guarded import as_number, short
@@ -137,6 +138,62 @@ def passage_text(p):
     """The text of one returned passage (a string, or an object's `content` or `text`)."""
     return p if isinstance(p, str) else (p.get("content") or p.get("text")) \
         if isinstance(p, dict) else None
+
+
+_NOT_ALNUM = re.compile(r"[\W_]+")
+# letters of other scripts drawn like Latin ones (casefolded), read as those: a copy's passage
+# with its letters swapped for look-alikes reads as the passage it copies (issue 24, red team)
+_LOOK_ALIKES = str.maketrans("аеорсухіјѕһӏԁԛԝвкмнтαοινκρτυχβεημζϲı",
+                             "aeopcyxijshldqwbkmhtaoivkptuxbehmzci")
+
+
+def _copy_text(t: str) -> str:
+    """A passage's text as the duplicate check reads it: compatibility-decomposed (NFKD) with
+    its combining marks and invisible format characters dropped, casefolded, look-alike letters
+    read as Latin, and every run of characters other than letters and digits one space."""
+    if t.isascii():
+        return _NOT_ALNUM.sub(" ", t.lower()).strip()
+    t = "".join(ch for ch in unicodedata.normalize("NFKD", t)
+                if unicodedata.category(ch) not in ("Mn", "Me", "Cf"))
+    return _NOT_ALNUM.sub(" ", t.casefold().translate(_LOOK_ALIKES)).strip()
+
+
+def passage_shingles(texts):
+    """The distinct `rag_copy_shingle`-character pieces of passages' texts, as a sorted uint64
+    array of their hashes, for the duplicate check (issue 24, red team round 4): each text
+    (its first 2^20 characters, as passage_numbers reads it) read by _copy_text, so that
+    whitespace, punctuation, case, accents, invisible characters and look-alike letters change
+    nothing; pieces are taken per passage (the passages' order and repeats change nothing) and
+    of the passages joined in their order (a passage cut into many short ones reads whole); a
+    text shorter than a piece is one piece."""
+    import numpy as np
+    k = SPEC["rag_copy_shingle"]
+    out = [np.zeros(0, dtype=np.uint64)]
+    texts = list(texts)
+    if len(texts) > 1:              # and of their text joined in order: a passage cut into
+        texts.append(" ".join(t[:1 << 20] for t in texts))   # pieces shorter than one reads whole
+    for t in texts:
+        t = _copy_text(t[:1 << 20])
+        if not t:
+            continue
+        c = np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        width = min(k, c.size)
+        n = c.size - width + 1
+        h = np.full(n, width, dtype=np.uint64)
+        for j in range(width):          # polynomial hash mod 2^64 (wraps); a collision only
+            h = h * np.uint64(0x100000001B3) + c[j:j + n] + np.uint64(1)   # adds a match
+        out.append(h)
+    return np.unique(np.concatenate(out))
+
+
+def shingle_containment(a, b) -> tuple:
+    """(share, shared): of the smaller set of pieces (passage_shingles), how many lie in the
+    other's, and that share; (0.0, 0) when either is empty."""
+    import numpy as np
+    if not a.size or not b.size:
+        return 0.0, 0
+    shared = int(np.intersect1d(a, b, assume_unique=True).size)
+    return shared / min(a.size, b.size), shared
 
 
 def passages_state(call: dict, value: float, tol: float) -> bool:

@@ -14,8 +14,8 @@ from graders.engiai.hpc import score_hpc
 from graders.engiai.model_quality import (baseline_threshold, mmd, reference_near_rate,
     reference_spacing, rigid_affordable, score_training_code)
 from graders.engiai.prompts import score_design
-from graders.engiai.rag import (_RAG_ALIASES, passage_numbers, passage_text, rag_param,
-    retrieval_failure, score_rag)
+from graders.engiai.rag import (_RAG_ALIASES, passage_numbers, passage_shingles, passage_text,
+    rag_param, retrieval_failure, score_rag, shingle_containment)
 from graders.engiai.spec import ALGORITHMS, PROBLEMS, SPEC, list_problems
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
@@ -340,7 +340,8 @@ def scored_trace(problem: str, calls: list) -> dict:
     the design's simulation, compared through the design), the successful exports'
     parameters (STL names as their order of first appearance), whether a render and an
     optimization succeeded; RAG: whether a retrieval succeeded and, per parameter, the answer
-    and the numbers the successful retrievals before it state; HPC: the four steps' outcomes,
+    (content_signature keeps those the key scores; what the retrievals state is compared
+    apart: rag_evidence); HPC: the four steps' outcomes,
     the successful generate_training_command configs (seed, epochs, algorithm, problem), the
     metrics evaluated; training code: the outcomes of the last validation and dry run, of the
     submission and of the job.  Not the calls' count or names: a copy adding a call is the same
@@ -370,17 +371,8 @@ def scored_trace(problem: str, calls: list) -> dict:
     if fam == "rag_retrieval":
         good = [i for i, c in enumerate(calls)
                 if c["name"] == "search_documents" and retrieval_failure(c) is None]
-        out = {"retrieved": bool(good)}
-        for p in _RAG_ALIASES:
-            got, at = rag_param(calls, p)
-            stated = set()
-            for i in good:
-                if at is not None and i < at:
-                    for q in calls[i]["result"]["results"]:
-                        t = passage_text(q)
-                        stated.update(v for v in passage_numbers(t[:1 << 20]) if math.isfinite(v))
-            out[p] = {"answer": got, "stated": sorted(stated)}
-        return out
+        return {"retrieved": bool(good)} | {p: {"answer": rag_param(calls, p)[0]}
+                                            for p in _RAG_ALIASES}
     if fam == "hpc_orchestration":
         gens = [c["args"].get("cfg", c["args"]) for c in ok if c["name"] == "generate_training_command"]
         metrics = set()
@@ -396,6 +388,29 @@ def scored_trace(problem: str, calls: list) -> dict:
             ("validate_training_script", "dryrun_training_script")}
     return {n: bool(v) and succeeded(v[-1]) for n, v in last.items()} | {
         "submitted": bool(submitted_jobs(calls)), "completed": job_completed(calls)}
+
+
+def rag_evidence(problem: str, calls: list, params) -> dict | None:
+    """What a RAG trial's scoring reads of its retrievals (issue 24), for the duplicate check:
+    per scored parameter (`params`, the key's) the numbers the successful retrievals before its
+    answer state (sorted), and the texts of those retrievals' passages (distinct); None for
+    another family."""
+    if PROBLEMS[problem]["family"] != "rag_retrieval":
+        return None
+    good = [i for i, c in enumerate(calls)
+            if c["name"] == "search_documents" and retrieval_failure(c) is None]
+    stated, texts = {}, {}
+    for p in params:
+        at = rag_param(calls, p)[1]
+        nums = set()
+        for i in good:
+            if at is not None and i < at:
+                for q in calls[i]["result"]["results"]:
+                    t = passage_text(q)
+                    texts.setdefault(t, None)
+                    nums.update(v for v in passage_numbers(t[:1 << 20]) if math.isfinite(v))
+        stated[p] = sorted(nums)
+    return {"stated": stated, "texts": list(texts)}
 
 
 def _flatten(value, key: str, numbers: list):
@@ -423,13 +438,24 @@ def _flatten(value, key: str, numbers: list):
 def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: str) -> dict | None:
     """What a trial is scored on (issue 24), for the duplicate check: its problem, the trace
     as its family's scoring reads it (scored_trace), its arrays (design, samples), its STL files (stl_content)
-    and its script's outcome (`content`, noted while scoring).  {skeleton: sha256 of all but the
-    numbers and array values, numbers, exact, arrays, sha256: of everything (exact copies)}, or
-    None when the trace cannot be serialised."""
+    and its script's outcome (`content`, noted while scoring), and a RAG trial's retrieval
+    evidence (rag_evidence: the numbers stated, the passages' pieces).  {skeleton: sha256 of all
+    but the numbers, array values and evidence, numbers, exact, arrays, rag, sha256: of
+    everything (exact copies)}, or None when the trace cannot be serialised."""
     import numpy as np
     numbers, arrays, shapes, parts = [], [], [], []
     try:
-        trace = _flatten(scored_trace(problem, calls), "", numbers)
+        # a RAG trial's answers and evidence for the parameters its key scores (all three when
+        # the key could not be read: the trial is then unscored)
+        params = next((v for kind, v in content if kind == "rag_scored"), list(_RAG_ALIASES))
+        trace = scored_trace(problem, calls)
+        if PROBLEMS[problem]["family"] == "rag_retrieval":
+            trace = {k: v for k, v in trace.items() if k == "retrieved" or k in params}
+        trace = _flatten(trace, "", numbers)
+        ev = rag_evidence(problem, calls, params)
+        rag = None if ev is None else {
+            "stated": {p: np.array(v, dtype=np.float64) for p, v in ev["stated"].items()},
+            "shingles": passage_shingles(ev["texts"])}
         for kind, value in content:
             if kind in ("design", "samples"):
                 a = np.asarray(value)
@@ -453,11 +479,20 @@ def content_signature(problem: str, calls: list, content, run: "RunRefs", tid: s
     h.update(nums.tobytes())
     for a in arrays:
         h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    if rag is not None:
+        for p in sorted(rag["stated"]):
+            h.update(p.encode() + rag["stated"][p].tobytes())
+        h.update(rag["shingles"].tobytes())
     size = sum(int(a.size) * 8 for a in arrays)
     kept = run.duplicate_bytes + size <= SPEC["duplicate_max_bytes"]
     if kept:
         run.duplicate_bytes += size
-    return {"skeleton": sk, "numbers": nums,
+    if rag is not None:             # the passages' pieces, kept under the same cap
+        if run.duplicate_bytes + rag["shingles"].nbytes <= SPEC["duplicate_max_bytes"]:
+            run.duplicate_bytes += rag["shingles"].nbytes
+        else:
+            rag["shingles"] = None
+    return {"skeleton": sk, "numbers": nums, "rag": rag,
             "exact": np.array([e for _, e in numbers], dtype=bool),
             "means": np.array([float(a.mean()) if a.size else 0.0 for a in arrays]),
             "bmeans": np.array([float(np.mean(a > SPEC["binarize_at"])) if a.size else 0.0
@@ -480,6 +515,11 @@ def content_distance(a: dict, b: dict) -> float:
         if np.any(a["exact"] & (x != y)):
             return math.inf
         d = float(np.max(np.abs(x - y) / np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))))
+    if a.get("rag") is not None or b.get("rag") is not None:
+        e = rag_distance(a.get("rag"), b.get("rag"))
+        if e is None:
+            return math.inf
+        d = max(d, e)
     if a["arrays"] is None or b["arrays"] is None:
         return d if a["sha256"] == b["sha256"] else math.inf
     for p, q in zip(a["arrays"], b["arrays"]):
@@ -495,6 +535,59 @@ def content_distance(a: dict, b: dict) -> float:
             cut = SPEC["binarize_at"]
             da = min(da, float(np.mean((p > cut) != (q > cut))))
         d = max(d, da)
+    return d
+
+
+def rag_text_match(ra: dict, rb: dict) -> tuple | None:
+    """(share, shared) of the two RAG trials' passage pieces (shingle_containment), None when
+    a work cap left either uncompared."""
+    if ra["shingles"] is None or rb["shingles"] is None:
+        return None
+    return shingle_containment(ra["shingles"], rb["shingles"])
+
+
+def stated_distance(ra: dict, rb: dict) -> float | None:
+    """The largest difference of the numbers two RAG trials' retrievals state before each
+    answer, relative to max(1, |value|); None when some parameter's retrievals state another
+    count of numbers."""
+    import numpy as np
+    d = 0.0
+    for p in ra["stated"]:
+        x, y = ra["stated"][p], rb["stated"].get(p)
+        if y is None or x.size != y.size:
+            return None
+        if x.size:
+            d = max(d, float(np.max(np.abs(x - y) / np.maximum(1.0, np.maximum(np.abs(x), np.abs(y))))))
+    return d
+
+
+def _rag_text_uncompared(a: dict, b: dict) -> bool:
+    """Two RAG trials with the same answers whose retrievals state other numbers, and whose
+    passages a work cap left uncompared (duplicate_max_bytes): a possible copy (fail closed)."""
+    ra, rb = a.get("rag"), b.get("rag")
+    if ra is None or rb is None or rag_text_match(ra, rb) is not None:
+        return False
+    sd = stated_distance(ra, rb)
+    return (sd is None or sd > SPEC["duplicate_tol"]) and content_distance(
+        dict(a, rag=None), dict(b, rag=None)) <= SPEC["duplicate_tol"]
+
+
+def rag_distance(ra, rb) -> float | None:
+    """How far apart two RAG trials' retrieval evidence lies (issue 24, red team round 4): the
+    numbers stated before each answer compared as the other numbers are (relative to
+    max(1, |value|)) when every parameter's retrievals state as many; else 0.0 when their
+    passages' texts are near-identical (of the smaller set of pieces at least
+    rag_copy_containment, and at least rag_copy_min_shared pieces, lie in the other's: a copy
+    with a number appended, a passage added, dropped, reordered or repeated, whitespace,
+    punctuation or case changed), None otherwise (another trial)."""
+    if ra is None or rb is None:
+        return None
+    d = stated_distance(ra, rb)
+    if d is not None and d <= SPEC["duplicate_tol"]:
+        return d
+    m = rag_text_match(ra, rb)
+    if m is not None and m[0] >= SPEC["rag_copy_containment"] and m[1] >= SPEC["rag_copy_min_shared"]:
+        return 0.0
     return d
 
 
@@ -551,9 +644,13 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                     if closest is None:
                         closest = (math.inf, a.trial_id, b.trial_id)
                     continue
-                work = int(ca["numbers"].size) + sum(int(x.size) for x in (ca["arrays"] or ()))
+                ra, rb = ca.get("rag"), cb.get("rag")
+                work = int(ca["numbers"].size) + sum(int(x.size) for x in (ca["arrays"] or ())) + (
+                    0 if ra is None or rb is None or ra["shingles"] is None or rb["shingles"] is None
+                    else int(ra["shingles"].size + rb["shingles"].size))
                 if ops + work > SPEC["duplicate_max_ops"] or (
-                        ca["means"].size and (ca["arrays"] is None or cb["arrays"] is None)):
+                        ca["means"].size and (ca["arrays"] is None or cb["arrays"] is None)) or (
+                        _rag_text_uncompared(ca, cb)):
                     # not compared (a work cap) but maybe near: fails closed, the pair is
                     # grouped as a possible copy (counted once until a reviewer clears it)
                     unchecked.update((a.trial_id, b.trial_id))
@@ -568,7 +665,8 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                 elif closest is None or d < closest[0]:
                     closest = (d, a.trial_id, b.trial_id)
     out = []
-    n_unkept = sum(t.content["arrays"] is None for t in live)
+    n_unkept = sum(t.content["arrays"] is None or (t.content.get("rag") is not None and
+                   t.content["rag"]["shingles"] is None) for t in live)
     out.append(Check("run.duplicates", Status.INFO,
                      f"{len(live)} trial(s) compared by scored content in {len(buckets)} group(s) of "
                      f"equal structure; tolerance {tol:g}; "
@@ -583,8 +681,9 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                          f"{SPEC['duplicate_max_ops']:g} numbers: {len(unchecked)} trial(s) "
                          f"{', '.join(sorted(unchecked)[:5])}{' ...' if len(unchecked) > 5 else ''}; "
                          f"duplicate_max_bytes {SPEC['duplicate_max_bytes']:g}: {n_unkept} trial(s) "
-                         "compared by exact content only); a pair not compared whose "
-                         "structure and array means agree is held as a possible copy "
+                         "compared by exact content only, RAG trials by the numbers their "
+                         "retrievals state); a pair not compared whose structure and array "
+                         "means agree, or RAG answers with other numbers stated, is held as a possible copy "
                          "(counted once until a reviewer clears it)",
                          len(unchecked) + n_unkept, 0))
     groups = {}
@@ -615,6 +714,14 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
             msg = (f"scored content (trace, arrays, STL files, script) {how} trial {other.trial_id}'s, "
                    "under another harness key: a copied trial, or a deterministic agent repeating "
                    "itself; the copies count once")
+            ra, rb = t.content.get("rag"), other.content.get("rag")
+            m = None if ra is None or rb is None else rag_text_match(ra, rb)
+            sd = None if m is None else stated_distance(ra, rb)
+            if m is not None and d <= tol and (sd is None or sd > tol):
+                msg += (f" (its retrievals state other numbers, but {m[1]} pieces of passage "
+                        f"text, {m[0]:.3g} of the smaller set, are the other's: at least "
+                        f"rag_copy_containment {SPEC['rag_copy_containment']:g} and "
+                        f"rag_copy_min_shared {SPEC['rag_copy_min_shared']:g})")
             if t.status == "scored":
                 before = t.score
                 t.terms["overall_if_cleared"] = before
@@ -899,6 +1006,11 @@ def grade_trial(tdir: str, run: RunRefs, problems: set, styles: set) -> tuple:
             terms, more = score_design(rec, calls, problem, style, tdir, run, tid, key)
         elif fam == "rag_retrieval":
             terms, more = score_rag(key, calls, tid)
+            # the parameters the key scores: a copy adding an answer it does not test is the
+            # same trial (red team round 4: forcedist added, SCORE 0.8111 -> 0.8528)
+            cond = key["expected"]["conditions"]
+            run.content.setdefault(tid, []).append(("rag_scored", ["volfrac"] + [
+                p for p in ("forcedist", "rmin") if cond.get(f"expected_{p}") is not None]))
         elif fam == "hpc_orchestration":
             terms, more = score_hpc(key, calls, problem, style, tid, rec)
         else:

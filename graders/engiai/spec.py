@@ -68,6 +68,20 @@ SPEC = {
                                        # past it a trial is compared by exact content only (REVIEW)
     "duplicate_max_ops": 1 << 32,      # numbers compared pairwise over the run; past it the
                                        # pairs left are not compared (REVIEW: fail closed)
+    # issue 24 (red team round 4): two RAG trials with the same answers whose retrievals state
+    # other sets of numbers are still copies when their passages' texts are near-identical: of
+    # the smaller text's distinct `rag_copy_shingle`-character pieces (rag._copy_text: NFKD
+    # without marks or invisible characters, casefolded, look-alike letters as Latin, every
+    # run of non-alphanumerics one space; per passage and of the passages joined in order) at
+    # least `rag_copy_containment` lie in the other's, and at least `rag_copy_min_shared` do (a
+    # short passage is a fragment of many honest ones).  Measured: copies of the sample's passage
+    # with a number appended, a passage added or dropped, whitespace or punctuation changed:
+    # 1.0 (40 of 40); with one word edited as well 0.775 (31 of 40); honest passages stating
+    # 0.35 in other words (266 pairs whose numbers differ): at most 0.618 where 20 or more are
+    # shared (21 of 34); the 4 pairs at 0.7 or more share at most 9 (short passages)
+    "rag_copy_shingle": 8,
+    "rag_copy_containment": 0.7,
+    "rag_copy_min_shared": 20,
     # issue 24: the answer key is the harness's (TRIAL_FORMAT.md "The harness manifest")
     "harness_dataset": "harness/trials",   # reference.h5: the trials the harness ran, keyed by
     "harness_format": "engiai-harness/1",  # (problem, prompt_style, example_id, seed), with
