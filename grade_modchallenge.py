@@ -1414,7 +1414,33 @@ def _guard_where(frame, g, _str=str, _len=len):
     return "no frame of the submission on the stack (the driver, or a thread it did not start)"
 
 
-def _guard_called(frame, want, ops, _list=list, _len=len, _type=type, _dict=dict, _base=BaseException):
+def _guard_callee(frame, ops, _list=list):
+    """(opcode, argument) of the LOAD_* instruction starting where the source of the call running
+    in `frame` starts (its callee: a name or an attribute), or (-1, 0) when there is none."""
+    lg, ln, ext, loads, gshift, attrs, ashift = ops
+    code = frame.f_code
+    raw = code.co_code
+    pos = _list(code.co_positions())
+    i = frame.f_lasti // 2
+    line, _, col, _ = pos[i]
+    j = i - 1
+    while j >= 0:
+        p = pos[j]
+        if raw[2 * j] in loads and p[0] == line and p[1] == line and p[2] == col:
+            break
+        j -= 1
+    if j < 0:
+        return -1, 0
+    arg, k, shift = raw[2 * j + 1], j - 1, 8
+    while k >= 0 and raw[2 * k] == ext:
+        arg |= raw[2 * k + 1] << shift
+        shift += 8
+        k -= 1
+    return raw[2 * j], arg
+
+
+def _guard_called(frame, want, ops, _type=type, _dict=dict, _base=BaseException,
+                  _callee=_guard_callee):
     """True when the call running in `frame` calls, by the bare name its source spells, the object
     `want` maps that name to (the real builtin captured before the submission loaded): a library's
     own `exec(text)`, not a builtin or module global the model rebound to another callable
@@ -1424,24 +1450,9 @@ def _guard_called(frame, want, ops, _list=list, _len=len, _type=type, _dict=dict
     lg, ln, ext, loads, gshift, attrs, ashift = ops
     try:
         code = frame.f_code
-        raw = code.co_code
-        pos = _list(code.co_positions())
-        i = frame.f_lasti // 2
-        line, _, col, _ = pos[i]
-        j = i - 1
-        while j >= 0:
-            p = pos[j]
-            if raw[2 * j] in loads and p[0] == line and p[1] == line and p[2] == col:
-                break
-            j -= 1
-        op = raw[2 * j] if j >= 0 else -1
+        op, arg = _callee(frame, ops)
         if op not in (lg, ln) and op not in attrs:
             return False
-        arg, k, shift = raw[2 * j + 1], j - 1, 8
-        while k >= 0 and raw[2 * k] == ext:
-            arg |= raw[2 * k + 1] << shift
-            shift += 8
-            k -= 1
         if op in attrs:
             name = code.co_names[arg >> ashift]
             return name in want and want.get(name) is None
@@ -1468,7 +1479,7 @@ def _guard_called(frame, want, ops, _list=list, _len=len, _type=type, _dict=dict
 GUARD_CLASS_CALLS = frozenset({"__init__", "__new__", "__init_subclass__", "__set_name__", "__call__"})
 
 
-def _guard_linked(frame, g, _list=list, _len=len, _type=type, _dict=dict, _base=BaseException,
+def _guard_linked(frame, g, _callee=_guard_callee, _type=type, _dict=dict, _base=BaseException,
                   _issub=issubclass, _fn=_types.FunctionType, _code_of=_types.FunctionType.__code__.__get__,
                   _class_calls=GUARD_CLASS_CALLS, _gen_flags=0x20 | 0x80 | 0x100 | 0x200,
                   _mro=type.__dict__["__mro__"].__get__, _cdict=type.__dict__["__dict__"].__get__,
@@ -1517,24 +1528,9 @@ def _guard_linked(frame, g, _list=list, _len=len, _type=type, _dict=dict, _base=
                 f = p
                 continue
             pcode = p.f_code
-            raw = pcode.co_code
-            pos = _list(pcode.co_positions())
-            i = p.f_lasti // 2
-            line, _, col, _ = pos[i]
-            j = i - 1
-            while j >= 0:
-                q = pos[j]
-                if raw[2 * j] in loads and q[0] == line and q[1] == line and q[2] == col:
-                    break
-                j -= 1
-            if j < 0:
+            op, arg = _callee(p, g[15])
+            if op < 0:
                 return False
-            op = raw[2 * j]
-            arg, k, shift = raw[2 * j + 1], j - 1, 8
-            while k >= 0 and raw[2 * k] == ext:
-                arg |= raw[2 * k + 1] << shift
-                shift += 8
-                k -= 1
             name = code.co_name
             if op in attrs:
                 ok = pcode.co_names[arg >> ashift] == name or name in _class_calls
@@ -2251,6 +2247,8 @@ def _guard_kernel_filter():
         if libc.prctl(38, 1, 0, 0, 0) != 0:                 # PR_SET_NO_NEW_PRIVS
             return False, "prctl(PR_SET_NO_NEW_PRIVS): errno %d" % ctypes.get_errno()
         nr_seccomp = {"x86_64": 317, "aarch64": 277}[arch]
+        if libc.syscall(nr_seccomp, 2, 0, ctypes.byref(ctypes.c_uint32(KILL))) != 0:  # GET_ACTION_AVAIL
+            return False, "the kernel has no SECCOMP_RET_KILL_PROCESS (errno %d)" % ctypes.get_errno()
         if libc.syscall(nr_seccomp, 1, 1, ctypes.byref(fprog)) != 0:   # SET_MODE_FILTER, TSYNC
             return False, "seccomp(SECCOMP_SET_MODE_FILTER): errno %d" % ctypes.get_errno()
         return True, "%d BPF instructions, %s" % (len(prog), arch)

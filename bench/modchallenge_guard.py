@@ -103,6 +103,9 @@ if guard:
           "_time": time, "_CH": {"tok": "0" * 32, "out": os.open(os.devnull, os.O_WRONLY)},
           "_REQ": {"submission_dir": model_dir, "scratch_dir": tempfile.mkdtemp(), "mode": "bench"}}
     exec(compile(block, g.__file__, "exec"), ns)
+    ok, what = ns["_guard_kernel_filter"]()            # as the driver: the kernel filter, the torch._C
+    assert ok, what                                    # loader, then the hook
+    sys.meta_path.insert(0, ns["_GuardTorchFinder"])
     ns["_guard_install"]({"digests": {}, "pickle_globals": "x^", "max_reports": 20})
 mod, _, cls = entry.rpartition(".")
 t_load = time.perf_counter()
