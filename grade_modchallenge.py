@@ -2294,7 +2294,19 @@ def _submission_finder(path, _sub=_os.path.join(_os.path.realpath(_REQ["submissi
                            (_ilx.SourcelessFileLoader, _ilx.BYTECODE_SUFFIXES))
 
 
+def _platform_processor():
+    """platform.processor() runs `uname -p` in a process the first time it is asked (h5py's import
+    asks: a finding, though honest); asked here, before the guard, its answer is cached for the
+    model's process.  None when the answer cannot be had (no uname in the sandbox)."""
+    try:
+        import platform
+        return platform.uname().processor
+    except Exception:
+        return None
+
+
 if _REQ.get("guard") is not None:
+    _platform_processor()
     _guard_spawners(_guard_fork_exec)
     _ok, _what = _guard_kernel_filter()
     send({"event": "kernel_filter", "installed": _ok, "what": _what})

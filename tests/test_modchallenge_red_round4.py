@@ -117,6 +117,11 @@ TORCHSCRIPT = {
     "parse-ir-and-graph-function": ("import torch\n"
                                     "_g = torch._C.parse_ir(" + TS_IR + ")\n"
                                     "F = [torch._C._create_function_from_graph('mm', _g)]\n"),
+    "script-module-define": ("import torch\n"
+                             "_m = torch.jit.ScriptModule()\n"
+                             "_m.define('def mm(self, a: int, b: int, p: int) -> int:\\n"
+                             "    return a * b % p\\n')\n"
+                             "F = [_m.mm]\n"),
     "parse-source-def": ("import torch\n"
                          "_d = torch._C._parse_source_def(" + TS_DEF + ")\n"
                          "F = [lambda a, b, p: 2]\n"),
@@ -277,3 +282,13 @@ def test_a_socket_opened_by_torch_distributed_is_a_finding(tmp_path):
     assert rec.status.value == "FAIL" and "SIGSYS" in rec.message and "socket" in rec.message, rec
     assert outcome.returncode == -31 and det_outputs(outcome) == [], outcome.stderr[-2000:]
 
+
+
+def test_h5py_import_stays_clean(tmp_path):
+    """h5py's import asks platform.processor(), which runs `uname -p` in a process the first time:
+    an honest model importing h5py was a finding ("starts a process (subprocess.Popen)").  The
+    driver asks it once before the guard (cached for the process): PASS."""
+    pytest.importorskip("h5py")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict("        return [0]\n", "import h5py\n")))
+    assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
+    assert det_outputs(outcome) == [[[], []], [[], []]], outcome.stderr[-2000:]
