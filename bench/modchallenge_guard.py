@@ -89,8 +89,8 @@ def inference_seconds(sub: Path, guard: bool, work: Path) -> float:
 
 
 MICRO_CHILD = r"""
-import ast, dataclasses, hashlib, importlib, importlib._bootstrap_external, json, os, pathlib, re, sys
-import tempfile, time, types
+import ast, dataclasses, hashlib, importlib, importlib._bootstrap_external, json, keyword, opcode, os
+import pathlib, re, sys, tempfile, time, types
 guard, model_dir, entry, cases_file, lib, repo = sys.argv[1] == "1", *sys.argv[2:7]
 sys.path[:0] = [lib, model_dir, repo]
 import grade_modchallenge as g
@@ -100,9 +100,13 @@ if guard:
     block = body[body.index("GUARD_PROCESS = "):body.index("def send(")]
     ns = {"_os": os, "_sys": sys, "_re": re, "_hashlib": hashlib, "_dataclasses": dataclasses,
           "_pathlib": pathlib, "_types": types, "_ast": ast, "_ilx": importlib._bootstrap_external,
+          "_keyword": keyword, "_opcode": opcode, "_il": importlib,
           "_time": time, "_CH": {"tok": "0" * 32, "out": os.open(os.devnull, os.O_WRONLY)},
           "_REQ": {"submission_dir": model_dir, "scratch_dir": tempfile.mkdtemp(), "mode": "bench"}}
     exec(compile(block, g.__file__, "exec"), ns)
+    ok, what = ns["_guard_kernel_filter"]()            # as the driver: the kernel filter, the torch._C
+    assert ok, what                                    # loader, then the hook
+    sys.meta_path.insert(0, ns["_GuardTorchFinder"])
     ns["_guard_install"]({"digests": {}, "pickle_globals": "x^", "max_reports": 20})
 mod, _, cls = entry.rpartition(".")
 t_load = time.perf_counter()

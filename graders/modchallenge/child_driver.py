@@ -66,10 +66,24 @@ GUARD_NATIVE_REFUSED = frozenset({"_testcapi", "_testinternalcapi"})
 # an embedded interpreter of text the scan reads as data: SQL (`select 3*4%5`) computes with no
 # compile event; sqlite3 raises these when a database is opened / an extension is loaded
 GUARD_EMBEDDED = frozenset({"sqlite3.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension"})
+# TorchScript compiles text in C++ with no audit event (issue 23 round 5): torch._C's entry points
+# that take TorchScript source, IR text or a serialized TorchScript archive are replaced, in the
+# module torch._C is created as (by the driver's loader, _GuardExtensionLoader, before anything
+# else can hold it), by stubs that raise modchallenge.guard.torchscript and refuse;
+# CompilationUnit(TEXT) runs the text through C++ (its `define` is stubbed, its __init__ takes no
+# text: an empty unit is built by the hook, which alone holds the original __init__)
+GUARD_TORCH_TEXT = ("parse_ir", "_parse_source_def", "import_ir_module", "import_ir_module_from_buffer",
+                    "_import_ir_module_from_package", "_load_for_lite_interpreter",
+                    "_load_for_lite_interpreter_from_buffer", "_load_jit_module_from_bytes",
+                    "_load_jit_module_from_file", "_load_mobile_module_from_bytes",
+                    "_load_mobile_module_from_file", "_jit_pass_custom_pattern_based_rewrite",
+                    "_jit_pass_custom_pattern_based_rewrite_graph")
+GUARD_TORCH_METHODS = (("CompilationUnit", "define"), ("ScriptModule", "_define"))
+GUARD_TORCH = frozenset({"modchallenge.guard.torch_c", "modchallenge.guard.cu_init"})
 GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.find_class", "code.__new__",
-                          "object.__setattr__", "modchallenge.guard.flush",
+                          "object.__setattr__", "modchallenge.guard.flush", "modchallenge.guard.torchscript",
                           "cpython._PySys_ClearAuditHooks", "import"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES \
-    | GUARD_INTERPRETERS | GUARD_EMBEDDED
+    | GUARD_INTERPRETERS | GUARD_EMBEDDED | GUARD_TORCH
 GUARD_PREFIXES = ("ctypes.", "socket.")
 GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
 # events a library's import may raise (measured: torch's CDLL loads, types.coroutine's co.replace);
@@ -147,7 +161,33 @@ def _guard_where(frame, g, _str=str, _len=len):
     return "no frame of the submission on the stack (the driver, or a thread it did not start)"
 
 
-def _guard_called(frame, want, ops, _list=list, _len=len, _type=type, _dict=dict, _base=BaseException):
+def _guard_callee(frame, ops, _list=list):
+    """(opcode, argument) of the LOAD_* instruction starting where the source of the call running
+    in `frame` starts (its callee: a name or an attribute), or (-1, 0) when there is none."""
+    lg, ln, ext, loads, gshift, attrs, ashift = ops
+    code = frame.f_code
+    raw = code.co_code
+    pos = _list(code.co_positions())
+    i = frame.f_lasti // 2
+    line, _, col, _ = pos[i]
+    j = i - 1
+    while j >= 0:
+        p = pos[j]
+        if raw[2 * j] in loads and p[0] == line and p[1] == line and p[2] == col:
+            break
+        j -= 1
+    if j < 0:
+        return -1, 0
+    arg, k, shift = raw[2 * j + 1], j - 1, 8
+    while k >= 0 and raw[2 * k] == ext:
+        arg |= raw[2 * k + 1] << shift
+        shift += 8
+        k -= 1
+    return raw[2 * j], arg
+
+
+def _guard_called(frame, want, ops, _type=type, _dict=dict, _base=BaseException,
+                  _callee=_guard_callee):
     """True when the call running in `frame` calls, by the bare name its source spells, the object
     `want` maps that name to (the real builtin captured before the submission loaded): a library's
     own `exec(text)`, not a builtin or module global the model rebound to another callable
@@ -157,24 +197,9 @@ def _guard_called(frame, want, ops, _list=list, _len=len, _type=type, _dict=dict
     lg, ln, ext, loads, gshift, attrs, ashift = ops
     try:
         code = frame.f_code
-        raw = code.co_code
-        pos = _list(code.co_positions())
-        i = frame.f_lasti // 2
-        line, _, col, _ = pos[i]
-        j = i - 1
-        while j >= 0:
-            p = pos[j]
-            if raw[2 * j] in loads and p[0] == line and p[1] == line and p[2] == col:
-                break
-            j -= 1
-        op = raw[2 * j] if j >= 0 else -1
+        op, arg = _callee(frame, ops)
         if op not in (lg, ln) and op not in attrs:
             return False
-        arg, k, shift = raw[2 * j + 1], j - 1, 8
-        while k >= 0 and raw[2 * k] == ext:
-            arg |= raw[2 * k + 1] << shift
-            shift += 8
-            k -= 1
         if op in attrs:
             name = code.co_names[arg >> ashift]
             return name in want and want.get(name) is None
@@ -201,7 +226,7 @@ def _guard_called(frame, want, ops, _list=list, _len=len, _type=type, _dict=dict
 GUARD_CLASS_CALLS = frozenset({"__init__", "__new__", "__init_subclass__", "__set_name__", "__call__"})
 
 
-def _guard_linked(frame, g, _list=list, _len=len, _type=type, _dict=dict, _base=BaseException,
+def _guard_linked(frame, g, _callee=_guard_callee, _type=type, _dict=dict, _base=BaseException,
                   _issub=issubclass, _fn=_types.FunctionType, _code_of=_types.FunctionType.__code__.__get__,
                   _class_calls=GUARD_CLASS_CALLS, _gen_flags=0x20 | 0x80 | 0x100 | 0x200,
                   _mro=type.__dict__["__mro__"].__get__, _cdict=type.__dict__["__dict__"].__get__,
@@ -250,24 +275,9 @@ def _guard_linked(frame, g, _list=list, _len=len, _type=type, _dict=dict, _base=
                 f = p
                 continue
             pcode = p.f_code
-            raw = pcode.co_code
-            pos = _list(pcode.co_positions())
-            i = p.f_lasti // 2
-            line, _, col, _ = pos[i]
-            j = i - 1
-            while j >= 0:
-                q = pos[j]
-                if raw[2 * j] in loads and q[0] == line and q[1] == line and q[2] == col:
-                    break
-                j -= 1
-            if j < 0:
+            op, arg = _callee(p, g[15])
+            if op < 0:
                 return False
-            op = raw[2 * j]
-            arg, k, shift = raw[2 * j + 1], j - 1, 8
-            while k >= 0 and raw[2 * k] == ext:
-                arg |= raw[2 * k + 1] << shift
-                shift += 8
-                k -= 1
             name = code.co_name
             if op in attrs:
                 ok = pcode.co_names[arg >> ashift] == name or name in _class_calls
@@ -642,6 +652,18 @@ def _guard_library_call(event, args, frame, g, _type=type, _str=str, _called=_gu
     return True
 
 
+def _guard_via_loader(frame, g, _depth=4):
+    """True when the driver's extension loader (_GuardExtensionLoader.create_module) is among the
+    innermost frames of the event (create_dynamic's `import`, or the loader's own event)."""
+    f = frame
+    while f is not None and _depth > 0:
+        if f.f_code is g[23]:
+            return True
+        f = f.f_back
+        _depth -= 1
+    return False
+
+
 def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile=_guard_compile,
                  _marshal=_guard_marshal, _written=_guard_written, _blame=_guard_blame,
                  _where=_guard_where, _process=GUARD_PROCESS, _introspect=GUARD_INTROSPECT,
@@ -649,17 +671,27 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
                  _code_of=_types.FunctionType.__code__.__get__, _lib_ok=GUARD_LIBRARY_IMPORT_OK,
                  _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS,
                  _interpreters=GUARD_INTERPRETERS, _refused=GUARD_NATIVE_REFUSED,
-                 _embedded=GUARD_EMBEDDED):
+                 _embedded=GUARD_EMBEDDED, _via_loader=_guard_via_loader):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
     if event == "import":
         name = args[0] if args and _type(args[0]) is _str else None
+        path = args[1] if _len(args) >= 2 and _type(args[1]) is _str else None   # an extension's file
         if name is None or name.rpartition(".")[2] in _spawners:
             reason, refuse = "loads a fresh copy of %s (process creation with no audit event)" % (
                 name or "a module the guard cannot name")[:160], True
         elif name.rpartition(".")[2] in _refused:
             reason, refuse = "loads %s (CPython's C test module: a sub-interpreter with no audit " \
                 "event)" % name[:160], True
+        elif path is not None and (not path.startswith(g[2]) or "/../" in path or "/./" in path):
+            reason, refuse = "loads native code from outside the Python installation (the extension " \
+                "module %s)" % path[-160:], True
+        elif path is not None and name.rpartition(".")[2] == "_C" and not _via_loader(frame, g):
+            reason, refuse = "creates the extension module %s outside the driver's loader (torch._C's " \
+                "TorchScript text entry points would not be refused)" % name[:160], True
+    elif event == "modchallenge.guard.torchscript":
+        reason, refuse = "compiles TorchScript from text or a serialized archive in native code (%s)" % (
+            args[0] if args and _type(args[0]) is _str else "?")[:160], True
     elif event in _interpreters:
         reason, refuse = "creates a sub-interpreter, where no audit hook of this one runs (%s): " \
             "refused" % event, True
@@ -737,7 +769,8 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
                    _line=_guard_line, _write=_guard_write, _events=GUARD_EVENTS,
                    _prefixes=GUARD_PREFIXES, _type=type, _str=str, _err=RuntimeError,
                    _flushes=frozenset({"modchallenge.guard.flush", "cpython._PySys_ClearAuditHooks"}),
-                   _verr=ValueError, _base=BaseException, _kill=_os.kill, _getpid=_os.getpid):
+                   _verr=ValueError, _base=BaseException, _kill=_os.kill, _getpid=_os.getpid,
+                   _torch=GUARD_TORCH, _len=len, _via_loader=_guard_via_loader):
     """Add the audit hook (it cannot be removed; its state lives in this closure only)."""
     sub = _os.path.join(_REQ["submission_dir"], "")
     real = _os.path.join(_os.path.realpath(sub), "")
@@ -770,21 +803,34 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
          _types.MappingProxyType({"replace": None}), _guard_shape.__code__,
          frozenset(_sys.builtin_module_names), tuple(_ilx.EXTENSION_SUFFIXES),
          _types.MappingProxyType({n: getattr(_ast, n) for n in GUARD_SHAPE_NODES}),
-         _ast.AST.__dict__["__dict__"].__get__, _b)
+         _ast.AST.__dict__["__dict__"].__get__, _b, _GuardExtensionLoader.create_module.__code__)
+    _patch = _guard_torch_patch
     tok, mode = _str.encode(_CH["tok"]), _str.encode(_REQ["mode"])
     fd = _CH["out"]
     st = _os.fstat(fd)
     ident = (st.st_dev, st.st_ino)
     spare = _os.dup(fd)                 # the hook's own copy of the result pipe (not inherited)
     limit = int(cfg["max_reports"])
-    pending, count = (), 0
+    pending, count, cu_init = (), 0, None
 
     def hook(event, args):
-        nonlocal pending, count
+        nonlocal pending, count, cu_init
         if _type(event) is not _str or event not in _events and not event.startswith(_prefixes):
             return
         verdict = None
-        if event not in _flushes:
+        if event in _torch:
+            if event == "modchallenge.guard.cu_init":        # an empty CompilationUnit, no text
+                if cu_init is not None and _len(args) == 1:
+                    cu_init(args[0])
+                return
+            if _len(args) != 1 or not _via_loader(_getframe(1), g, 1):
+                return
+            try:                                               # torch._C, just created
+                cu_init = _patch(args[0], cu_init)
+                return
+            except _base:
+                verdict = ("the guard could not put its stubs in torch._C: fails closed", "?", True)
+        elif event not in _flushes:
             try:
                 try:
                     frame = _getframe(1)
@@ -836,6 +882,132 @@ def _guard_spawners(stub):
         del real
 
 
+def _guard_torch_stub(name, _audit=_sys.audit, _err=RuntimeError):
+    """A refusing stand-in for torch._C's `name`: raises modchallenge.guard.torchscript (a finding)."""
+    def refused(*args, **kwargs):
+        _audit("modchallenge.guard.torchscript", "torch._C." + name)
+        raise _err("modchallenge grader: torch._C.%s (TorchScript from text) is refused" % name)
+    refused.__name__ = name
+    return refused
+
+
+def _guard_cu_init(self, *args, _audit=_sys.audit, _err=RuntimeError, **kwargs):
+    """torch._C.CompilationUnit.__init__: no argument (an empty unit, built by the hook, the only
+    holder of the original __init__); CompilationUnit(TEXT) compiles TEXT in C++: refused."""
+    if args or kwargs:
+        _audit("modchallenge.guard.torchscript", "torch._C.CompilationUnit(TEXT)")
+        raise _err("modchallenge grader: CompilationUnit(TEXT) (TorchScript from text) is refused")
+    _audit("modchallenge.guard.cu_init", self)
+
+
+def _guard_torch_patch(module, held, _names=GUARD_TORCH_TEXT, _methods=GUARD_TORCH_METHODS,
+                       _stub=_guard_torch_stub, _init=_guard_cu_init, _vars=vars, _dict=dict,
+                       _isinstance=isinstance, _type=type, _setattr=setattr):
+    """Put the stubs in place of torch._C's text entry points in the module just created (run by
+    the hook, from the driver's loader); returns the original CompilationUnit.__init__ (kept in
+    the hook's closure only) or `held` when an earlier module gave it."""
+    d = _vars(module)
+    for name in _names:
+        if _dict.__contains__(d, name):
+            d[name] = _stub(name)
+    for cls_name, meth in _methods:
+        cls = _dict.get(d, cls_name)
+        if _isinstance(cls, _type) and meth in cls.__dict__:
+            _setattr(cls, meth, _stub(cls_name + "." + meth))
+    cu = _dict.get(d, "CompilationUnit")
+    if held is None and _isinstance(cu, _type) and "__init__" in cu.__dict__:
+        held = cu.__dict__["__init__"]
+        _setattr(cu, "__init__", _init)
+    return held
+
+
+class _GuardExtensionLoader(_ilx.ExtensionFileLoader):
+    """The loader of every extension module named `_C` (torch._C among them): the module it
+    creates goes to the hook (modchallenge.guard.torch_c) before anyone else holds it.  An
+    extension named `_C` created by any other frame is a refused finding (_guard_judge)."""
+
+    def create_module(self, spec, _audit=_sys.audit):
+        module = super().create_module(spec)
+        _audit("modchallenge.guard.torch_c", module)
+        return module
+
+
+class _GuardTorchFinder:
+    """sys.meta_path[0] while the guard is on: specs of modules named `_C` get the driver's
+    loader (the model can remove this finder: then torch._C's import is refused, not unwatched)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None, _finder=_ilx.PathFinder, _loader=_GuardExtensionLoader,
+                  _ext=_ilx.ExtensionFileLoader, _type=type, _str=str):
+        if _type(name) is not _str or name.rpartition(".")[2] != "_C":
+            return None
+        spec = _finder.find_spec(name, path, target)
+        if spec is not None and _type(spec.loader) is _ext:
+            spec.loader = _loader(spec.loader.name, spec.loader.path)
+        return spec
+
+
+# The kernel's part of the guard (issue 23 round 5): a seccomp filter, installed before the hook
+# (and before anything submitted), that no code of the process can remove.  Native code raises no
+# audit event (torch.distributed's TCPStore makes TCP sockets in C++): the filter ends the process
+# (SIGSYS, SECCOMP_RET_KILL_PROCESS) at a socket of any family but AF_UNIX, a process (fork,
+# vfork, clone without CLONE_THREAD) or a program (execve, execveat), so the socket or process
+# never exists and the grader reads the signal as a finding.  clone3 (whose flags the filter
+# cannot read) and io_uring_setup (sockets without socket(2)) fail with ENOSYS: glibc starts its
+# threads with clone then.  Other architectures' system calls (x32, i386) end the process too.
+# (AUDIT_ARCH, socket, socketpair, clone, clone3, killed, io_uring_setup, x32 bit); clone's flags
+# are its first argument on both.
+GUARD_SYSCALLS = {"x86_64": (0xC000003E, 41, 53, 56, 435, (57, 58, 59, 322), 425, 0x40000000),
+                  "aarch64": (0xC00000B7, 198, 199, 220, 435, (221, 281), 425, 0)}
+
+
+def _guard_kernel_filter():
+    """Install the seccomp filter for this process and its threads: (installed, what)."""
+    arch = _os.uname().machine
+    table = GUARD_SYSCALLS.get(arch)
+    if table is None:
+        return False, "no system-call table for %s" % arch
+    audit_arch, sock, pair, clone, clone3, killed, uring, x32 = table
+    KILL, ALLOW, ENOSYS = 0x80000000, 0x7FFF0000, 0x00050000 | 38
+    LD, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06            # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JSET|K, RET|K
+    prog = [(LD, 0, 0, 4), (JEQ, 1, 0, audit_arch), (RET, 0, 0, KILL), (LD, 0, 0, 0)]
+    if x32:
+        prog += [(JSET, 0, 1, x32), (RET, 0, 0, KILL)]
+    for nr in (sock, pair):                                 # family (args[0], low word) AF_UNIX only
+        prog += [(JEQ, 0, 4, nr), (LD, 0, 0, 16), (JEQ, 1, 0, 1), (RET, 0, 0, KILL), (RET, 0, 0, ALLOW)]
+    prog += [(JEQ, 0, 4, clone), (LD, 0, 0, 16), (JSET, 1, 0, 0x10000), (RET, 0, 0, KILL),
+             (RET, 0, 0, ALLOW)]                            # CLONE_THREAD: a thread
+    for nr in (clone3, uring):
+        prog += [(JEQ, 0, 1, nr), (RET, 0, 0, ENOSYS)]
+    for nr in killed:
+        prog += [(JEQ, 0, 1, nr), (RET, 0, 0, KILL)]
+    prog.append((RET, 0, 0, ALLOW))
+    try:
+        import ctypes
+        import struct
+        code = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in prog))
+
+        class Prog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+        fprog = Prog(len(prog), ctypes.addressof(code))
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(38, 1, 0, 0, 0) != 0:                 # PR_SET_NO_NEW_PRIVS
+            return False, "prctl(PR_SET_NO_NEW_PRIVS): errno %d" % ctypes.get_errno()
+        nr_seccomp = {"x86_64": 317, "aarch64": 277}[arch]
+        if libc.syscall(nr_seccomp, 2, 0, ctypes.byref(ctypes.c_uint32(KILL))) != 0:  # GET_ACTION_AVAIL
+            return False, "the kernel has no SECCOMP_RET_KILL_PROCESS (errno %d)" % ctypes.get_errno()
+        # SET_MODE_FILTER, flags TSYNC (every thread) | SPEC_ALLOW: where the kernel mitigates
+        # speculative store bypass for seccomp'd tasks (its default on many hosts) it would slow the
+        # model's stores; the process had no such mitigation before the filter either (Linux < 4.17
+        # knows no SPEC_ALLOW: TSYNC alone)
+        if libc.syscall(nr_seccomp, 1, 1 | 4, ctypes.byref(fprog)) != 0 and \
+                libc.syscall(nr_seccomp, 1, 1, ctypes.byref(fprog)) != 0:
+            return False, "seccomp(SECCOMP_SET_MODE_FILTER): errno %d" % ctypes.get_errno()
+        return True, "%d BPF instructions, %s" % (len(prog), arch)
+    except Exception as exc:
+        return False, "%s: %s" % (type(exc).__name__, str(exc)[:200])
+
+
 def send(obj, _send=send, _audit=_sys.audit):
     """The prologue's send, after the guard wrote what it still holds (the flush event)."""
     _audit("modchallenge.guard.flush")
@@ -869,8 +1041,23 @@ def _submission_finder(path, _sub=_os.path.join(_os.path.realpath(_REQ["submissi
                            (_ilx.SourcelessFileLoader, _ilx.BYTECODE_SUFFIXES))
 
 
+def _platform_processor():
+    """platform.processor() runs `uname -p` in a process the first time it is asked (h5py's import
+    asks: a finding, though honest); asked here, before the guard, its answer is cached for the
+    model's process.  None when the answer cannot be had (no uname in the sandbox)."""
+    try:
+        import platform
+        return platform.uname().processor
+    except Exception:
+        return None
+
+
 if _REQ.get("guard") is not None:
+    _platform_processor()
     _guard_spawners(_guard_fork_exec)
+    _ok, _what = _guard_kernel_filter()
+    send({"event": "kernel_filter", "installed": _ok, "what": _what})
+    _sys.meta_path.insert(0, _GuardTorchFinder)
     _guard_install(_REQ.pop("guard"))
     _sys.path_hooks.insert(0, _submission_finder)
     for _p in list(_sys.path_importer_cache):

@@ -3,6 +3,7 @@ import dataclasses
 import math
 import os
 import random
+import signal
 import time
 from graders._embed import embed
 from graders.common.records import Check, Status
@@ -77,14 +78,25 @@ def runtime_guard_check(outcomes: dict, guard: dict | None) -> Check:
         return Check(cid, Status.FAIL, f"{len(found)} runtime finding(s); first, in the {name} run: "
                      f"{str(b.get('what'))[:60]}: {str(b.get('reason'))[:200]} at "
                      f"{str(b.get('where'))[:120]} (not ranked)", len(found), 0)
+    killed = [name for name, oc in outcomes.items() if oc.returncode == -signal.SIGSYS]
+    if killed:
+        return Check(cid, Status.FAIL, f"the kernel's system-call filter ended the {killed[0]} run (SIGSYS): "
+                     "the model's process made a socket other than AF_UNIX, a process or a program where "
+                     "no audit event is raised (native code, e.g. torch.distributed's TCPStore); the "
+                     "filter refused it before it existed (not ranked)", len(killed), 0)
     garbled = {name: oc.forged for name, oc in outcomes.items() if oc.forged}
     if garbled:
         return Check(cid, Status.FAIL, f"{sum(garbled.values())} unreadable line(s) on the result pipe "
                      f"({', '.join(garbled)} run): a guard report may be lost in them (not ranked)",
                      sum(garbled.values()), 0)
+    off = [str(b.get("what"))[:120] for oc in outcomes.values() for b, _ in _events(oc, "kernel_filter")
+           if b.get("installed") is not True]
+    kernel = (f"; the kernel filter was not installed ({off[0]}): sockets and processes made in native "
+              "code were not watched" if off else "; the kernel filter held (no native socket or process)")
     return Check(cid, Status.PASS, f"{len(outcomes)} run(s) watched from before the submission's "
                  "import: nothing compiled, unmarshalled or unpickled but what the static scan read, the "
-                 "installation's own files and the allowlists; no process, socket or native call", 0, 0)
+                 "installation's own files and the allowlists; no process, socket or native call" + kernel,
+                 0, 0)
 
 
 def run_model(sub: str, manifest: dict, test_set: dict, *, budget: float, load_timeout: float,
