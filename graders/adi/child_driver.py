@@ -1839,5 +1839,5 @@ def _run_job(job):
 
 
 if fork_jobs([{"id": "import"}], lambda _job: _import_job())[0]["status"] == "ok":
-    fork_jobs([dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]], _run_job)
+    fork_jobs([dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]], _run_job, _REQ.get("concurrency", 1))
 send({"kind": "done"})
