@@ -3703,11 +3703,42 @@ def _new_log():
             "foreign": 0}
 
 
+import importlib.util as _importlib_util
+
+
+def _compiled():
+    """adi_solver.py compiled once here in the warm parent (compiling runs none of it; ~5 ms a
+    job saved), so that each job only executes it into a fresh module; None when it does not
+    compile (the job's own import then reports the error)."""
+    try:
+        with open(_os.path.join(_SUBDIR, "adi_solver.py"), "rb") as fh:
+            return compile(fh.read(), _os.path.join(_SUBDIR, "adi_solver.py"), "exec", dont_inherit=True)
+    except BaseException:
+        return None
+
+
+def _import_solver():
+    """A fresh adi_solver module, as `import adi_solver` makes it (from the source: the audited
+    text, never a bytecode file beside it)."""
+    if _CODE is None:
+        import adi_solver
+        return adi_solver
+    spec = _importlib_util.spec_from_file_location("adi_solver", _os.path.join(_SUBDIR, "adi_solver.py"))
+    mod = _importlib_util.module_from_spec(spec)
+    _sys.modules["adi_solver"] = mod
+    try:
+        exec(_CODE, mod.__dict__)
+    except BaseException:
+        _sys.modules.pop("adi_solver", None)
+        raise
+    return _sys.modules.get("adi_solver", mod)
+
+
 def _import_job():
     """The import check, in a forked child of its own: signature, import-time solves."""
     _S["log"] = _new_log()
     try:
-        import adi_solver as _sub
+        _sub = _import_solver()
         _solve = getattr(_sub, "solve", None)
         if not callable(_solve):
             raise AttributeError("adi_solver has no callable solve")
@@ -3732,8 +3763,7 @@ def _import_job():
 def _fresh_solve():
     """adi_solver imported in this forked job child (the warm parent never imports it): no
     cache or counter of one run (a poisoned one included) survives into the next."""
-    import adi_solver
-    return adi_solver.solve
+    return _import_solver().solve
 
 
 def _run_job(job):
@@ -3788,9 +3818,14 @@ def _run_job(job):
     send(msg)
 
 
+_CODE = _compiled()
 if fork_jobs([{"id": "import"}], lambda _job: _import_job())[0]["status"] == "ok":
     fork_jobs([dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]], _run_job, _REQ.get("concurrency", 1))
 send({"kind": "done"})
+for _stream in (_sys.stdout, _sys.stderr):
+    _stream.flush()
+_os._exit(0)                        # nothing left to finalise: skip the interpreter's teardown
+#                                     (numpy/scipy freed object by object: ~0.1 s of CPU)
 '''
 
 
@@ -7277,5 +7312,28 @@ def main(argv=None) -> int:
     return run_cli(argv)
 
 
+def exit_now(code) -> None:
+    """The end of a grader run as a script, without the interpreter's teardown: freeing every
+    numpy/scipy object one by one costs ~0.1 s of CPU (measured: 0.53 s vs 0.41 s for a bare
+    `import numpy, scipy.sparse, scipy.linalg` process), a tenth of a FEM grading.  Only once
+    nothing is left to finish: the streams flushed (an error there, e.g. a closed pipe, takes
+    the ordinary exit and its message), the atexit callbacks run, and no non-daemon thread
+    alive (the ordinary exit would wait for it)."""
+    code = 0 if code is None else code
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    main_thread = threading.main_thread()
+    if not isinstance(code, int) or any(t is not main_thread and not t.daemon and t.is_alive()
+                                        for t in threading.enumerate()):
+        sys.exit(code)
+    import atexit
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())
