@@ -6716,5 +6716,28 @@ def main(argv=None) -> int:
     return run_cli(argv)
 
 
+def exit_now(code) -> None:
+    """The end of a grader run as a script, without the interpreter's teardown: freeing every
+    numpy/scipy object one by one costs ~0.1 s of CPU (measured: 0.53 s vs 0.41 s for a bare
+    `import numpy, scipy.sparse, scipy.linalg` process), a tenth of a FEM grading.  Only once
+    nothing is left to finish: the streams flushed (an error there, e.g. a closed pipe, takes
+    the ordinary exit and its message), the atexit callbacks run, and no non-daemon thread
+    alive (the ordinary exit would wait for it)."""
+    code = 0 if code is None else code
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    main_thread = threading.main_thread()
+    if not isinstance(code, int) or any(t is not main_thread and not t.daemon and t.is_alive()
+                                        for t in threading.enumerate()):
+        sys.exit(code)
+    import atexit
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -91,8 +91,12 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     # execution: the grader's reference runs beside the isolated child
     t1 = time.monotonic()
     ref_box = {}
+    launched = threading.Event()
 
     def compute_reference():
+        # the child's launch (copy, driver file, Popen) is on the critical path: the reference
+        # waits for it rather than take the interpreter lock from it (as FEM's Execution)
+        launched.wait(SPEC["launch_wait_s"])
         try:
             ref_box["ref"] = hidden_reference()
         except BaseException as exc:   # surfaces below as a grader failure
@@ -101,7 +105,11 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     worker = threading.Thread(target=compute_reference, daemon=True)
     worker.start()
     progress("solver jobs started in an isolated child; hidden reference computing")
-    outcome = run_isolated(submission, DRIVER_BODY, driver_request(plan_jobs(), perturb_seed()), budget)
+    try:
+        outcome = run_isolated(submission, DRIVER_BODY, driver_request(plan_jobs(), perturb_seed()), budget,
+                               no_site=("numpy", "scipy"), launched=launched.set)
+    finally:
+        launched.set()
     checks.append(sandbox_check())          # after the run: it established the level
     outcomes["solve"] = outcome
     checks.append(sandbox_check())
