@@ -4592,19 +4592,28 @@ def _site_dirs(modules: tuple) -> list | None:
     return dirs
 
 
+def _is_bytecode(name: str) -> bool:
+    """Compiled Python (an `__pycache__` folder, `.pyc`/`.pyo`): never copied.  Python imports a
+    standalone `helper.pyc` with no source, and an unchecked-hash `__pycache__` entry instead of the
+    source beside it, so a copied one would run code the static checks never read (measured: an
+    unchecked-hash `__pycache__/adi_solver.*.pyc` ran in every ADI job).  Without it the child
+    compiles the source it was given, as the checks read it."""
+    return name == "__pycache__" or name.endswith((".pyc", ".pyo"))
+
+
 def _copy_submission(src: str, dst: str, max_bytes: int) -> None:
-    """Copy regular files and folders only (symlinks and specials are skipped)."""
+    """Copy regular files and folders only (symlinks, specials and compiled Python are skipped)."""
     total = 0
     os.makedirs(dst)
     for root, dirs, files in os.walk(src, followlinks=False):
         rel = os.path.relpath(root, src)
         target = dst if rel == "." else os.path.join(dst, rel)
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d)) and not _is_bytecode(d)]
         for d in dirs:
             os.makedirs(os.path.join(target, d), exist_ok=True)
         for f in files:
             p = os.path.join(root, f)
-            if os.path.islink(p) or not os.path.isfile(p):
+            if os.path.islink(p) or not os.path.isfile(p) or _is_bytecode(f):
                 continue
             total += os.path.getsize(p)
             if total > max_bytes:
