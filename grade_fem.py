@@ -4281,11 +4281,15 @@ def _own_user_namespace(libc, flags=0x10000000):
 _NEWUSER, _NEWNS, _NEWIPC, _NEWNET = 0x10000000, 0x00020000, 0x08000000, 0x40000000
 
 
-def _areas_writable():
+def _areas_writable(watch=True):
     """What every job of this run could write and a later (or parallel) job read: the scratch
-    folder (HOME, TMPDIR), the submission copy, /dev/shm and /tmp, /var/tmp where writable."""
+    folder (HOME, TMPDIR), the submission copy and, in the allow-list root, /dev/shm and /tmp,
+    /var/tmp where writable (without it the host's are others' too, and not the run's: the
+    child can write anywhere its user can, which the sandbox line says; a job still gets its
+    own where it can: watch=False)."""
     out = []
-    for p in (_REQ.get("scratch_dir"), _REQ.get("submission_dir"), "/dev/shm", "/tmp", "/var/tmp"):
+    shared = ("/dev/shm", "/tmp", "/var/tmp") if _LIM.get("isolated") or not watch else ()
+    for p in (_REQ.get("scratch_dir"), _REQ.get("submission_dir")) + shared:
         if isinstance(p, str) and p and _os.path.isdir(p) and p not in out \
                 and _os.access(p, _os.W_OK):
             out.append(p)
@@ -4317,7 +4321,7 @@ def _private_areas(libc):
     try:
         cwd = _os.getcwd()
         mount(None, "/", None, 16384 | (1 << 18))                    # MS_REC | MS_PRIVATE
-        areas = _areas_writable()
+        areas = _areas_writable(watch=False)
         scratch, sub = _REQ.get("scratch_dir"), _REQ.get("submission_dir")
         tmpfs = "mode=0700,size=%d" % size
         if sub in areas and scratch in areas:    # the overlay's upper layer: a tmpfs hidden below
@@ -4332,7 +4336,9 @@ def _private_areas(libc):
             if p == sub:
                 continue
             if any(q != p and q.startswith(p.rstrip("/") + "/") for q in (scratch, sub) if q):
-                raise OSError("%s holds the run's folders" % p)
+                if _LIM.get("isolated"):
+                    raise OSError("%s holds the run's folders" % p)
+                continue                    # the host's /tmp holding the run: not hidden
             mount("tmpfs", p, "tmpfs", 2 | 4, ("mode=1777,size=%d" % size) if p in
                   ("/tmp", "/var/tmp", "/dev/shm") else tmpfs)
         _os.chdir(cwd)                      # the cwd: the submission's overlay, not the layer below

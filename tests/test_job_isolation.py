@@ -122,3 +122,21 @@ def test_honest_solver_with_its_own_temp_file_passes(tmp_path):
     bad = {k: c.message[:200] for k, c in checks.items() if c.status.value in ("FAIL", "REVIEW")}
     assert not bad, bad
     assert checks["witness.adi_step"].status.value == "PASS"
+
+
+def test_without_namespaces_for_the_run_a_job_still_gets_its_own_scratch(tmp_path, monkeypatch):
+    """No sandbox namespaces for the run (a host without them for the launcher; file isolation
+    OFF): where the kernel still lets a job make its own mount namespace, its scratch folder
+    and copy are its own; else the job_end says it was watched.  Either way a file job one
+    leaves in the scratch folder is never both seen by job two and unreported."""
+    level = dict(F.sandbox_level(), prefix=[], root=False, user_namespace=False, net_namespace=False,
+                 mount_namespace=False, pid_namespace=False, ipc_namespace=False,
+                 file_isolation=False, note="forced off by the test")
+    monkeypatch.setattr(F, "_SANDBOX", level)
+    got, ends = _leak_run(F, tmp_path)
+    seen = "from-one" in got["two"]["scratch"] or "from-one" in got["two"]["copy"]
+    reported = any(p.endswith("/from-one") for p in ends["one"].get("left", []))
+    assert not seen or reported, (got["two"], ends["one"])
+    assert got["two"]["tmpfile"] == "abc"
+    if LEVEL.get("job_private_areas"):
+        assert ends["one"]["isolation"] == "private" and not seen, (got["two"], ends["one"])
