@@ -4308,8 +4308,10 @@ def _private_areas(libc):
         if _LIM.get("job_private", True) and _own_user_namespace(libc, flags):
             mode = "private"
             break
-    else:
-        _own_user_namespace(libc)
+    else:                                   # no mount namespace: IPC and network its own still
+        for flags in (_NEWUSER | _NEWIPC | _NEWNET, _NEWUSER | _NEWIPC, _NEWUSER):
+            if (flags == _NEWUSER or _LIM.get("job_ipc_net", True)) and _own_user_namespace(libc, flags):
+                break
         return mode
     import ctypes
     size = int(_LIM.get("job_tmpfs_bytes") or (1 << 30))
@@ -4368,6 +4370,17 @@ def _areas_snapshot(limit=20000):
                     stack.extend(_os.path.join(p, n) for n in _os.listdir(p))
                 except OSError:
                     pass
+    if _LIM.get("isolated"):                # the sandbox's own SysV IPC namespace: its objects
+        for kind in ("shm", "msg", "sem"):
+            try:
+                with open("/proc/sysvipc/" + kind) as fh:
+                    rows = fh.read().splitlines()[1:]
+            except OSError:
+                continue
+            for row in rows[:1000]:
+                cols = row.split()
+                if len(cols) > 2:
+                    seen["sysvipc %s key %s id %s" % (kind, cols[0], cols[1])] = (kind, len(row))
     return seen
 
 
@@ -4911,6 +4924,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         req = dict(request, token=token, submission_dir=sub, lib_dir=lib, scratch_dir=home,
                    runner={"reply_cap": limits["reply_cap_bytes"], "isolated": bool(plan["root"]),
                            "job_private": bool(JOB_AREAS["private"]), "job_tmpfs_bytes": _SHM_BYTES,
+                           "job_ipc_net": bool(JOB_AREAS.get("ipc_net", True)),
                            "path": site_dirs or _grader_site_dirs(), "pth": site_dirs is None,
                            "prefix": [sys.prefix, sys.exec_prefix]})
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,
@@ -5380,8 +5394,9 @@ CHILD_RUNTIME = {}     # what the first child said it runs with (report_runtime)
 # kernel allows a mount namespace per job; else the warm parent watches those areas and every
 # job_end says what is left there ("isolation": "private" | "watched", "left": [paths]).
 # "private": False here makes every job take the watched path (what a host without the
-# namespace gets; the tests use it).
-JOB_AREAS = {"private": True}
+# namespace gets; the tests use it); "ipc_net": False then also keeps the run's IPC and network
+# namespaces shared (a host that refuses those too: the parent then lists SysV objects).
+JOB_AREAS = {"private": True, "ipc_net": True}
 
 
 def _python_exe() -> str:

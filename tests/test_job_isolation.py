@@ -140,3 +140,34 @@ def test_without_namespaces_for_the_run_a_job_still_gets_its_own_scratch(tmp_pat
     assert got["two"]["tmpfile"] == "abc"
     if LEVEL.get("job_private_areas"):
         assert ends["one"]["isolation"] == "private" and not seen, (got["two"], ends["one"])
+
+
+SYSV = r'''
+import ctypes, os
+def run(job):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if job["id"] == "one":
+        send({"made": libc.shmget(0x5eed, 4096, 0o1600)})      # IPC_CREAT | 0600
+    else:
+        send({"found": libc.shmget(0x5eed, 0, 0)})
+fork_jobs([{"id": "one"}, {"id": "two"}], run)
+'''
+
+
+@pytest.mark.parametrize("ipc_net", [True, False])
+def test_a_sysv_segment_of_one_job_is_private_or_reported(tmp_path, monkeypatch, ipc_net):
+    """SysV IPC outlives a job: with an IPC namespace per job the next job finds nothing; in the
+    sandbox's shared IPC namespace (simulated refusal) it is found, and listed as left."""
+    monkeypatch.setitem(F.JOB_AREAS, "private", False)
+    monkeypatch.setitem(F.JOB_AREAS, "ipc_net", ipc_net)
+    oc = F.run_isolated(str(tmp_path), SYSV, {}, 60)
+    assert oc.status == "ok", (oc.reason, oc.stderr)
+    got = {m["job"]: m for m in oc.messages if "made" in m or "found" in m}
+    ends = {m["job"]: m for m in oc.messages if m.get("kind") == "job_end"}
+    assert got["one"]["made"] >= 0
+    if ipc_net:
+        assert got["two"]["found"] == -1
+    else:
+        assert got["two"]["found"] >= 0 and ends["two"]["isolation"] == "watched"
+        if LEVEL.get("ipc_namespace"):
+            assert any(p.startswith("sysvipc shm key") for p in ends["one"]["left"]), ends["one"]

@@ -132,8 +132,10 @@ def _private_areas(libc):
         if _LIM.get("job_private", True) and _own_user_namespace(libc, flags):
             mode = "private"
             break
-    else:
-        _own_user_namespace(libc)
+    else:                                   # no mount namespace: IPC and network its own still
+        for flags in (_NEWUSER | _NEWIPC | _NEWNET, _NEWUSER | _NEWIPC, _NEWUSER):
+            if (flags == _NEWUSER or _LIM.get("job_ipc_net", True)) and _own_user_namespace(libc, flags):
+                break
         return mode
     import ctypes
     size = int(_LIM.get("job_tmpfs_bytes") or (1 << 30))
@@ -192,6 +194,17 @@ def _areas_snapshot(limit=20000):
                     stack.extend(_os.path.join(p, n) for n in _os.listdir(p))
                 except OSError:
                     pass
+    if _LIM.get("isolated"):                # the sandbox's own SysV IPC namespace: its objects
+        for kind in ("shm", "msg", "sem"):
+            try:
+                with open("/proc/sysvipc/" + kind) as fh:
+                    rows = fh.read().splitlines()[1:]
+            except OSError:
+                continue
+            for row in rows[:1000]:
+                cols = row.split()
+                if len(cols) > 2:
+                    seen["sysvipc %s key %s id %s" % (kind, cols[0], cols[1])] = (kind, len(row))
     return seen
 
 

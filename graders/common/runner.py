@@ -275,6 +275,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         req = dict(request, token=token, submission_dir=sub, lib_dir=lib, scratch_dir=home,
                    runner={"reply_cap": limits["reply_cap_bytes"], "isolated": bool(plan["root"]),
                            "job_private": bool(JOB_AREAS["private"]), "job_tmpfs_bytes": _SHM_BYTES,
+                           "job_ipc_net": bool(JOB_AREAS.get("ipc_net", True)),
                            "path": site_dirs or _grader_site_dirs(), "pth": site_dirs is None,
                            "prefix": [sys.prefix, sys.exec_prefix]})
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,

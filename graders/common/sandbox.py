@@ -33,8 +33,9 @@ CHILD_RUNTIME = {}     # what the first child said it runs with (report_runtime)
 # kernel allows a mount namespace per job; else the warm parent watches those areas and every
 # job_end says what is left there ("isolation": "private" | "watched", "left": [paths]).
 # "private": False here makes every job take the watched path (what a host without the
-# namespace gets; the tests use it).
-JOB_AREAS = {"private": True}
+# namespace gets; the tests use it); "ipc_net": False then also keeps the run's IPC and network
+# namespaces shared (a host that refuses those too: the parent then lists SysV objects).
+JOB_AREAS = {"private": True, "ipc_net": True}
 
 
 def _python_exe() -> str:
