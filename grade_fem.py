@@ -4261,12 +4261,13 @@ def _libc():
         return None
 
 
-def _own_user_namespace(libc):
+def _own_user_namespace(libc, flags=0x10000000):
     """This job child in a user namespace of its own (same ids): it holds no capability over
-    the warm parent or another job.  False where the kernel refuses."""
+    the warm parent or another job (flags: CLONE_NEWUSER with the namespaces to make beside
+    it).  False where the kernel refuses."""
     uid, gid = _os.geteuid(), _os.getegid()
     try:
-        if libc is None or libc.unshare(0x10000000) != 0:         # CLONE_NEWUSER
+        if libc is None or libc.unshare(flags) != 0:
             return False
         for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
                            ("gid_map", "%d %d 1" % (gid, gid))):
@@ -4277,7 +4278,124 @@ def _own_user_namespace(libc):
         return False
 
 
-def _job_child(job, run_job, wfd, rfd, libc):
+_NEWUSER, _NEWNS, _NEWIPC, _NEWNET = 0x10000000, 0x00020000, 0x08000000, 0x40000000
+
+
+def _areas_writable(watch=True):
+    """What every job of this run could write and a later (or parallel) job read: the scratch
+    folder (HOME, TMPDIR), the submission copy and, in the allow-list root, /dev/shm and /tmp,
+    /var/tmp where writable (without it the host's are others' too, and not the run's: the
+    child can write anywhere its user can, which the sandbox line says; a job still gets its
+    own where it can: watch=False)."""
+    out = []
+    shared = ("/dev/shm", "/tmp", "/var/tmp") if _LIM.get("isolated") or not watch else ()
+    for p in (_REQ.get("scratch_dir"), _REQ.get("submission_dir")) + shared:
+        if isinstance(p, str) and p and _os.path.isdir(p) and p not in out \
+                and _os.access(p, _os.W_OK):
+            out.append(p)
+    return out
+
+
+def _private_areas(libc):
+    """Each job its own writable areas: in a mount namespace of its own, a fresh tmpfs over
+    the scratch folder, /dev/shm and /tmp, /var/tmp (where writable and not a parent of the
+    run's folders) and an overlay over the submission copy (its files readable, what the job
+    writes kept in its own tmpfs); SysV IPC and the network (abstract sockets) its own too.
+    Everything a job writes goes with it.  Returns "private", or "shared" where the kernel
+    refused a step (the warm parent then watches the areas: _areas_snapshot)."""
+    mode = "shared"
+    for flags in (_NEWUSER | _NEWNS | _NEWIPC | _NEWNET, _NEWUSER | _NEWNS | _NEWIPC, _NEWUSER | _NEWNS):
+        if _LIM.get("job_private", True) and _own_user_namespace(libc, flags):
+            mode = "private"
+            break
+    else:                                   # no mount namespace: IPC and network its own still
+        for flags in (_NEWUSER | _NEWIPC | _NEWNET, _NEWUSER | _NEWIPC, _NEWUSER):
+            if (flags == _NEWUSER or _LIM.get("job_ipc_net", True)) and _own_user_namespace(libc, flags):
+                break
+        return mode
+    import ctypes
+    size = int(_LIM.get("job_tmpfs_bytes") or (1 << 30))
+
+    def mount(src, target, fstype, flags, data=None):
+        enc = [None if v is None else v.encode() for v in (src, target, fstype, data)]
+        if libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]) != 0:
+            raise OSError(ctypes.get_errno(), "mount " + target)
+    try:
+        cwd = _os.getcwd()
+        mount(None, "/", None, 16384 | (1 << 18))                    # MS_REC | MS_PRIVATE
+        areas = _areas_writable(watch=False)
+        scratch, sub = _REQ.get("scratch_dir"), _REQ.get("submission_dir")
+        tmpfs = "mode=0700,size=%d" % size
+        if sub in areas and scratch in areas:    # the overlay's upper layer: a tmpfs hidden below
+            mount("tmpfs", scratch, "tmpfs", 2 | 4, tmpfs)             # the scratch folder's own
+            for d in ("u", "w"):
+                _os.mkdir(_os.path.join(scratch, d))
+            mount("overlay", sub, "overlay", 2 | 4, "lowerdir=%s,upperdir=%s/u,workdir=%s/w"
+                  % (sub, scratch, scratch))
+        elif sub in areas:
+            raise OSError("no scratch folder for the submission's overlay")
+        for p in areas:
+            if p == sub:
+                continue
+            if any(q != p and q.startswith(p.rstrip("/") + "/") for q in (scratch, sub) if q):
+                if _LIM.get("isolated"):
+                    raise OSError("%s holds the run's folders" % p)
+                continue                    # the host's /tmp holding the run: not hidden
+            mount("tmpfs", p, "tmpfs", 2 | 4, ("mode=1777,size=%d" % size) if p in
+                  ("/tmp", "/var/tmp", "/dev/shm") else tmpfs)
+        _os.chdir(cwd)                      # the cwd: the submission's overlay, not the layer below
+        # a user and mount namespace below this one: its mounts arrive locked, so the job
+        # cannot unmount a tmpfs or the overlay to reach the shared folders beneath
+        return "private" if _own_user_namespace(libc, _NEWUSER | _NEWNS) else "shared"
+    except Exception:
+        return "shared"
+
+
+def _areas_snapshot(limit=20000):
+    """{path: (kind, size, mtime_ns, ctime_ns, inode)} of everything under the writable areas
+    (the areas themselves included), as the warm parent sees them; at most `limit` entries."""
+    import stat
+    seen = {}
+    for top in _areas_writable():
+        stack = [top]
+        while stack and len(seen) < limit:
+            p = stack.pop()
+            try:
+                st = _os.lstat(p)
+            except OSError:
+                continue
+            seen[p] = (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            if stat.S_ISDIR(st.st_mode):
+                try:
+                    stack.extend(_os.path.join(p, n) for n in _os.listdir(p))
+                except OSError:
+                    pass
+    if _LIM.get("isolated"):                # the sandbox's own SysV IPC namespace: its objects
+        for kind in ("shm", "msg", "sem"):
+            try:
+                with open("/proc/sysvipc/" + kind) as fh:
+                    rows = fh.read().splitlines()[1:]
+            except OSError:
+                continue
+            for row in rows[:1000]:
+                cols = row.split()
+                if len(cols) > 2:
+                    seen["sysvipc %s key %s id %s" % (kind, cols[0], cols[1])] = (kind, len(row))
+    return seen
+
+
+_AREAS_BASE = {}                                 # the areas before the first job of this driver
+
+
+def _areas_left():
+    """What differs now in the writable areas from before the first job: new, changed or
+    removed entries (sorted paths)."""
+    now = _areas_snapshot()
+    base = _AREAS_BASE.get("base", {})
+    return sorted(p for p in set(now) | set(base) if now.get(p) != base.get(p))
+
+
+def _job_child(job, run_job, wfd, rfd, libc, sfd=None):
     code = 1
     try:
         _os.setpgid(0, 0)
@@ -4290,9 +4408,12 @@ def _job_child(job, run_job, wfd, rfd, libc):
         if libc is not None:
             libc.prctl(1, 9, 0, 0, 0)       # PR_SET_PDEATHSIG, SIGKILL: dies with the parent
             libc.prctl(4, 1, 0, 0, 0)       # dumpable while it writes its own id maps ...
-        _own_user_namespace(libc)
+        mode = _private_areas(libc)
         if libc is not None:
             libc.prctl(4, 0, 0, 0, 0)       # ... then not: no later job may trace this one
+        if sfd is not None:                 # tells the warm parent whether it must watch
+            _os.write(sfd, mode[:1].encode())
+            _os.close(sfd)
         run_job(job)
         code = 0
     except SystemExit as exc:
@@ -4374,7 +4495,7 @@ def _sweep_children(pgid, keep=()):
             return
 
 
-def _relay_open(job, pid, rfd, wfd, limit):
+def _relay_open(job, pid, rfd, wfd, limit, sfd=None):
     """The relay state of one running job child."""
     import time
     try:
@@ -4385,7 +4506,7 @@ def _relay_open(job, pid, rfd, wfd, limit):
     return {"job": job, "id": job["id"], "pid": pid, "rfd": rfd, "wfd": wfd, "pidfd": pidfd,
             "t0": t0, "limit": limit, "deadline": t0 + limit if limit else None,
             "buf": b"", "total": 0, "garbage": 0, "reasons": [], "waiting": False,
-            "pending": b"", "eof": False, "st": None, "status": None, "reason": ""}
+            "pending": b"", "eof": False, "st": None, "status": None, "reason": "", "sfd": sfd}
 
 
 def _relay_take(s, chunk):
@@ -4459,6 +4580,19 @@ def _relay_close(s, keep):
     _sweep_children(pid, keep)
     end = {"kind": "job_end", "job": s["id"], "status": status, "reason": reason,
            "wall": time.monotonic() - s["t0"]}
+    mode = b""
+    if s.get("sfd") is not None:
+        _os.set_blocking(s["sfd"], False)
+        try:
+            mode = _os.read(s["sfd"], 1)
+        except OSError:
+            pass
+        _os.close(s["sfd"])
+    if mode == b"p":
+        end["isolation"] = "private"        # its own tmpfs/overlay: nothing it wrote is left
+    else:                                   # shared areas: what is left there now is evidence
+        left = _areas_left()
+        end.update(isolation="watched", left=left[:20], left_count=len(left))
     if s["garbage"]:
         end.update(garbage=s["garbage"], garbage_reasons=s["reasons"])
     send(end)
@@ -4525,6 +4659,8 @@ def fork_jobs(jobs, run_job, concurrency=1):
     if libc is not None:
         libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent
         libc.prctl(36, 1, 0, 0, 0)          # PR_SET_CHILD_SUBREAPER: a job's orphans come back here
+    if "base" not in _AREAS_BASE:                # the areas before any job of this driver ran
+        _AREAS_BASE["base"] = _areas_snapshot()
     import gc
     gc.freeze()                             # the warm heap stays shared: a job's collections
     limit = _REQ.get("job_timeout")         # do not touch (copy) every page of it
@@ -4542,22 +4678,25 @@ def fork_jobs(jobs, run_job, concurrency=1):
                 stream.flush()
             c2p_r, c2p_w = _os.pipe()
             p2c_r, p2c_w = _os.pipe()
+            st_r, st_w = _os.pipe()         # one byte: did the job get private areas
             pid = _os.fork()
             if pid == 0:
                 _os.close(c2p_r)
                 _os.close(p2c_w)
+                _os.close(st_r)
                 for other in running:       # nothing of the jobs beside it
-                    for fd in (other["rfd"], other["wfd"], other["pidfd"]):
+                    for fd in (other["rfd"], other["wfd"], other["pidfd"], other["sfd"]):
                         if fd is not None:
                             _os.close(fd)
-                _job_child(job, run_job, c2p_w, p2c_r, libc)
+                _job_child(job, run_job, c2p_w, p2c_r, libc, st_w)
             try:
                 _os.setpgid(pid, pid)       # (also done by the child: no race either way)
             except OSError:
                 pass
             _os.close(c2p_w)
             _os.close(p2c_r)
-            running.append(dict(_relay_open(job, pid, c2p_r, p2c_w, limit), order=started))
+            _os.close(st_w)
+            running.append(dict(_relay_open(job, pid, c2p_r, p2c_w, limit, st_r), order=started))
             started += 1
         if not running:
             break
@@ -4793,6 +4932,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         site_dirs = _site_dirs(no_site)      # plain: no .pth files to run (~25 ms saved)
         req = dict(request, token=token, submission_dir=sub, lib_dir=lib, scratch_dir=home,
                    runner={"reply_cap": limits["reply_cap_bytes"], "isolated": bool(plan["root"]),
+                           "job_private": bool(JOB_AREAS["private"]), "job_tmpfs_bytes": _SHM_BYTES,
+                           "job_ipc_net": bool(JOB_AREAS.get("ipc_net", True)),
                            "path": site_dirs or _grader_site_dirs(), "pth": site_dirs is None,
                            "prefix": [sys.prefix, sys.exec_prefix]})
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,
@@ -5111,6 +5252,16 @@ if cfg["root"]:
         tell("setup " + str(exc)[:300])
         sys.exit(0)
 pid1 = os.getpid() == 1
+
+
+def job_mountns():
+    """Whether a job may make a user and mount namespace of its own (its private areas)."""
+    probe = os.fork()
+    if probe == 0:
+        os._exit(0 if libc.unshare(0x10000000 | 0x00020000) == 0 else 1)
+    return os.waitpid(probe, 0)[1] == 0
+
+
 if cfg.get("probe"):                        # sandbox_level(): what a child would see here
     seen = {"pid1": pid1, "hidden_visible": os.path.exists(cfg["probe"]),
             "proc": os.path.exists("/proc/self/status"), "job_userns": False}
@@ -5118,6 +5269,7 @@ if cfg.get("probe"):                        # sandbox_level(): what a child woul
     if probe == 0:
         os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
     seen["job_userns"] = os.waitpid(probe, 0)[1] == 0
+    seen["job_mountns"] = job_mountns()
     probe = os.fork()                       # the interpreter runs in this root
     if probe == 0:
         try:
@@ -5196,7 +5348,8 @@ if b"!" in started:
 else:
     tell("ready " + json.dumps({"pid1": pid1, "hidden_visible": os.path.exists(cfg["hidden"]),
                                 "proc": os.path.exists("/proc/self/status"),
-                                "job_userns": started.startswith(b"u"), "python": True}))
+                                "job_userns": started.startswith(b"u"), "python": True,
+                                "job_mountns": job_mountns()}))
 for fd in cfg["close"]:                     # the reply pipe and the request pipe: the driver's only
     try:
         os.close(fd)
@@ -5245,6 +5398,14 @@ _PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "
 
 
 CHILD_RUNTIME = {}     # what the first child said it runs with (report_runtime): the run block
+# Each forked job gets private writable areas (a tmpfs over the scratch folder, /dev/shm, a
+# writable /tmp, an overlay over the submission copy; its own SysV IPC and network) where the
+# kernel allows a mount namespace per job; else the warm parent watches those areas and every
+# job_end says what is left there ("isolation": "private" | "watched", "left": [paths]).
+# "private": False here makes every job take the watched path (what a host without the
+# namespace gets; the tests use it); "ipc_net": False then also keeps the run's IPC and network
+# namespaces shared (a host that refuses those too: the parent then lists SysV objects).
+JOB_AREAS = {"private": True, "ipc_net": True}
 
 
 def _python_exe() -> str:
@@ -5405,6 +5566,7 @@ def _full_level(seen: dict) -> dict | None:
     return dict(user_namespace=True, net_namespace=True, mount_namespace=True,
                 pid_namespace=True, ipc_namespace=True, file_isolation=True,
                 prefix=_full_prefix(), root=True, job_user_namespace=bool(seen.get("job_userns")),
+                job_private_areas=bool(seen.get("job_mountns")),
                 note="" if seen.get("proc") else "the child has no /proc (the host refused one)",
                 rlimits=["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"])
 
@@ -5424,6 +5586,7 @@ def _probe_sandbox() -> None:
                          file_isolation=False,
                          prefix=basic if seen else [], root=False,
                          job_user_namespace=bool(seen and seen.get("job_userns")),
+                         job_private_areas=bool(seen and seen.get("job_mountns")),
                          note="mount/pid namespaces unavailable: the child can read any "
                          "file the grader's user can" + ("" if seen else
                                                          "; no user/network namespace either"))
@@ -5441,6 +5604,12 @@ def sandbox_check() -> Check:
         else "OFF"
     msg = (f"namespaces: {', '.join(ns) or 'none'}; file isolation {files}"
            f"; rlimits: {', '.join(r[7:] for r in lv['rlimits'])}")
+    if lv.get("job_private_areas") and JOB_AREAS["private"]:
+        msg += ("; jobs: each its own writable areas (a tmpfs per job over the scratch folder, "
+                "/dev/shm and /tmp, an overlay over the copy; its own IPC and network)")
+    else:
+        msg += ("; jobs: shared writable areas, watched (a file a job leaves behind makes the checks "
+                "that compare two jobs REVIEW)")
     return Check("sandbox.isolation", Status.INFO, msg + (f"; {lv['note']}" if lv["note"] else ""),
                  lv["file_isolation"])
 

@@ -174,6 +174,14 @@ def witness_check(jobs: dict, theta_hint, meshes=None, found=None) -> list:
     is caught on the mesh where it changes.  `found` (a dict): receives the matched scheme and theta
     (keys "scheme", "theta") when the coarsest mesh matched a member of the family."""
     hs = sorted(SPEC["witness_h"] if meshes is None else meshes, reverse=True)
+    left = sorted({p for t, r in jobs.items() if t.startswith(("hidden:", "witness:"))
+                   for p in (r.get("left") or ())})
+    if left:        # shared writable areas (no mount namespace per job here), and not left clean
+        return [Check("witness.adi_step", Status.REVIEW, "INCONCLUSIVE: the jobs shared their writable "
+                      "areas here (the kernel gave no mount namespace per job) and files were left there "
+                      f"that a later job could read ({', '.join(left[:5])}"
+                      f"{' ...' if len(left) > 5 else ''}): the hidden and witness runs are not shown "
+                      "independent, so their difference proves nothing; manual review")]
     first, pinned = _witness_one(jobs, theta_hint, hs[0], None)
     if pinned is not None and found is not None:
         found.update(scheme=pinned[0], theta=pinned[1])

@@ -93,6 +93,10 @@ def decode_jobs(outcome) -> tuple:
                 except (KeyError, ValueError, TypeError) as exc:
                     r = dict(r, status="error", error=f"garbled reply: {exc}")
             jobs[msg["tag"]] = r
+        elif kind == "job_end" and isinstance(msg.get("job"), str) and msg["job"] in jobs:
+            left = msg.get("left") if msg.get("isolation") != "private" else []
+            jobs[msg["job"]]["left"] = [str(p)[:200] for p in left[:20]] if isinstance(left, list) \
+                else ["(unreadable list)"]
     return ready, jobs, violations
 
 

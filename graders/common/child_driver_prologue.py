@@ -85,12 +85,13 @@ def _libc():
         return None
 
 
-def _own_user_namespace(libc):
+def _own_user_namespace(libc, flags=0x10000000):
     """This job child in a user namespace of its own (same ids): it holds no capability over
-    the warm parent or another job.  False where the kernel refuses."""
+    the warm parent or another job (flags: CLONE_NEWUSER with the namespaces to make beside
+    it).  False where the kernel refuses."""
     uid, gid = _os.geteuid(), _os.getegid()
     try:
-        if libc is None or libc.unshare(0x10000000) != 0:         # CLONE_NEWUSER
+        if libc is None or libc.unshare(flags) != 0:
             return False
         for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
                            ("gid_map", "%d %d 1" % (gid, gid))):
@@ -101,7 +102,124 @@ def _own_user_namespace(libc):
         return False
 
 
-def _job_child(job, run_job, wfd, rfd, libc):
+_NEWUSER, _NEWNS, _NEWIPC, _NEWNET = 0x10000000, 0x00020000, 0x08000000, 0x40000000
+
+
+def _areas_writable(watch=True):
+    """What every job of this run could write and a later (or parallel) job read: the scratch
+    folder (HOME, TMPDIR), the submission copy and, in the allow-list root, /dev/shm and /tmp,
+    /var/tmp where writable (without it the host's are others' too, and not the run's: the
+    child can write anywhere its user can, which the sandbox line says; a job still gets its
+    own where it can: watch=False)."""
+    out = []
+    shared = ("/dev/shm", "/tmp", "/var/tmp") if _LIM.get("isolated") or not watch else ()
+    for p in (_REQ.get("scratch_dir"), _REQ.get("submission_dir")) + shared:
+        if isinstance(p, str) and p and _os.path.isdir(p) and p not in out \
+                and _os.access(p, _os.W_OK):
+            out.append(p)
+    return out
+
+
+def _private_areas(libc):
+    """Each job its own writable areas: in a mount namespace of its own, a fresh tmpfs over
+    the scratch folder, /dev/shm and /tmp, /var/tmp (where writable and not a parent of the
+    run's folders) and an overlay over the submission copy (its files readable, what the job
+    writes kept in its own tmpfs); SysV IPC and the network (abstract sockets) its own too.
+    Everything a job writes goes with it.  Returns "private", or "shared" where the kernel
+    refused a step (the warm parent then watches the areas: _areas_snapshot)."""
+    mode = "shared"
+    for flags in (_NEWUSER | _NEWNS | _NEWIPC | _NEWNET, _NEWUSER | _NEWNS | _NEWIPC, _NEWUSER | _NEWNS):
+        if _LIM.get("job_private", True) and _own_user_namespace(libc, flags):
+            mode = "private"
+            break
+    else:                                   # no mount namespace: IPC and network its own still
+        for flags in (_NEWUSER | _NEWIPC | _NEWNET, _NEWUSER | _NEWIPC, _NEWUSER):
+            if (flags == _NEWUSER or _LIM.get("job_ipc_net", True)) and _own_user_namespace(libc, flags):
+                break
+        return mode
+    import ctypes
+    size = int(_LIM.get("job_tmpfs_bytes") or (1 << 30))
+
+    def mount(src, target, fstype, flags, data=None):
+        enc = [None if v is None else v.encode() for v in (src, target, fstype, data)]
+        if libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]) != 0:
+            raise OSError(ctypes.get_errno(), "mount " + target)
+    try:
+        cwd = _os.getcwd()
+        mount(None, "/", None, 16384 | (1 << 18))                    # MS_REC | MS_PRIVATE
+        areas = _areas_writable(watch=False)
+        scratch, sub = _REQ.get("scratch_dir"), _REQ.get("submission_dir")
+        tmpfs = "mode=0700,size=%d" % size
+        if sub in areas and scratch in areas:    # the overlay's upper layer: a tmpfs hidden below
+            mount("tmpfs", scratch, "tmpfs", 2 | 4, tmpfs)             # the scratch folder's own
+            for d in ("u", "w"):
+                _os.mkdir(_os.path.join(scratch, d))
+            mount("overlay", sub, "overlay", 2 | 4, "lowerdir=%s,upperdir=%s/u,workdir=%s/w"
+                  % (sub, scratch, scratch))
+        elif sub in areas:
+            raise OSError("no scratch folder for the submission's overlay")
+        for p in areas:
+            if p == sub:
+                continue
+            if any(q != p and q.startswith(p.rstrip("/") + "/") for q in (scratch, sub) if q):
+                if _LIM.get("isolated"):
+                    raise OSError("%s holds the run's folders" % p)
+                continue                    # the host's /tmp holding the run: not hidden
+            mount("tmpfs", p, "tmpfs", 2 | 4, ("mode=1777,size=%d" % size) if p in
+                  ("/tmp", "/var/tmp", "/dev/shm") else tmpfs)
+        _os.chdir(cwd)                      # the cwd: the submission's overlay, not the layer below
+        # a user and mount namespace below this one: its mounts arrive locked, so the job
+        # cannot unmount a tmpfs or the overlay to reach the shared folders beneath
+        return "private" if _own_user_namespace(libc, _NEWUSER | _NEWNS) else "shared"
+    except Exception:
+        return "shared"
+
+
+def _areas_snapshot(limit=20000):
+    """{path: (kind, size, mtime_ns, ctime_ns, inode)} of everything under the writable areas
+    (the areas themselves included), as the warm parent sees them; at most `limit` entries."""
+    import stat
+    seen = {}
+    for top in _areas_writable():
+        stack = [top]
+        while stack and len(seen) < limit:
+            p = stack.pop()
+            try:
+                st = _os.lstat(p)
+            except OSError:
+                continue
+            seen[p] = (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            if stat.S_ISDIR(st.st_mode):
+                try:
+                    stack.extend(_os.path.join(p, n) for n in _os.listdir(p))
+                except OSError:
+                    pass
+    if _LIM.get("isolated"):                # the sandbox's own SysV IPC namespace: its objects
+        for kind in ("shm", "msg", "sem"):
+            try:
+                with open("/proc/sysvipc/" + kind) as fh:
+                    rows = fh.read().splitlines()[1:]
+            except OSError:
+                continue
+            for row in rows[:1000]:
+                cols = row.split()
+                if len(cols) > 2:
+                    seen["sysvipc %s key %s id %s" % (kind, cols[0], cols[1])] = (kind, len(row))
+    return seen
+
+
+_AREAS_BASE = {}                                 # the areas before the first job of this driver
+
+
+def _areas_left():
+    """What differs now in the writable areas from before the first job: new, changed or
+    removed entries (sorted paths)."""
+    now = _areas_snapshot()
+    base = _AREAS_BASE.get("base", {})
+    return sorted(p for p in set(now) | set(base) if now.get(p) != base.get(p))
+
+
+def _job_child(job, run_job, wfd, rfd, libc, sfd=None):
     code = 1
     try:
         _os.setpgid(0, 0)
@@ -114,9 +232,12 @@ def _job_child(job, run_job, wfd, rfd, libc):
         if libc is not None:
             libc.prctl(1, 9, 0, 0, 0)       # PR_SET_PDEATHSIG, SIGKILL: dies with the parent
             libc.prctl(4, 1, 0, 0, 0)       # dumpable while it writes its own id maps ...
-        _own_user_namespace(libc)
+        mode = _private_areas(libc)
         if libc is not None:
             libc.prctl(4, 0, 0, 0, 0)       # ... then not: no later job may trace this one
+        if sfd is not None:                 # tells the warm parent whether it must watch
+            _os.write(sfd, mode[:1].encode())
+            _os.close(sfd)
         run_job(job)
         code = 0
     except SystemExit as exc:
@@ -198,7 +319,7 @@ def _sweep_children(pgid, keep=()):
             return
 
 
-def _relay_open(job, pid, rfd, wfd, limit):
+def _relay_open(job, pid, rfd, wfd, limit, sfd=None):
     """The relay state of one running job child."""
     import time
     try:
@@ -209,7 +330,7 @@ def _relay_open(job, pid, rfd, wfd, limit):
     return {"job": job, "id": job["id"], "pid": pid, "rfd": rfd, "wfd": wfd, "pidfd": pidfd,
             "t0": t0, "limit": limit, "deadline": t0 + limit if limit else None,
             "buf": b"", "total": 0, "garbage": 0, "reasons": [], "waiting": False,
-            "pending": b"", "eof": False, "st": None, "status": None, "reason": ""}
+            "pending": b"", "eof": False, "st": None, "status": None, "reason": "", "sfd": sfd}
 
 
 def _relay_take(s, chunk):
@@ -283,6 +404,19 @@ def _relay_close(s, keep):
     _sweep_children(pid, keep)
     end = {"kind": "job_end", "job": s["id"], "status": status, "reason": reason,
            "wall": time.monotonic() - s["t0"]}
+    mode = b""
+    if s.get("sfd") is not None:
+        _os.set_blocking(s["sfd"], False)
+        try:
+            mode = _os.read(s["sfd"], 1)
+        except OSError:
+            pass
+        _os.close(s["sfd"])
+    if mode == b"p":
+        end["isolation"] = "private"        # its own tmpfs/overlay: nothing it wrote is left
+    else:                                   # shared areas: what is left there now is evidence
+        left = _areas_left()
+        end.update(isolation="watched", left=left[:20], left_count=len(left))
     if s["garbage"]:
         end.update(garbage=s["garbage"], garbage_reasons=s["reasons"])
     send(end)
@@ -349,6 +483,8 @@ def fork_jobs(jobs, run_job, concurrency=1):
     if libc is not None:
         libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent
         libc.prctl(36, 1, 0, 0, 0)          # PR_SET_CHILD_SUBREAPER: a job's orphans come back here
+    if "base" not in _AREAS_BASE:                # the areas before any job of this driver ran
+        _AREAS_BASE["base"] = _areas_snapshot()
     import gc
     gc.freeze()                             # the warm heap stays shared: a job's collections
     limit = _REQ.get("job_timeout")         # do not touch (copy) every page of it
@@ -366,22 +502,25 @@ def fork_jobs(jobs, run_job, concurrency=1):
                 stream.flush()
             c2p_r, c2p_w = _os.pipe()
             p2c_r, p2c_w = _os.pipe()
+            st_r, st_w = _os.pipe()         # one byte: did the job get private areas
             pid = _os.fork()
             if pid == 0:
                 _os.close(c2p_r)
                 _os.close(p2c_w)
+                _os.close(st_r)
                 for other in running:       # nothing of the jobs beside it
-                    for fd in (other["rfd"], other["wfd"], other["pidfd"]):
+                    for fd in (other["rfd"], other["wfd"], other["pidfd"], other["sfd"]):
                         if fd is not None:
                             _os.close(fd)
-                _job_child(job, run_job, c2p_w, p2c_r, libc)
+                _job_child(job, run_job, c2p_w, p2c_r, libc, st_w)
             try:
                 _os.setpgid(pid, pid)       # (also done by the child: no race either way)
             except OSError:
                 pass
             _os.close(c2p_w)
             _os.close(p2c_r)
-            running.append(dict(_relay_open(job, pid, c2p_r, p2c_w, limit), order=started))
+            _os.close(st_w)
+            running.append(dict(_relay_open(job, pid, c2p_r, p2c_w, limit, st_r), order=started))
             started += 1
         if not running:
             break

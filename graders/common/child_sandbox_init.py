@@ -83,6 +83,16 @@ if cfg["root"]:
         tell("setup " + str(exc)[:300])
         sys.exit(0)
 pid1 = os.getpid() == 1
+
+
+def job_mountns():
+    """Whether a job may make a user and mount namespace of its own (its private areas)."""
+    probe = os.fork()
+    if probe == 0:
+        os._exit(0 if libc.unshare(0x10000000 | 0x00020000) == 0 else 1)
+    return os.waitpid(probe, 0)[1] == 0
+
+
 if cfg.get("probe"):                        # sandbox_level(): what a child would see here
     seen = {"pid1": pid1, "hidden_visible": os.path.exists(cfg["probe"]),
             "proc": os.path.exists("/proc/self/status"), "job_userns": False}
@@ -90,6 +100,7 @@ if cfg.get("probe"):                        # sandbox_level(): what a child woul
     if probe == 0:
         os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
     seen["job_userns"] = os.waitpid(probe, 0)[1] == 0
+    seen["job_mountns"] = job_mountns()
     probe = os.fork()                       # the interpreter runs in this root
     if probe == 0:
         try:
@@ -168,7 +179,8 @@ if b"!" in started:
 else:
     tell("ready " + json.dumps({"pid1": pid1, "hidden_visible": os.path.exists(cfg["hidden"]),
                                 "proc": os.path.exists("/proc/self/status"),
-                                "job_userns": started.startswith(b"u"), "python": True}))
+                                "job_userns": started.startswith(b"u"), "python": True,
+                                "job_mountns": job_mountns()}))
 for fd in cfg["close"]:                     # the reply pipe and the request pipe: the driver's only
     try:
         os.close(fd)

@@ -13,7 +13,8 @@ import time
 from graders._embed import embed
 from graders.common.bench import GRADER_NAME, SPEC
 from graders.common.records import _INTERRUPT
-from graders.common.sandbox import (CHILD_RUNTIME, _PROBE_LOCK, _SANDBOX, _SANDBOX_INIT, _drain,
+from graders.common.sandbox import (CHILD_RUNTIME, JOB_AREAS, _PROBE_LOCK, _SANDBOX, _SANDBOX_INIT,
+    _SHM_BYTES, _drain,
     _full_level, _full_prefix, _grader_site_dirs, _launch_cfg, _python_exe, decode_reply,
     sandbox_level)
 # -- end of source-tree preamble: the build keeps only what follows --
@@ -282,6 +283,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         site_dirs = _site_dirs(no_site)      # plain: no .pth files to run (~25 ms saved)
         req = dict(request, token=token, submission_dir=sub, lib_dir=lib, scratch_dir=home,
                    runner={"reply_cap": limits["reply_cap_bytes"], "isolated": bool(plan["root"]),
+                           "job_private": bool(JOB_AREAS["private"]), "job_tmpfs_bytes": _SHM_BYTES,
+                           "job_ipc_net": bool(JOB_AREAS.get("ipc_net", True)),
                            "path": site_dirs or _grader_site_dirs(), "pth": site_dirs is None,
                            "prefix": [sys.prefix, sys.exec_prefix]})
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,

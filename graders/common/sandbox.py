@@ -28,6 +28,14 @@ _PIVOT_ROOT_NR = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "
 
 
 CHILD_RUNTIME = {}     # what the first child said it runs with (report_runtime): the run block
+# Each forked job gets private writable areas (a tmpfs over the scratch folder, /dev/shm, a
+# writable /tmp, an overlay over the submission copy; its own SysV IPC and network) where the
+# kernel allows a mount namespace per job; else the warm parent watches those areas and every
+# job_end says what is left there ("isolation": "private" | "watched", "left": [paths]).
+# "private": False here makes every job take the watched path (what a host without the
+# namespace gets; the tests use it); "ipc_net": False then also keeps the run's IPC and network
+# namespaces shared (a host that refuses those too: the parent then lists SysV objects).
+JOB_AREAS = {"private": True, "ipc_net": True}
 
 
 def _python_exe() -> str:
@@ -188,6 +196,7 @@ def _full_level(seen: dict) -> dict | None:
     return dict(user_namespace=True, net_namespace=True, mount_namespace=True,
                 pid_namespace=True, ipc_namespace=True, file_isolation=True,
                 prefix=_full_prefix(), root=True, job_user_namespace=bool(seen.get("job_userns")),
+                job_private_areas=bool(seen.get("job_mountns")),
                 note="" if seen.get("proc") else "the child has no /proc (the host refused one)",
                 rlimits=["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"])
 
@@ -207,6 +216,7 @@ def _probe_sandbox() -> None:
                          file_isolation=False,
                          prefix=basic if seen else [], root=False,
                          job_user_namespace=bool(seen and seen.get("job_userns")),
+                         job_private_areas=bool(seen and seen.get("job_mountns")),
                          note="mount/pid namespaces unavailable: the child can read any "
                          "file the grader's user can" + ("" if seen else
                                                          "; no user/network namespace either"))
@@ -224,6 +234,12 @@ def sandbox_check() -> Check:
         else "OFF"
     msg = (f"namespaces: {', '.join(ns) or 'none'}; file isolation {files}"
            f"; rlimits: {', '.join(r[7:] for r in lv['rlimits'])}")
+    if lv.get("job_private_areas") and JOB_AREAS["private"]:
+        msg += ("; jobs: each its own writable areas (a tmpfs per job over the scratch folder, "
+                "/dev/shm and /tmp, an overlay over the copy; its own IPC and network)")
+    else:
+        msg += ("; jobs: shared writable areas, watched (a file a job leaves behind makes the checks "
+                "that compare two jobs REVIEW)")
     return Check("sandbox.isolation", Status.INFO, msg + (f"; {lv['note']}" if lv["note"] else ""),
                  lv["file_isolation"])
 
