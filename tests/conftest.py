@@ -43,3 +43,47 @@ def verdict_lines(stdout: str) -> dict:
             key, _, value = line.partition(": ")
             out[key.strip()] = value.strip()
     return out
+
+
+# --dist loadfile hands each worker a whole file, more as it nears the end of its queue, in the
+# order collected.  xdist's own order (most tests first) sent the heavy files with few tests (the
+# SciCode dev split, FEM's red team) out last, one worker running them alone at the end; so the
+# files are collected heaviest first, by their cost in tests/file_costs.txt (seconds, measured),
+# and the light ones fill in behind (--no-loadscope-reorder in pyproject keeps this order).
+# `pytest --write-file-costs PATH` writes each file's total test time of that run in this format.
+FILE_COSTS = Path(__file__).with_name("file_costs.txt")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--write-file-costs", metavar="PATH", default=None,
+                     help="write each test file's summed setup+call+teardown time to PATH "
+                          "(the format of tests/file_costs.txt)")
+
+
+def _file_costs() -> dict:
+    costs = {}
+    for line in FILE_COSTS.read_text().splitlines() if FILE_COSTS.exists() else ():
+        fields = line.split("#", 1)[0].split()
+        if len(fields) == 2:
+            costs[fields[1]] = float(fields[0])
+    return costs
+
+
+def pytest_collection_modifyitems(session, config, items):
+    costs = _file_costs()
+    items.sort(key=lambda item: -costs.get(item.path.name, 0.0))     # a stable sort: in-file order kept
+
+
+_RUN_COSTS: dict = {}
+
+
+def pytest_runtest_logreport(report):
+    name = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    _RUN_COSTS[name] = _RUN_COSTS.get(name, 0.0) + float(getattr(report, "duration", 0.0) or 0.0)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = session.config.getoption("--write-file-costs", None)
+    if path and not hasattr(session.config, "workerinput"):          # the controller only
+        lines = [f"{cost:8.1f}  {name}" for name, cost in sorted(_RUN_COSTS.items(), key=lambda kv: -kv[1])]
+        Path(path).write_text("\n".join(lines) + "\n")
