@@ -71,7 +71,9 @@ def _file_costs() -> dict:
 
 def pytest_collection_modifyitems(session, config, items):
     costs = _file_costs()
-    items.sort(key=lambda item: -costs.get(item.path.name, 0.0))     # a stable sort: in-file order kept
+    # a file not measured yet counts as the median file: not held back to the very end
+    unknown = sorted(costs.values())[len(costs) // 2] if costs else 0.0
+    items.sort(key=lambda item: -costs.get(item.path.name, unknown))   # a stable sort: in-file order kept
 
 
 _RUN_COSTS: dict = {}
