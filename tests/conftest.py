@@ -45,35 +45,11 @@ def verdict_lines(stdout: str) -> dict:
     return out
 
 
-# --dist loadfile hands each worker a whole file, more as it nears the end of its queue, in the
-# order collected.  xdist's own order (most tests first) sent the heavy files with few tests (the
-# SciCode dev split, FEM's red team) out last, one worker running them alone at the end; so the
-# files are collected heaviest first, by their cost in tests/file_costs.txt (seconds, measured),
-# and the light ones fill in behind (--no-loadscope-reorder in pyproject keeps this order).
-# `pytest --write-file-costs PATH` writes each file's total test time of that run in this format.
-FILE_COSTS = Path(__file__).with_name("file_costs.txt")
-
-
+# `pytest --write-file-costs PATH` writes each test file's summed setup+call+teardown time of the
+# run (the controller's view under xdist), heaviest first: where a full run's time goes, by file.
 def pytest_addoption(parser):
     parser.addoption("--write-file-costs", metavar="PATH", default=None,
-                     help="write each test file's summed setup+call+teardown time to PATH "
-                          "(the format of tests/file_costs.txt)")
-
-
-def _file_costs() -> dict:
-    costs = {}
-    for line in FILE_COSTS.read_text().splitlines() if FILE_COSTS.exists() else ():
-        fields = line.split("#", 1)[0].split()
-        if len(fields) == 2:
-            costs[fields[1]] = float(fields[0])
-    return costs
-
-
-def pytest_collection_modifyitems(session, config, items):
-    costs = _file_costs()
-    # a file not measured yet counts as the median file: not held back to the very end
-    unknown = sorted(costs.values())[len(costs) // 2] if costs else 0.0
-    items.sort(key=lambda item: -costs.get(item.path.name, unknown))   # a stable sort: in-file order kept
+                     help="write each test file's summed setup+call+teardown seconds to PATH")
 
 
 _RUN_COSTS: dict = {}
