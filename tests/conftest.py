@@ -43,3 +43,25 @@ def verdict_lines(stdout: str) -> dict:
             key, _, value = line.partition(": ")
             out[key.strip()] = value.strip()
     return out
+
+
+# `pytest --write-file-costs PATH` writes each test file's summed setup+call+teardown time of the
+# run (the controller's view under xdist), heaviest first: where a full run's time goes, by file.
+def pytest_addoption(parser):
+    parser.addoption("--write-file-costs", metavar="PATH", default=None,
+                     help="write each test file's summed setup+call+teardown seconds to PATH")
+
+
+_RUN_COSTS: dict = {}
+
+
+def pytest_runtest_logreport(report):
+    name = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    _RUN_COSTS[name] = _RUN_COSTS.get(name, 0.0) + float(getattr(report, "duration", 0.0) or 0.0)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = session.config.getoption("--write-file-costs", None)
+    if path and not hasattr(session.config, "workerinput"):          # the controller only
+        lines = [f"{cost:8.1f}  {name}" for name, cost in sorted(_RUN_COSTS.items(), key=lambda kv: -kv[1])]
+        Path(path).write_text("\n".join(lines) + "\n")

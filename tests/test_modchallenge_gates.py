@@ -68,6 +68,30 @@ def test_gate2_sparse_21_gib_file_fails_before_anything_runs(tmp_path):
     rc, out, err, doc, checks = grade(sub, tmp_path)
     assert checks["g2.artifact_size"]["status"] == "FAIL" and "exceeds 20 GiB" in checks["g2.artifact_size"]["message"]
     assert checks["g4.testgen"]["status"] == "SKIP" and verdict_lines(out)["RESULT"] == "FAIL"
+    # the report's tree digest is refused on size too: 21 GiB are not read to hash them
+    assert rc == 1 and "Traceback" not in out + err
+    assert doc["submission_sha256"] is None and doc["submission_bytes"] > 21 * 1024 ** 3
+    assert doc["submission_files"] == 3
+    # --out keeps its report; a rerun does not reuse it: bytes never hashed are not known to be the same
+    for name in ("kept.json", "again.json"):
+        rc2, out2, err2, doc2, checks2 = grade(sub, tmp_path, "--public", "--out", tmp_path / "out",
+                                               test_set=False, name=name)
+    assert "not reused: the submission is over the size limit" in err2, err2[-2000:]
+    assert rc2 == 1 and checks2["g2.artifact_size"]["status"] == "FAIL" and doc2["submission_sha256"] is None
+
+
+def test_tree_digest_refuses_a_tree_over_its_byte_budget(tmp_path, monkeypatch):
+    reports = grader()
+    sub = make_submission(tmp_path / "sub", model_source(""), extra={"weights.bin": "x" * 5000})
+    whole = reports.tree_sha256(str(sub))
+    size = whole["bytes"]
+    assert whole["sha256"] and reports.tree_sha256(str(sub), size) == whole     # at the budget: read
+    assert reports.tree_sha256(str(sub), size - 1) == {"sha256": None, "files": 3, "bytes": size}
+    # a file that grows past the budget after its size was taken is not read to its end
+    real_getsize = reports.os.path.getsize
+    monkeypatch.setattr(reports.os.path, "getsize",
+                        lambda p: 0 if str(p).endswith("weights.bin") else real_getsize(p))
+    assert reports.tree_sha256(str(sub), size - 4000) == {"sha256": None, "files": 3, "bytes": size}
 
 
 def test_gate2_limit_is_20_gib():

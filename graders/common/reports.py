@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 from graders.common.bench import (GRADER_NAME, GRADER_VERSION, KEY_FORMATS, LEADERBOARD,
-    OUTPUT_OPTIONS, OUT_HELP, POSITIVE_OPTIONS, REPORT_SCHEMA, grade_submission,
+    OUTPUT_OPTIONS, OUT_HELP, POSITIVE_OPTIONS, REPORT_SCHEMA, SPEC, grade_submission,
     leaderboard_keys_of, plot_report)
 from graders.common.cli_defaults import (exit_code_of, finish_report, print_submission_report,
     report_extra, report_verdict)
@@ -255,12 +255,15 @@ def progress_end() -> None:
     _PROGRESS["on"] = False
 
 
-def tree_sha256(path: str) -> dict:
+def tree_sha256(path: str, max_bytes: int | None = None) -> dict:
     """The canonical digest of a submission as graded: every regular file under `path` (symlinks
     and special files are not followed or hashed), sorted by relative POSIX path (bytewise, UTF-8),
     each as the line `<sha256 of its bytes>  <relative path>\\n`, and the sha256 of those lines;
     the same as `find . -type f -printf '%P\\0' | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum`
-    run inside the directory.  A single-file submission is its one line, named by its basename."""
+    run inside the directory.  A single-file submission is its one line, named by its basename.
+    With `max_bytes`, a tree whose files' sizes add up to more (or that grows past it while being
+    read) is not read, or not to its end: sha256 None, bytes its size (a size gate refuses it
+    without reading 20 GiB first)."""
     if os.path.isfile(path):
         files = [(os.path.basename(path), path)]
     else:
@@ -271,6 +274,15 @@ def tree_sha256(path: str) -> dict:
                 if os.path.isfile(full) and not os.path.islink(full):
                     files.append((os.path.relpath(full, path).replace(os.sep, "/"), full))
     files.sort(key=lambda f: f[0].encode("utf-8", "surrogateescape"))
+    if max_bytes is not None:
+        sizes = 0
+        for _, full in files:
+            try:
+                sizes += os.path.getsize(full)
+            except OSError:
+                continue
+        if sizes > max_bytes:
+            return {"sha256": None, "files": len(files), "bytes": sizes}
     outer, n_bytes = hashlib.sha256(), 0
     for rel, full in files:
         inner = hashlib.sha256()
@@ -279,6 +291,8 @@ def tree_sha256(path: str) -> dict:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
                     inner.update(chunk)
                     n_bytes += len(chunk)
+                    if max_bytes is not None and n_bytes > max_bytes:
+                        return {"sha256": None, "files": len(files), "bytes": n_bytes}
         except OSError:
             continue
         outer.update(f"{inner.hexdigest()}  {rel}\n".encode("utf-8", "surrogateescape"))
@@ -370,7 +384,9 @@ def _cell(value) -> str:
 def report_doc(report, result: str, score, args, exit_code: int, started: float, wall: float) -> dict:
     """The JSON report: typed values only (the schema is schemas/<grader>.report.schema.json)."""
     sub = report.submission
-    digest = tree_sha256(sub) if os.path.exists(sub) else {"sha256": None, "files": 0, "bytes": 0}
+    # a tree over the grader's size limit (SPEC max_artifact_bytes, where it has one) is not hashed
+    digest = tree_sha256(sub, SPEC.get("max_artifact_bytes")) if os.path.exists(sub) else \
+        {"sha256": None, "files": 0, "bytes": 0}
     doc = {"grader": GRADER_NAME, "version": GRADER_VERSION, "grader_sha256": grader_sha256(),
            "submission": os.path.abspath(sub), "submission_sha256": digest["sha256"],
            "submission_files": digest["files"], "submission_bytes": digest["bytes"],
@@ -711,13 +727,15 @@ def reusable_report(args, submission: str, path: str):
     why = report_error(doc, key=signing_key(getattr(args, "sign", None)))
     if why is None:
         same = {"submission": os.path.abspath(submission),
-                "submission_sha256": tree_sha256(submission)["sha256"] if os.path.exists(submission)
-                else None,
+                "submission_sha256": tree_sha256(submission, SPEC.get("max_artifact_bytes"))["sha256"]
+                if os.path.exists(submission) else None,
                 "options": grading_options(_jsonable(dict(vars(args)))),
                 "label": args.label[args.submissions.index(submission)] if args.label else None}
         kept = {"submission": doc["submission"], "submission_sha256": doc["submission_sha256"],
                 "options": grading_options(doc["run"]["options"]), "label": doc.get("label")}
         why = next((f"its {k} differs" for k in same if same[k] != kept[k]), None)
+        if why is None and os.path.exists(submission) and same["submission_sha256"] is None:
+            why = "the submission is over the size limit (not hashed, so not known to be the same)"
     if why:
         print(f"{GRADER_NAME}: resume: {path} not reused: {why}", file=sys.stderr)
         return None
