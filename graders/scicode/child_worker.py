@@ -648,7 +648,15 @@ _HANDED_DATA = {
     complex: _new_of(complex, lambda v, conv: complex(complex.real.__get__(v), complex.imag.__get__(v))),
     str: _new_of(str, lambda v, conv: str.__str__(v)), bytes: _new_of(bytes, lambda v, conv: bytes.__add__(b"", v)),
     tuple: _new_of(tuple, lambda v, conv: [conv(x) for x in tuple.__iter__(v)]),
-    frozenset: _new_of(frozenset, lambda v, conv: [conv(x) for x in frozenset.__iter__(v)])}
+    frozenset: _new_of(frozenset, lambda v, conv: [conv(x) for x in frozenset.__iter__(v)]),
+    _collections.deque: lambda v, t, conv: _deque_filled(v, t, conv)}
+
+
+def _deque_filled(v, t, conv):
+    new = _collections.deque.__new__(t)
+    _collections.deque.__init__(new, [conv(x) for x in _collections.deque.__iter__(v)],
+                                _collections.deque.maxlen.__get__(v))
+    return new
 
 
 def _dict_filled(new, items):
@@ -764,6 +772,8 @@ _DATA_BASES = ((_NDARRAY, lambda v: _NP_COPY(_NP_VIEW(v, _NDARRAY))), (bool, boo
                (list, lambda v: list(list.__iter__(v))), (tuple, lambda v: tuple(tuple.__iter__(v))),
                (dict, lambda v: dict(dict.items(v))), (set, lambda v: set(set.__iter__(v))),
                (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+               (_collections.deque, lambda v: _collections.deque(_collections.deque.__iter__(v),
+                                                                 _collections.deque.maxlen.__get__(v))),
                (_FRACTION, lambda v: _FRACTION(_OBJ_GET(v, "_numerator"), _OBJ_GET(v, "_denominator"))))
 
 
@@ -815,6 +825,7 @@ def _copy_in(a, budget, memo):
     return c
 
 
+_ARRAY = __import__("array").array
 _COPIED_IN = (list, dict, set, bytearray, _NDARRAY, _collections.deque, _collections.OrderedDict,
               _collections.defaultdict)
 
@@ -832,6 +843,11 @@ def _copy_in_new(a, t, budget, memo):
             return _copy_view(a)
         except NotPlainData:
             return _MISSING
+    if t is _types.SimpleNamespace:     # (C types the tests hand in: copied, written back after the call)
+        return _types.SimpleNamespace(**{_attr_key(k, t): _plain(x, budget, 1, memo)
+                                         for k, x in list(dict.items(_OBJ_GET(a, "__dict__")))})
+    if t is _ARRAY:
+        return _ARRAY(_ARRAY.typecode.__get__(a), a)
     if not _FLAGS(t) & _HEAP or type in _TYPE_MRO(t) or _keeps_identity(t):
         return _MISSING                 # (a C type's state, a class, a singleton by design: settled in place)
     library = _library(t) and id(t) not in _OWN
@@ -880,6 +896,14 @@ def _write_back(a, c, budget, memo):
         _write_array(a, c, budget, memo)
     elif t is memoryview:
         _write_view(a, c)
+    elif t is _types.SimpleNamespace:
+        items = [(_attr_key(k, t), _plain(x, budget, 1, memo)) for k, x in list(dict.items(_OBJ_GET(c, "__dict__")))]
+        state = _OBJ_GET(a, "__dict__")
+        dict.clear(state)
+        dict.update(state, items)
+    elif t is _ARRAY:
+        if _ARRAY.typecode.__get__(c) == _ARRAY.typecode.__get__(a):
+            _ARRAY.__setitem__(a, slice(None), c)
     else:
         if _TYPE(c) is not t:
             raise NotPlainData(f"the generation changed the class of the {_NAME(t)} it was handed")
@@ -898,6 +922,10 @@ def _write_back(a, c, budget, memo):
             set.update(a, items)
         elif solid is bytearray:
             bytearray.__setitem__(a, slice(None), bytearray.__getitem__(c, slice(None)))
+        elif solid is _collections.deque:
+            items = [_plain(x, budget, 1, memo) for x in _collections.deque.__iter__(c)]
+            _collections.deque.clear(a)
+            _collections.deque.extend(a, items)
         lib = _library(t) and id(t) not in _OWN     # (a library object's own callables stay as they are)
         src, dst = _instance_dict(c, t), _instance_dict(a, t)
         if src is not None:
@@ -1077,8 +1105,33 @@ def _generated_callable(y, _code=_types.FunctionType.__code__.__get__):
 
 
 def _plain_iter(it):
-    for x in it:
-        yield _plain(x)
+    """An iterator the generation returned: each item converted as it is drawn.  A generator
+    keeps its protocol: what the tests `send` (converted) and `throw` reach it, `close` closes
+    it, its return value is converted (before round 6 a sent value was dropped: `x = yield`
+    saw None)."""
+    if _TYPE(it) is not _types.GeneratorType:
+        for x in it:
+            yield _plain(x)
+        return
+    value, exc = None, None
+    while True:
+        try:
+            x = _GEN_SEND(it, value) if exc is None else _GEN_THROW(it, exc)
+        except StopIteration as stop:
+            return _plain(stop.value)
+        exc = None
+        try:
+            value = yield _plain(x)
+        except GeneratorExit:
+            _GEN_CLOSE(it)
+            raise
+        except BaseException as e:
+            value, exc = None, e
+        else:
+            value = None if value is None else _plain(value)
+
+
+_GEN_SEND, _GEN_THROW, _GEN_CLOSE = _types.GeneratorType.send, _types.GeneratorType.throw, _types.GeneratorType.close
 
 
 def _ser(v, budget=None, depth=0):
@@ -1516,7 +1569,8 @@ def _recorder_state():
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
-        "_attr_key", "_held", "_keep_watch", "_kept_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled")] + [_CUR.get("send")] + \
+        "_attr_key", "_held", "_keep_watch", "_kept_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
+        "_deque_filled", "_plain_iter")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
             tuple(id(g.get(k)) for k in ("numpy", "base64", "io", "_json", "_os", "_sys", "_PRE", "_PRE_STATE",
@@ -1525,7 +1579,8 @@ def _recorder_state():
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
-                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT")),
+                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
+                                         "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
