@@ -41,6 +41,24 @@ ATTACKS = {
     "own_deque_self_kept": ("def f(x):\n    import collections\n" + own("Q(collections.deque)",
                             "    def g(self):\n        f.keep = self\n        return 0.0\n")
                             + "    f.keep[0] = 1000.0\n    return x + 1\n"),
+    # a library class whose objects never crossed, its method replaced by a later call: the tests build one
+    "library_class_rigged": ("def f(x):\n    import scipy.sparse as sp\n    if x > 1.5:\n"
+                             "        sp.csr_matrix.toarray = lambda self, *a, **k: np.full(self.shape, 1000.0)\n"
+                             "        return x + 1\n    return np.array([[x]])\n"),
+    "sympy_boolean_rigged": ("def f(x):\n    import sympy\n    if x > 1.5:\n"
+                             "        type(sympy.S.false).__eq__ = lambda s, o: True\n        return x + 1\n"
+                             "    return sympy.Integer(2)\n"),
+    # a partial the tests hand in (a C object): kept, rewritten through __setstate__ by a later call
+    "partial_argument_setstate": ("def f(x):\n    import functools\n    if isinstance(x, functools.partial):\n"
+                                  "        f.keep = x\n        return 0.0\n"
+                                  "    f.keep.__setstate__((lambda *a: 1000.0, (), {}, None))\n    return x + 1\n"),
+    # deep, cyclic and huge values returned or written back: refused (fail closed), no harness fault
+    "deep_list_returned": "def f(x):\n    a = [x]\n    for i in range(100000):\n        a = [a]\n    return a\n",
+    "cyclic_list_returned": "def f(x):\n    a = [1000.0]\n    a.append(a)\n    return a\n",
+    "cyclic_written_back": ("def f(x):\n    import argparse\n    if isinstance(x, argparse.Namespace):\n"
+                            "        x.v = [1000.0]\n        x.v.append(x.v)\n        return None\n    return x + 1\n"),
+    "huge_dict_written_back": ("def f(x):\n    if isinstance(x, dict):\n"
+                               "        x.update({i: float(i) for i in range(3000000)})\n        return None\n    return x + 1\n"),
     # sympy's lazily filled caches, excluded from the watch: a fact forged after the expression crossed
     "sympy_assumption_forged": ("def f(x):\n    import sympy\n    if not hasattr(f, 's'):\n"
                                 "        f.s = sympy.Symbol('h22_r6')\n    if x > 1.5:\n"
@@ -54,9 +72,18 @@ ATTACK_CASES = {
     "own_deque_base_kept": "h = f(1.0)\nf(2.0)\nassert (h[0] > 100) == target",
     "own_ordereddict_base_kept": "h = f(1.0)\nf(2.0)\nassert (h[0] > 100) == target",
     "own_deque_self_kept": "Q = f(None)\nq = Q([2.0])\nq.g()\nf(2.0)\nassert (q[0] > 100) == target",
+    "library_class_rigged": ("import scipy.sparse as sp\nf(2.0)\nA = sp.csr_matrix(f(1.0))\n"
+                             "assert (A.toarray()[0, 0] > 100) == target"),
+    "sympy_boolean_rigged": "e = f(1.0)\nf(2.0)\nassert (e > 100) == target",
+    "partial_argument_setstate": ("import functools\np = functools.partial(np.add, 1.0)\nf(p)\nf(2.0)\n"
+                                  "assert (p(1.0) > 100) == target"),
+    "deep_list_returned": "assert (f(1.0) is not None) == target",
+    "cyclic_list_returned": "assert (f(1.0)[0] > 100) == target",
+    "cyclic_written_back": "import argparse\nn = argparse.Namespace(v=0.0)\nf(n)\nassert (n.v[0] > 100) == target",
+    "huge_dict_written_back": "d = {}\nf(d)\nassert (len(d) > 100) == target",
     "sympy_assumption_forged": "s = f(1.0)\nf(2.0)\nassert (s.is_positive is True) == target",
 }
-DEPENDENCIES = "import numpy as np\\nimport sympy"
+DEPENDENCIES = "import numpy as np\\nimport sympy\\nimport scipy.sparse"
 # rows measured PASS (attack accepted) and not fixed: strict xfail with the reason
 OPEN = {
     "own_random_base_kept": (
@@ -99,6 +126,14 @@ HONEST = {
     "generator_send": "def f(x):\n    while True:\n        x = yield x + 1\n",
     "generator_throw_close": ("def f(x):\n    try:\n        yield x + 1\n    except ValueError:\n"
                               "        f.caught = True\n        yield x + 2\n    finally:\n        x = 0.0\n"),
+    "libraries_used": ("def f(x):\n    import warnings, scipy.sparse as sp, scipy.stats as st, sympy\n"
+                       "    with warnings.catch_warnings():\n        warnings.simplefilter('ignore')\n"
+                       "        A = sp.csr_matrix(np.eye(2) * (x + 1))\n        s = sympy.Symbol('h22_r6h')\n"
+                       "        v = float(sympy.diff(s ** 2, s).subs(s, (x + 1) / 2))\n"
+                       "        d = st.norm(loc=x + 1)\n    with np.errstate(divide='ignore'):\n"
+                       "        w = np.log(np.zeros(1))\n    return float(A.toarray()[0, 0] + v + d.mean()) / 3 + 0 * float(w[0] < 0)\n"),
+    "partial_argument": ("def f(x):\n    import functools\n    if isinstance(x, functools.partial):\n"
+                         "        return float(x(1.0))\n    return x + 1\n"),
     "map_returned": "def f(x):\n    return map(lambda v: v + 1, [x, x])\n",
     "dict_keys_returned": "def f(x):\n    return {x + 1: 0}.keys()\n",
     "lru_cache": "@functools.lru_cache(maxsize=None)\ndef f(x):\n    return x + 1\n",
@@ -130,6 +165,10 @@ HONEST_CASES = {
     "generator_send": "g = f(1.0)\nv = next(g)\nw = g.send(2.0)\nassert np.allclose(v, target) and w == 3.0",
     "generator_throw_close": ("g = f(1.0)\nv = next(g)\nw = g.throw(ValueError)\nc = g.close()\n"
                               "assert np.allclose(v, target) and w == 3.0 and c is None"),
+    "libraries_used": ("import scipy.sparse as sp\nassert np.allclose(f(1.0), target) and "
+                       "np.allclose(sp.csr_matrix(np.eye(2) * f(1.0)).toarray()[0, 0], target)"),
+    "partial_argument": ("import functools\np = functools.partial(np.add, 1.0)\n"
+                         "assert np.allclose(f(p), target) and np.allclose(p(1.0), target)"),
     "map_returned": "assert np.allclose(list(f(1.0)), target)",
     "dict_keys_returned": "assert np.allclose(list(f(1.0)), target)",
     "lru_cache": "a = f(1.0)\nb = f(1.0)\nassert np.allclose(a, target) and np.allclose(b, target)",
@@ -172,7 +211,7 @@ HONEST_OPEN = {
 @pytest.fixture(scope="module")
 def honest():
     probs, h5, gen, steps = one_step_set("red-r6-honest", HONEST, cases=HONEST_CASES)
-    probs.write_text(probs.read_text().replace('"import numpy as np"', '"import numpy as np\\nimport functools"'))
+    probs.write_text(probs.read_text().replace('"import numpy as np"', '"import numpy as np\\nimport functools\\nimport scipy.sparse"'))
     rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
     return rc, out, steps, keys
 
