@@ -59,6 +59,14 @@ ATTACKS = {
                             "        x.v = [1000.0]\n        x.v.append(x.v)\n        return None\n    return x + 1\n"),
     "huge_dict_written_back": ("def f(x):\n    if isinstance(x, dict):\n"
                                "        x.update({i: float(i) for i in range(3000000)})\n        return None\n    return x + 1\n"),
+    # mutable C objects returned (before: handed to the tests as they were), kept and rewritten by a later call
+    "array_array_returned_kept": ("def f(x):\n    import array\n    if x > 1.5:\n        f.keep[0] = 1000.0\n"
+                                  "        return x + 1\n    f.keep = array.array('d', [2.0])\n    return f.keep\n"),
+    "bytesio_returned_kept": ("def f(x):\n    import io\n    if x > 1.5:\n        f.keep.seek(0)\n"
+                              "        f.keep.write(b'9999')\n        return x + 1\n    f.keep = io.BytesIO(b'2')\n"
+                              "    return f.keep\n"),
+    "own_array_array_base_kept": kept_return("    import array\n", "    class H(array.array):\n        pass\n"
+                                             "    h = H('d', [2.0])\n"),
     # sympy's lazily filled caches, excluded from the watch: a fact forged after the expression crossed
     "sympy_assumption_forged": ("def f(x):\n    import sympy\n    if not hasattr(f, 's'):\n"
                                 "        f.s = sympy.Symbol('h22_r6')\n    if x > 1.5:\n"
@@ -81,6 +89,9 @@ ATTACK_CASES = {
     "cyclic_list_returned": "assert (f(1.0)[0] > 100) == target",
     "cyclic_written_back": "import argparse\nn = argparse.Namespace(v=0.0)\nf(n)\nassert (n.v[0] > 100) == target",
     "huge_dict_written_back": "d = {}\nf(d)\nassert (len(d) > 100) == target",
+    "array_array_returned_kept": "a = f(1.0)\nf(2.0)\nassert (a[0] > 100) == target",
+    "bytesio_returned_kept": "b = f(1.0)\nf(2.0)\nassert (float(b.getvalue()) > 100) == target",
+    "own_array_array_base_kept": "a = f(1.0)\nf(2.0)\nassert (a[0] > 100) == target",
     "sympy_assumption_forged": "s = f(1.0)\nf(2.0)\nassert (s.is_positive is True) == target",
 }
 DEPENDENCIES = "import numpy as np\\nimport sympy\\nimport scipy.sparse"
@@ -134,6 +145,10 @@ HONEST = {
                        "        w = np.log(np.zeros(1))\n    return float(A.toarray()[0, 0] + v + d.mean()) / 3 + 0 * float(w[0] < 0)\n"),
     "partial_argument": ("def f(x):\n    import functools\n    if isinstance(x, functools.partial):\n"
                          "        return float(x(1.0))\n    return x + 1\n"),
+    "io_returned": ("def f(x):\n    import io\n    b = io.StringIO()\n    b.write(str(x + 1))\n"
+                    "    return b if x > 0 else io.BytesIO(b'ab')\n"),
+    "own_array_array_base": ("def f(x):\n    import array\n" + own("A(array.array)", "    def bump(self):\n"
+                             "        self[0] += 1\n        return self\n") + "    return array.array('d', [x + 1])\n"),
     "map_returned": "def f(x):\n    return map(lambda v: v + 1, [x, x])\n",
     "dict_keys_returned": "def f(x):\n    return {x + 1: 0}.keys()\n",
     "lru_cache": "@functools.lru_cache(maxsize=None)\ndef f(x):\n    return x + 1\n",
@@ -169,6 +184,10 @@ HONEST_CASES = {
                        "np.allclose(sp.csr_matrix(np.eye(2) * f(1.0)).toarray()[0, 0], target)"),
     "partial_argument": ("import functools\np = functools.partial(np.add, 1.0)\n"
                          "assert np.allclose(f(p), target) and np.allclose(p(1.0), target)"),
+    "io_returned": ("b = f(1.0)\nc = f(0.0)\nassert np.allclose(float(b.getvalue()), target) and b.read() == '' "
+                    "and c.read() == b'ab'"),
+    "own_array_array_base": ("A = f(None)\na = A('d', [1.0])\nr = a.bump()\n"
+                             "assert np.allclose(a[0], target) and np.allclose(r[0], target) and np.allclose(f(1.0)[0], target)"),
     "map_returned": "assert np.allclose(list(f(1.0)), target)",
     "dict_keys_returned": "assert np.allclose(list(f(1.0)), target)",
     "lru_cache": "a = f(1.0)\nb = f(1.0)\nassert np.allclose(a, target) and np.allclose(b, target)",

@@ -105,6 +105,7 @@ _NDARRAY, _MATRIX = numpy.ndarray, numpy.matrix
 import collections as _collections, dataclasses as _dataclasses, fractions as _fractions, functools as _functools, types as _types
 _FRACTION = _fractions.Fraction
 _PARTIAL = _functools.partial
+_ARRAY = __import__("array").array
 _VECTORIZE = numpy.vectorize
 _FIELD, _FIELD_KIND = _dataclasses.Field, _dataclasses._FIELD
 _MAKE_DATACLASS, _NAMEDTUPLE = _dataclasses.make_dataclass, _collections.namedtuple
@@ -311,6 +312,8 @@ def _plain(v, budget=None, depth=0, settling=None):
         return bytearray(v)
     if t is memoryview:             # (a view of a buffer the generation keeps: a copy)
         return _copy_view(v)
+    if t is _ARRAY:                 # (likewise a copy: what the generation kept can change it no more)
+        return _ARRAY(_ARRAY.typecode.__get__(v), v)
     if t is _NDARRAY or t is _MATRIX:
         if t is _MATRIX:
             _watch(t)
@@ -360,6 +363,10 @@ def _plain(v, budget=None, depth=0, settling=None):
             return t(items) if t is _collections.OrderedDict else t(_plain(v.default_factory, budget, d), items)
         if t is _collections.deque:
             return t([_plain(x, budget, d, settling) for x in v], v.maxlen)
+        if t is io.BytesIO or t is io.StringIO:
+            new = t(t.getvalue(v))
+            t.seek(new, t.tell(v))
+            return new
         for base in _CONTAINERS:        # another container type: its contents, as the base type
             if isinstance(v, base):
                 return _plain(base(v), budget, d, settling)
@@ -649,7 +656,8 @@ _HANDED_DATA = {
     str: _new_of(str, lambda v, conv: str.__str__(v)), bytes: _new_of(bytes, lambda v, conv: bytes.__add__(b"", v)),
     tuple: _new_of(tuple, lambda v, conv: [conv(x) for x in tuple.__iter__(v)]),
     frozenset: _new_of(frozenset, lambda v, conv: [conv(x) for x in frozenset.__iter__(v)]),
-    _collections.deque: lambda v, t, conv: _deque_filled(v, t, conv)}
+    _collections.deque: lambda v, t, conv: _deque_filled(v, t, conv),
+    _ARRAY: lambda v, t, conv: _ARRAY.__new__(t, _ARRAY.typecode.__get__(v), v)}
 
 
 def _deque_filled(v, t, conv):
@@ -772,6 +780,7 @@ _DATA_BASES = ((_NDARRAY, lambda v: _NP_COPY(_NP_VIEW(v, _NDARRAY))), (bool, boo
                (list, lambda v: list(list.__iter__(v))), (tuple, lambda v: tuple(tuple.__iter__(v))),
                (dict, lambda v: dict(dict.items(v))), (set, lambda v: set(set.__iter__(v))),
                (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+               (_ARRAY, lambda v: _ARRAY(_ARRAY.typecode.__get__(v), v)),
                (_collections.deque, lambda v: _collections.deque(_collections.deque.__iter__(v),
                                                                  _collections.deque.maxlen.__get__(v))),
                (_FRACTION, lambda v: _FRACTION(_OBJ_GET(v, "_numerator"), _OBJ_GET(v, "_denominator"))))
@@ -825,7 +834,6 @@ def _copy_in(a, budget, memo):
     return c
 
 
-_ARRAY = __import__("array").array
 _COPIED_IN = (list, dict, set, bytearray, _NDARRAY, _collections.deque, _collections.OrderedDict,
               _collections.defaultdict)
 
@@ -926,6 +934,8 @@ def _write_back(a, c, budget, memo):
             set.update(a, items)
         elif solid is bytearray:
             bytearray.__setitem__(a, slice(None), bytearray.__getitem__(c, slice(None)))
+        elif solid is _ARRAY:
+            _ARRAY.__setitem__(a, slice(None), _ARRAY(_ARRAY.typecode.__get__(c), c))
         elif solid is _collections.deque:
             items = [_plain(x, budget, 1, memo) for x in _collections.deque.__iter__(c)]
             _collections.deque.clear(a)
