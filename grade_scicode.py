@@ -2057,6 +2057,7 @@ import collections as _collections, dataclasses as _dataclasses, fractions as _f
 _FRACTION = _fractions.Fraction
 _PARTIAL = _functools.partial
 _ARRAY = __import__("array").array
+_RANDOM_C = __import__("_random").Random     # random.Random's C base: its state by its own getstate/setstate
 _VECTORIZE = numpy.vectorize
 _FIELD, _FIELD_KIND = _dataclasses.Field, _dataclasses._FIELD
 _MAKE_DATACLASS, _NAMEDTUPLE = _dataclasses.make_dataclass, _collections.namedtuple
@@ -2539,6 +2540,9 @@ def _copy_instance(v, t, budget, d, memo, library, data_base=False):
                 flat[i] = _plain(flat[i], budget, d, memo)
     elif data_base and solid in _HANDED_DATA:
         new = _HANDED_DATA[solid](v, t, lambda x: _plain(x, budget, d, memo))
+    elif solid is _RANDOM_C:            # (a random.Random, the library's or an own subclass: a copy of its state)
+        new = _RANDOM_C.__new__(t)
+        _RANDOM_C.setstate(new, _RANDOM_C.getstate(v))
     elif solid is object:
         try:
             new = object.__new__(t)
@@ -2581,7 +2585,7 @@ def _copy_instance(v, t, budget, d, memo, library, data_base=False):
 
 def _solid(t):
     """The first base of t that is not a Python class (its layout: object, a data type, a C type)."""
-    return [c for c in _TYPE_MRO(t) if not _FLAGS(c) & _HEAP][0]
+    return [c for c in _TYPE_MRO(t) if not _FLAGS(c) & _HEAP or c is _ARRAY or c is _RANDOM_C][0]   # (heap types of C modules)
 
 
 def _new_filled(base, fill):
@@ -2887,6 +2891,8 @@ def _write_back(a, c, budget, memo):
             bytearray.__setitem__(a, slice(None), bytearray.__getitem__(c, slice(None)))
         elif solid is _ARRAY:
             _ARRAY.__setitem__(a, slice(None), _ARRAY(_ARRAY.typecode.__get__(c), c))
+        elif solid is _RANDOM_C:
+            _RANDOM_C.setstate(a, _RANDOM_C.getstate(c))
         elif solid is _collections.deque:
             items = [_plain(x, budget, 1, memo) for x in _collections.deque.__iter__(c)]
             _collections.deque.clear(a)
@@ -3573,7 +3579,7 @@ def _recorder_state():
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
                                          "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
-                                         "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY")),
+                                         "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

@@ -67,6 +67,12 @@ ATTACKS = {
                               "    return f.keep\n"),
     "own_array_array_base_kept": kept_return("    import array\n", "    class H(array.array):\n        pass\n"
                                              "    h = H('d', [2.0])\n"),
+    "own_array_array_self_kept": ("def f(x):\n    import array\n" + own("A(array.array)",
+                                  "    def g(self):\n        f.keep = self\n        return 0.0\n")
+                                  + "    f.keep[0] = 1000.0\n    return x + 1\n"),
+    "own_random_self_kept": ("def f(x):\n    import random\n" + own("Rng(random.Random)",
+                             "    def g(self):\n        f.keep = self\n        return 0.0\n")
+                             + "    f.keep.v = 1000.0\n    return x + 1\n"),
     # sympy's lazily filled caches, excluded from the watch: a fact forged after the expression crossed
     "sympy_assumption_forged": ("def f(x):\n    import sympy\n    if not hasattr(f, 's'):\n"
                                 "        f.s = sympy.Symbol('h22_r6')\n    if x > 1.5:\n"
@@ -92,16 +98,13 @@ ATTACK_CASES = {
     "array_array_returned_kept": "a = f(1.0)\nf(2.0)\nassert (a[0] > 100) == target",
     "bytesio_returned_kept": "b = f(1.0)\nf(2.0)\nassert (float(b.getvalue()) > 100) == target",
     "own_array_array_base_kept": "a = f(1.0)\nf(2.0)\nassert (a[0] > 100) == target",
+    "own_array_array_self_kept": "A = f(None)\na = A('d', [2.0])\na.g()\nf(2.0)\nassert (a[0] > 100) == target",
+    "own_random_self_kept": "Rng = f(None)\nr = Rng(0)\nr.v = 2.0\nr.g()\nf(2.0)\nassert (r.v > 100) == target",
     "sympy_assumption_forged": "s = f(1.0)\nf(2.0)\nassert (s.is_positive is True) == target",
 }
 DEPENDENCIES = "import numpy as np\\nimport sympy\\nimport scipy.sparse"
 # rows measured PASS (attack accepted) and not fixed: strict xfail with the reason
 OPEN = {
-    "own_random_base_kept": (
-        "an object of the generation's own class on a C base the copy cannot rebuild (random.Random's "
-        "_random.Random) crosses as it is (its attributes settled in place), so a later call rewrites what the "
-        "tests hold (measured PASS, h.v = 1000.0); documented in Known limits ('a subclass of a C type'); "
-        "refusing such objects outright would fail honest Random subclasses, copying needs each C type's state"),
     "sympy_assumption_forged": (
         "sympy's lazily filled `_assumptions` cache is excluded from the watch of kept expressions (sympy "
         "fills it on the tests' first query), so a fact forged into it after the expression crossed "
@@ -149,6 +152,10 @@ HONEST = {
                     "    return b if x > 0 else io.BytesIO(b'ab')\n"),
     "own_array_array_base": ("def f(x):\n    import array\n" + own("A(array.array)", "    def bump(self):\n"
                              "        self[0] += 1\n        return self\n") + "    return array.array('d', [x + 1])\n"),
+    "own_random_base": ("def f(x):\n    import random\n" + own("Rng(random.Random)", "    def draw(self):\n"
+                        "        self.n = getattr(self, 'n', 0) + 1\n        return self.random()\n")
+                        + "    if isinstance(x, random.Random):\n        return x.random() * 0 + 2.0\n"
+                        "    return f.Rng(7) if x > 0 else x + 1\n"),
     "map_returned": "def f(x):\n    return map(lambda v: v + 1, [x, x])\n",
     "dict_keys_returned": "def f(x):\n    return {x + 1: 0}.keys()\n",
     "lru_cache": "@functools.lru_cache(maxsize=None)\ndef f(x):\n    return x + 1\n",
@@ -188,6 +195,10 @@ HONEST_CASES = {
                     "and c.read() == b'ab'"),
     "own_array_array_base": ("A = f(None)\na = A('d', [1.0])\nr = a.bump()\n"
                              "assert np.allclose(a[0], target) and np.allclose(r[0], target) and np.allclose(f(1.0)[0], target)"),
+    "own_random_base": ("import random\nRng = f(None)\ng = Rng(0)\na = g.draw()\nb = g.draw()\nr = random.Random(0)\n"
+                        "c = f(r)\nd = r.random()\nh = f(1.0)\nref = random.Random(0)\nx1, x2 = ref.random(), ref.random()\n"
+                        "assert np.allclose(c, target) and (a, b) == (x1, x2) and g.n == 2 and d == x2 "
+                        "and h.random() == random.Random(7).random()"),
     "map_returned": "assert np.allclose(list(f(1.0)), target)",
     "dict_keys_returned": "assert np.allclose(list(f(1.0)), target)",
     "lru_cache": "a = f(1.0)\nb = f(1.0)\nassert np.allclose(a, target) and np.allclose(b, target)",
