@@ -156,6 +156,13 @@ HONEST = {
                         "        self.n = getattr(self, 'n', 0) + 1\n        return self.random()\n")
                         + "    if isinstance(x, random.Random):\n        return x.random() * 0 + 2.0\n"
                         "    return f.Rng(7) if x > 0 else x + 1\n"),
+    # library classes subclassed by the generation (their namespaces must not count as changed)
+    "rv_continuous_subclass": ("def f(x):\n    import scipy.stats as st\n    class U(st.rv_continuous):\n"
+                               "        def _pdf(self, t):\n            return np.where((t >= 0) & (t <= 1), 1.0, 0.0)\n"
+                               "    return float(U(a=0, b=1).mean()) * 2 * (x + 1)\n"),
+    "sympy_function_subclass": ("def f(x):\n    import sympy\n    class g(sympy.Function):\n        @classmethod\n"
+                                "        def eval(cls, a):\n            if a.is_Number:\n                return a + 1\n"
+                                "    return float(g(sympy.Float(x)))\n"),
     "map_returned": "def f(x):\n    return map(lambda v: v + 1, [x, x])\n",
     "dict_keys_returned": "def f(x):\n    return {x + 1: 0}.keys()\n",
     "lru_cache": "@functools.lru_cache(maxsize=None)\ndef f(x):\n    return x + 1\n",
@@ -241,7 +248,7 @@ HONEST_OPEN = {
 @pytest.fixture(scope="module")
 def honest():
     probs, h5, gen, steps = one_step_set("red-r6-honest", HONEST, cases=HONEST_CASES)
-    probs.write_text(probs.read_text().replace('"import numpy as np"', '"import numpy as np\\nimport functools\\nimport scipy.sparse"'))
+    probs.write_text(probs.read_text().replace('"import numpy as np"', '"import numpy as np\\nimport functools\\nimport scipy.sparse\\nimport scipy.stats\\nimport sympy"'))
     rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
     return rc, out, steps, keys
 
