@@ -134,14 +134,15 @@ SPEC = {
     # issue 24 (red team round 4): two RAG trials with the same answers whose retrievals state
     # other sets of numbers are still copies when their passages' texts are near-identical: of
     # the smaller text's distinct `rag_copy_shingle`-character pieces (rag._copy_text: NFKD
-    # without marks or invisible characters, casefolded, look-alike letters as Latin, every
-    # run of non-alphanumerics one space; per passage and of the passages joined in order) at
-    # least `rag_copy_containment` lie in the other's, and at least `rag_copy_min_shared` do (a
-    # short passage is a fragment of many honest ones).  Measured: copies of the sample's passage
-    # with a number appended, a passage added or dropped, whitespace or punctuation changed:
-    # 1.0 (40 of 40); with one word edited as well 0.775 (31 of 40); honest passages stating
-    # 0.35 in other words (266 pairs whose numbers differ): at most 0.618 where 20 or more are
-    # shared (21 of 34); the 4 pairs at 0.7 or more share at most 9 (short passages)
+    # without marks, invisible characters or blank letters, casefolded, look-alike letters as
+    # Latin, every character other than letters and digits dropped (red team round 5); per
+    # passage and of the passages joined in order) at least `rag_copy_containment` lie in the
+    # other's, and at least `rag_copy_min_shared` do (a short passage is a fragment of many
+    # honest ones).  Measured: copies of the sample's passage with a number appended, a passage
+    # added or dropped, whitespace or punctuation changed or put inside words: 1.0 (33 of 33);
+    # with a clause inserted 0.788 (26), one word edited as well 0.727 (24 of 33); honest
+    # passages stating 0.35 in other words (266 pairs whose numbers differ): none shares 20
+    # (the most 17, 0.607 of 28); the 4 pairs at 0.7 or more share at most 7 (short passages)
     "rag_copy_shingle": 8,
     "rag_copy_containment": 0.7,
     "rag_copy_min_shared": 20,
@@ -1722,7 +1723,10 @@ def word_numbers(text: str) -> list:
 
 
 def passage_numbers(text: str) -> list:
-    """Every value a passage states (digits, percentages, fractions, number words)."""
+    """Every value a passage states (digits, percentages, fractions, number words), read in
+    its compatibility form (NFKC: full-width "０．３５" is 0.35, red team round 5)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     out = []
     for m in _PASSAGE_NUMBER.finditer(text):
         try:
@@ -1746,20 +1750,31 @@ def passage_text(p):
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
 # letters of other scripts drawn like Latin ones (casefolded), read as those: a copy's passage
-# with its letters swapped for look-alikes reads as the passage it copies (issue 24, red team)
-_LOOK_ALIKES = str.maketrans("аеорсухіјѕһӏԁԛԝвкмнтαοινκρτυχβεημζϲı",
-                             "aeopcyxijshldqwbkmhtaoivkptuxbehmzci")
+# with its letters swapped for look-alikes reads as the passage it copies (issue 24, red team;
+# round 5 added Latin small capitals and IPA letters, Armenian, Cherokee and Lisu ones: "օ"
+# and "ɑ" for o and a left 6 of 40 pieces, another trial, SCORE 0.8111 -> 0.8528)
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕһӏԁԛԝвкмнтαοινκρτυχβεημζϲı"
+    "ɑɡɩɪʏᴀʙᴄᴅᴇɢʜᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡᴢ" "օսհոցզա"
+    "ᎪᏴᏟᎬᎻᎫᏦᏞᎷᏢᏚᎢᎳᏃᎠᏀᏙ" "ꓮꓐꓚꓓꓰꓝꓖꓧꓲꓙꓗꓡꓟꓠꓳꓑꓣꓢꓔꓴꓦꓪꓫꓬꓜ",
+    "aeopcyxijshldqwbkmhtaoivkptuxbehmzci"
+    "agiiyabcdeghjklmnoprstuvwz" "ouhngqw"
+    "abcehjklmpstwzdgv" "abcdefghijklmnoprstuvwxyz",
+    # letters drawn as nothing (Hangul fillers): dropped like the invisible format characters
+    "\u115f\u1160\u3164\uffa0")
 
 
 def _copy_text(t: str) -> str:
     """A passage's text as the duplicate check reads it: compatibility-decomposed (NFKD) with
-    its combining marks and invisible format characters dropped, casefolded, look-alike letters
-    read as Latin, and every run of characters other than letters and digits one space."""
+    its combining marks, invisible format characters and blank letters dropped, casefolded,
+    look-alike letters read as Latin, and every character other than letters and digits
+    dropped (red team round 5: a '.', a space or a blank Braille cell inside every word cut
+    every piece; joined, "vol.ume" reads as "volume")."""
     if t.isascii():
-        return _NOT_ALNUM.sub(" ", t.lower()).strip()
+        return _NOT_ALNUM.sub("", t.lower())
     t = "".join(ch for ch in unicodedata.normalize("NFKD", t)
                 if unicodedata.category(ch) not in ("Mn", "Me", "Cf"))
-    return _NOT_ALNUM.sub(" ", t.casefold().translate(_LOOK_ALIKES)).strip()
+    return _NOT_ALNUM.sub("", t.casefold().translate(_LOOK_ALIKES))
 
 
 def passage_shingles(texts):

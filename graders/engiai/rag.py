@@ -118,7 +118,10 @@ def word_numbers(text: str) -> list:
 
 
 def passage_numbers(text: str) -> list:
-    """Every value a passage states (digits, percentages, fractions, number words)."""
+    """Every value a passage states (digits, percentages, fractions, number words), read in
+    its compatibility form (NFKC: full-width "０．３５" is 0.35, red team round 5)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     out = []
     for m in _PASSAGE_NUMBER.finditer(text):
         try:
@@ -142,20 +145,31 @@ def passage_text(p):
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
 # letters of other scripts drawn like Latin ones (casefolded), read as those: a copy's passage
-# with its letters swapped for look-alikes reads as the passage it copies (issue 24, red team)
-_LOOK_ALIKES = str.maketrans("аеорсухіјѕһӏԁԛԝвкмнтαοινκρτυχβεημζϲı",
-                             "aeopcyxijshldqwbkmhtaoivkptuxbehmzci")
+# with its letters swapped for look-alikes reads as the passage it copies (issue 24, red team;
+# round 5 added Latin small capitals and IPA letters, Armenian, Cherokee and Lisu ones: "օ"
+# and "ɑ" for o and a left 6 of 40 pieces, another trial, SCORE 0.8111 -> 0.8528)
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕһӏԁԛԝвкмнтαοινκρτυχβεημζϲı"
+    "ɑɡɩɪʏᴀʙᴄᴅᴇɢʜᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡᴢ" "օսհոցզա"
+    "ᎪᏴᏟᎬᎻᎫᏦᏞᎷᏢᏚᎢᎳᏃᎠᏀᏙ" "ꓮꓐꓚꓓꓰꓝꓖꓧꓲꓙꓗꓡꓟꓠꓳꓑꓣꓢꓔꓴꓦꓪꓫꓬꓜ",
+    "aeopcyxijshldqwbkmhtaoivkptuxbehmzci"
+    "agiiyabcdeghjklmnoprstuvwz" "ouhngqw"
+    "abcehjklmpstwzdgv" "abcdefghijklmnoprstuvwxyz",
+    # letters drawn as nothing (Hangul fillers): dropped like the invisible format characters
+    "\u115f\u1160\u3164\uffa0")
 
 
 def _copy_text(t: str) -> str:
     """A passage's text as the duplicate check reads it: compatibility-decomposed (NFKD) with
-    its combining marks and invisible format characters dropped, casefolded, look-alike letters
-    read as Latin, and every run of characters other than letters and digits one space."""
+    its combining marks, invisible format characters and blank letters dropped, casefolded,
+    look-alike letters read as Latin, and every character other than letters and digits
+    dropped (red team round 5: a '.', a space or a blank Braille cell inside every word cut
+    every piece; joined, "vol.ume" reads as "volume")."""
     if t.isascii():
-        return _NOT_ALNUM.sub(" ", t.lower()).strip()
+        return _NOT_ALNUM.sub("", t.lower())
     t = "".join(ch for ch in unicodedata.normalize("NFKD", t)
                 if unicodedata.category(ch) not in ("Mn", "Me", "Cf"))
-    return _NOT_ALNUM.sub(" ", t.casefold().translate(_LOOK_ALIKES)).strip()
+    return _NOT_ALNUM.sub("", t.casefold().translate(_LOOK_ALIKES))
 
 
 def passage_shingles(texts):
