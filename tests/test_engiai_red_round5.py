@@ -69,7 +69,7 @@ FIXED = {   # name: (edited passage, containment of the sample's pieces before t
     "latin_small_capitals": PASSAGE.replace("a", "\u1d00").replace("e", "\u1d07") + MORE,    # 0.275
     "cherokee_lisu_capitals": PASSAGE.upper().replace("A", "\ua4ee").replace("E", "\u13ac") + MORE,
     # before: its full-width "０．３５" read as 0 and 35, the copy scored 0.4 (no gain); read
-    # in NFKC it is credited 1.0 and must be held
+    # as ASCII it is credited 1.0 and must be held
     "fullwidth": "".join(chr(ord(c) + 0xfee0) if "!" <= c <= "~" else c for c in PASSAGE) + MORE,
 }
 CAUGHT = {  # caught before this round as well (regressions)
@@ -127,7 +127,7 @@ def test_an_honest_full_width_passage_is_read_and_credited(sample):
     """Honest twin (found by the full-width attack): rag-eval-1 retrieves its own passage
     written in full-width characters, as CJK documents are, "ｖｏｌｆｒａｃ＝０．３５", and
     answers 0.35.  Before: "０．３５" read as 0 and 35, the answer not credited (0.4).  Read in
-    its compatibility form (NFKC) it states 0.35 and 2: 1.0, and no copy (other numbers, a
+    ASCII (full-width forms, passage_numbers) it states 0.35 and 2: 1.0, and no copy (other numbers, a
     short passage; a passage stating only 0.35 would be held as rag-eval-0's, by decision 19)."""
     text = ("\uff56\uff4f\uff4c\uff46\uff52\uff41\uff43\uff1d\uff10\uff0e\uff13\uff15"
             "\uff0c\uff52\uff4d\uff49\uff4e\uff1d\uff12")     # ｖｏｌｆｒａｃ＝０．３５，ｒｍｉｎ＝２
@@ -235,3 +235,26 @@ def test_a_rag_copy_with_its_answer_nudged_is_a_copy(sample):
     checks, trials, _ = grade(sample)
     assert trials[RAG1].terms.get("overall_if_cleared", trials[RAG1].score) == 1.0
     assert held(checks, trials)
+
+
+# ======================================================= the cost of reading odd text
+def test_reading_numbers_never_expands_a_passage(monkeypatch):
+    """Full-width forms are read by a one-to-one table: no normalisation that can turn one
+    character into 18 (U+FDFA under NFKC: a 2^20-character passage took 1.6 s per read, and a
+    passage is read once per parameter per retrieval)."""
+    def refuse(*a):
+        raise AssertionError("passage_numbers normalised its text")
+    with monkeypatch.context() as m:
+        m.setattr(G.unicodedata, "normalize", refuse)
+        got = G.passage_numbers("\ufdfa" * 1000 + " \uff10\uff0e\uff13\uff15")
+    assert got == [0.35]
+
+
+def test_copy_text_is_cut_after_decomposition():
+    """U+FDFA decomposes into 18 characters: the copy check's text is cut to 2^21 characters
+    after NFKD (a 2^20-character passage of it took 8.8 s uncut), and cut text of one passage
+    still matches itself."""
+    t = "\ufdfa" * (1 << 17)
+    assert len(G._copy_text(t)) <= 1 << 21
+    a = G.passage_shingles([t + " 0.35"])
+    assert G.shingle_containment(a, G.passage_shingles([t]))[0] == 1.0
