@@ -258,3 +258,40 @@ def test_copy_text_is_cut_after_decomposition():
     assert len(G._copy_text(t)) <= 1 << 21
     a = G.passage_shingles([t + " 0.35"])
     assert G.shingle_containment(a, G.passage_shingles([t]))[0] == 1.0
+
+
+# ======================================================= the pairwise work cap
+def test_past_the_work_cap_a_rag_copy_is_still_held(sample, monkeypatch):
+    """Attack: the run's duplicate_max_ops spent (here: 1): a copy of rag-eval-0 with a number
+    appended is not compared but held (fail closed), the SCORE unchanged."""
+    monkeypatch.setitem(G.SPEC, "duplicate_max_ops", 1)
+    copy_trial(sample, RAG0, RAG1, passage(PASSAGE + MORE))
+    checks, trials, _ = grade(sample)
+    assert by_id(checks, "run.duplicates_unchecked") and held(checks, trials)
+    assert score(checks) == INTACT
+
+
+def test_past_the_work_cap_trials_whose_scored_numbers_differ_are_not_held(sample, monkeypatch):
+    """Honest twin: past duplicate_max_ops, rag-eval-1 retrieves its own passage and answers
+    0.5 (rag-eval-0: 0.35).  Before: every pair of one structure past the cap was held, so
+    the honest rag-eval-0 (1.0) counted 0 and the SCORE fell 0.8111 -> 0.7071 (and the
+    sample run alone: workflow-random-ex0, whose exports differ 0.667, 0.8111 -> 0.7321).
+    Answers (or export parameters) apart past the tolerance are never copies: a look at the
+    first 64 scored numbers, bounded, clears them."""
+    monkeypatch.setitem(G.SPEC, "duplicate_max_ops", 1)
+
+    def other_answer(rec):
+        rec["tool_calls"][0] = {"name": "search_documents", "args": {"query": "volume fraction"},
+                                "result": {"success": True, "results": [PASSAGE + "; 0.5 tall"]}}
+        rec["tool_calls"][1]["args"]["problem_config"]["volfrac"] = 0.5
+    edit_record(sample, RAG1, other_answer)
+    checks, trials, _ = grade(sample)
+    assert not [c for c in checks if c.id.endswith(".duplicate")]
+    assert trials[RAG0].score == 1.0 and score(checks) > INTACT
+
+
+def test_past_the_work_cap_the_sample_run_is_unchanged(sample, monkeypatch):
+    monkeypatch.setitem(G.SPEC, "duplicate_max_ops", 1)
+    checks, trials, _ = grade(sample)
+    assert not [c for c in checks if c.id.endswith(".duplicate")]
+    assert score(checks) == INTACT
