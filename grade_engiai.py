@@ -134,14 +134,15 @@ SPEC = {
     # issue 24 (red team round 4): two RAG trials with the same answers whose retrievals state
     # other sets of numbers are still copies when their passages' texts are near-identical: of
     # the smaller text's distinct `rag_copy_shingle`-character pieces (rag._copy_text: NFKD
-    # without marks or invisible characters, casefolded, look-alike letters as Latin, every
-    # run of non-alphanumerics one space; per passage and of the passages joined in order) at
-    # least `rag_copy_containment` lie in the other's, and at least `rag_copy_min_shared` do (a
-    # short passage is a fragment of many honest ones).  Measured: copies of the sample's passage
-    # with a number appended, a passage added or dropped, whitespace or punctuation changed:
-    # 1.0 (40 of 40); with one word edited as well 0.775 (31 of 40); honest passages stating
-    # 0.35 in other words (266 pairs whose numbers differ): at most 0.618 where 20 or more are
-    # shared (21 of 34); the 4 pairs at 0.7 or more share at most 9 (short passages)
+    # without marks, invisible characters or blank letters, casefolded, look-alike letters as
+    # Latin, every character other than letters and digits dropped (red team round 5); per
+    # passage and of the passages joined in order) at least `rag_copy_containment` lie in the
+    # other's, and at least `rag_copy_min_shared` do (a short passage is a fragment of many
+    # honest ones).  Measured: copies of the sample's passage with a number appended, a passage
+    # added or dropped, whitespace or punctuation changed or put inside words: 1.0 (33 of 33);
+    # with a clause inserted 0.788 (26), one word edited as well 0.727 (24 of 33); honest
+    # passages stating 0.35 in other words (266 pairs whose numbers differ): none shares 20
+    # (the most 17, 0.607 of 28); the 4 pairs at 0.7 or more share at most 7 (short passages)
     "rag_copy_shingle": 8,
     "rag_copy_containment": 0.7,
     "rag_copy_min_shared": 20,
@@ -1721,8 +1722,18 @@ def word_numbers(text: str) -> list:
     return out
 
 
+_NUMBER_FORMS = {**{0xff01 + i: 0x21 + i for i in range(0x5e)},          # full-width ASCII
+                 **{0x1d7ce + i: 0x30 + i % 10 for i in range(50)},     # mathematical digits
+                 0x3000: 0x20}                                          # ideographic space
+
+
 def passage_numbers(text: str) -> list:
-    """Every value a passage states (digits, percentages, fractions, number words)."""
+    """Every value a passage states (digits, percentages, fractions, number words), its
+    full-width characters and mathematical digits read as ASCII (red team round 5: full-width
+    "０．３５" read as 0 and 35; a one-to-one table, not NFKC, which turns one character into
+    up to 18 and took 1.6 s on a 2^20-character passage)."""
+    if not text.isascii():
+        text = text.translate(_NUMBER_FORMS)
     out = []
     for m in _PASSAGE_NUMBER.finditer(text):
         try:
@@ -1746,20 +1757,34 @@ def passage_text(p):
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
 # letters of other scripts drawn like Latin ones (casefolded), read as those: a copy's passage
-# with its letters swapped for look-alikes reads as the passage it copies (issue 24, red team)
-_LOOK_ALIKES = str.maketrans("аеорсухіјѕһӏԁԛԝвкмнтαοινκρτυχβεημζϲı",
-                             "aeopcyxijshldqwbkmhtaoivkptuxbehmzci")
+# with its letters swapped for look-alikes reads as the passage it copies (issue 24, red team;
+# round 5 added Latin small capitals and IPA letters, Armenian, Cherokee and Lisu ones: "օ"
+# and "ɑ" for o and a left 6 of 40 pieces, another trial, SCORE 0.8111 -> 0.8528)
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕһӏԁԛԝвкмнтαοινκρτυχβεημζϲı"
+    "ɑɡɩɪʏᴀʙᴄᴅᴇɢʜᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡᴢ" "օսհոցզա"
+    "ᎪᏴᏟᎬᎻᎫᏦᏞᎷᏢᏚᎢᎳᏃᎠᏀᏙ" "ꓮꓐꓚꓓꓰꓝꓖꓧꓲꓙꓗꓡꓟꓠꓳꓑꓣꓢꓔꓴꓦꓪꓫꓬꓜ",
+    "aeopcyxijshldqwbkmhtaoivkptuxbehmzci"
+    "agiiyabcdeghjklmnoprstuvwz" "ouhngqw"
+    "abcehjklmpstwzdgv" "abcdefghijklmnoprstuvwxyz",
+    # letters drawn as nothing (Hangul fillers): dropped like the invisible format characters
+    "\u115f\u1160\u3164\uffa0")
 
 
 def _copy_text(t: str) -> str:
     """A passage's text as the duplicate check reads it: compatibility-decomposed (NFKD) with
-    its combining marks and invisible format characters dropped, casefolded, look-alike letters
-    read as Latin, and every run of characters other than letters and digits one space."""
+    its combining marks, invisible format characters and blank letters dropped, casefolded,
+    look-alike letters read as Latin, and every character other than letters and digits
+    dropped (red team round 5: a '.', a space or a blank Braille cell inside every word cut
+    every piece; joined, "vol.ume" reads as "volume")."""
     if t.isascii():
-        return _NOT_ALNUM.sub(" ", t.lower()).strip()
-    t = "".join(ch for ch in unicodedata.normalize("NFKD", t)
+        return _NOT_ALNUM.sub("", t.lower())
+    # NFKD turns one character into up to 18 (U+FDFA): its result is cut to 2^21 characters
+    # (room for every accent of a 2^20-character text) before the per-character walk (round 5:
+    # a passage of 2^20 such characters took 8.8 s uncut)
+    t = "".join(ch for ch in unicodedata.normalize("NFKD", t)[:1 << 21]
                 if unicodedata.category(ch) not in ("Mn", "Me", "Cf"))
-    return _NOT_ALNUM.sub(" ", t.casefold().translate(_LOOK_ALIKES)).strip()
+    return _NOT_ALNUM.sub("", t.casefold().translate(_LOOK_ALIKES))
 
 
 def passage_shingles(texts):
@@ -2868,6 +2893,24 @@ def _cell_weights(trials: list) -> dict:
     return cells
 
 
+_NUMBERS_PREFIX = 64
+
+
+def _numbers_apart(a: dict, b: dict) -> bool:
+    """Whether two contents of one structure differ past duplicate_tol in one of their first
+    _NUMBERS_PREFIX scored numbers (an exact one differing at all): then they are not copies,
+    whatever their arrays or passages, and a pair a work cap leaves uncompared need not be
+    held.  A bounded look (the prefix), so it costs no more than the cap saves."""
+    import numpy as np
+    x, y = a["numbers"][:_NUMBERS_PREFIX], b["numbers"][:_NUMBERS_PREFIX]
+    if not x.size or x.size != y.size:
+        return False
+    if np.any(a["exact"][:_NUMBERS_PREFIX] & (x != y)):
+        return True
+    return float(np.max(np.abs(x - y) / np.maximum(1.0, np.maximum(np.abs(x), np.abs(y))))) > \
+        SPEC["duplicate_tol"]
+
+
 def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
     """Copies under other harness keys (issue 24, TRIAL_FORMAT.md decision 19): trials whose
     scored content (content_signature) lies within duplicate_tol of each other (content_distance;
@@ -2916,6 +2959,12 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                 if ops + work > SPEC["duplicate_max_ops"] or (
                         ca["means"].size and (ca["arrays"] is None or cb["arrays"] is None)) or (
                         _rag_text_uncompared(ca, cb)):
+                    if _numbers_apart(ca, cb):
+                        # some scored number (an answer, an export parameter) of its first
+                        # _NUMBERS_PREFIX already lies past the tolerance: never a copy, at a
+                        # bounded cost (red team round 5: past duplicate_max_ops an honest RAG
+                        # trial answering 0.5 beside one answering 0.35 was held, 0.8111 -> 0.7071)
+                        continue
                     # not compared (a work cap) but maybe near: fails closed, the pair is
                     # grouped as a possible copy (counted once until a reviewer clears it)
                     unchecked.update((a.trial_id, b.trial_id))

@@ -122,7 +122,7 @@ def test_a_copy_with_one_of_two_passages_dropped_is_a_copy(sample):
 
 def test_a_copy_with_its_passages_reordered_is_a_copy(sample):
     """Attack: rag-eval-0 with two passages, copied with them in the other order and a number
-    added to one: only the pieces across the boundary change (0.917 of the smaller set)."""
+    added to one: only the pieces across the boundary change (0.901 of the smaller set)."""
     edit_record(sample, RAG0, lambda r: passages(r).append(OTHER))
 
     def reorder(rec, d):
@@ -148,9 +148,9 @@ def test_a_copy_with_another_answer_is_another_trial(sample):
 
 # ======================================================= honest twins
 HONEST = [
-    "Beams default to a 35 percent volume fraction.",         # the '35 percent' twin: 0.263
-    "the default volume fraction is 35 percent",                # 0.324
-    "| parameter | default |\n| volfrac | 0.35 |\n| rmin | 2 |",  # 0.267
+    "Beams default to a 35 percent volume fraction.",         # the '35 percent' twin: 0.226
+    "the default volume fraction is 35 percent",                # 0.25
+    "| parameter | default |\n| volfrac | 0.35 |\n| rmin | 2 |",  # 0.125
     "In the beams2d benchmark the target volume fraction volfrac defaults to 0.35 of the "
     "domain (0.4 for tall beams).",
 ]
@@ -173,9 +173,9 @@ def test_honest_rag_trials_answering_alike_from_other_passages_are_separate(samp
 
 
 @pytest.mark.parametrize("own, other", [
-    # the closest honest pair measured (0.618 of 34 pieces, 21 shared)
+    # the closest honest pair measured (0.607 of 28 pieces, 17 shared)
     ("The default volume fraction for beams2d is 0.35.", "the default volume fraction is 35 percent"),
-    # a short passage: 9 of its 11 pieces (0.818) lie in the other, under the 20 shared
+    # a short passage: 7 of its 9 pieces (0.778) lie in the other, under the 20 shared
     ("volume fraction: .35", "the default volume fraction is 35 percent"),
     # the '35 percent' vs '0.35' case of inclusion: {0.35} within {35, 0.35}
     ("Beams default to a volume fraction of 0.35.", "Beams default to a 35 percent volume fraction.")])
@@ -215,36 +215,37 @@ def stated(text):
 def test_the_margin_between_copies_and_honest_passages():
     """The measurement behind rag_copy_containment = 0.7 and rag_copy_min_shared = 20 (8-char
     pieces).  Honest pairs whose numbers differ (266 of the pool's 351): where 20 or more
-    pieces are shared, at most 0.618 of the smaller set (21 of 34); the 4 pairs at 0.7 or more
-    share at most 9 pieces (short passages: "volfrac 0.35" lies whole, 5 of 5, in a table).
-    Copies of the sample's passage (40 pieces): 1.0 (40 shared) with a number appended,
-    prefixed, re-spaced, look-alike letters, a passage added; 0.85 (34) with a clause inserted;
-    0.775 (31) with a word edited too."""
+    pieces are shared: none (red team round 5: the text read without spaces, the most shared
+    is 17, 0.607 of 28; before, 0.618 of 34 with 21 shared); the 4 pairs at 0.7 or more share
+    at most 7 pieces (short passages: "volfrac 0.35" lies whole, 3 of 3, in a table).
+    Copies of the sample's passage (33 pieces): 1.0 (33 shared) with a number appended,
+    prefixed, re-spaced, look-alike letters, a passage added; 0.788 (26) with a clause
+    inserted; 0.727 (24) with a word edited too."""
     pairs = [(containment([a], [b]), a, b) for a, b in itertools.combinations(POOL, 2)
              if stated(a) != stated(b)]
     assert len(pairs) == 266
     shared = [s for (s, n), a, b in pairs if n >= G.SPEC["rag_copy_min_shared"]]
-    assert max(shared) == pytest.approx(21 / 34)
+    assert not shared and max(n for (s, n), a, b in pairs) == 17
     high = [n for (s, n), a, b in pairs if s >= G.SPEC["rag_copy_containment"]]
-    assert len(high) == 4 and max(high) == 9
-    assert max(pairs)[0] == (1.0, 5)
+    assert len(high) == 4 and max(high) == 7
+    assert max(pairs)[0] == (1.0, 3)
     for perturb, share in [(appended, 1.0), (prefixed, 1.0), (respaced, 1.0), (look_alikes, 1.0),
-                           (mid_insert, 34 / 40), (edited_and_appended, 31 / 40)]:
+                           (mid_insert, 26 / 33), (edited_and_appended, 24 / 33)]:
         rec = {"tool_calls": [{"result": {"results": [{"content": PASSAGE}]}}]}
         perturb(rec, None)
         assert containment([PASSAGE], [p["content"] for p in passages(rec)]) == (
-            pytest.approx(share), round(share * 40)), perturb.__name__
+            pytest.approx(share), round(share * 33)), perturb.__name__
 
 
 def test_pieces_ignore_order_cuts_and_writing():
     """Pieces are per passage and of the passages joined in order: the passages' order changes
-    only the pieces across their boundary (77 of 84 shared, 0.917), a passage cut into words nothing
-    (40 of 40); case, whitespace, punctuation, accents, zero-width characters and look-alike
+    only the pieces across their boundary (64 of 71 shared, 0.901), a passage cut into words nothing
+    (33 of 33); case, whitespace, punctuation, accents, zero-width characters and look-alike
     letters change nothing."""
     a = G.passage_shingles([PASSAGE, OTHER["content"]])
     b = G.passage_shingles([OTHER["content"], PASSAGE])
-    assert (a.size, b.size) == (84, 85) and G.shingle_containment(a, b) == (pytest.approx(77 / 84), 77)
-    assert containment([PASSAGE], PASSAGE.split()) == (1.0, 40)
+    assert (a.size, b.size) == (71, 71) and G.shingle_containment(a, b) == (pytest.approx(64 / 71), 64)
+    assert containment([PASSAGE], PASSAGE.split()) == (1.0, 33)
     assert G.passage_shingles(["BEAMS2D -- Volume\u00a0fraction:\tvolfrac=0.35; by default!",
                                "photonics2d: the default wavelength is 1.55 \u00b5m"]).size
     assert G.passage_shingles(["b\u00e9ams2d: v\u200bolume fr\u0430ction volfrac = 0.35 by default"]

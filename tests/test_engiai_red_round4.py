@@ -113,11 +113,14 @@ def test_an_exact_copy_past_the_ops_cap_is_still_caught(sample, monkeypatch):
 
 
 def test_honest_sample_past_the_ops_cap_holds_only_comparable_trials(sample, monkeypatch):
-    """Honest twin: the sample run with the ops cap at 1: REVIEW for the run, and only trials
-    that share a structure and array means with another are held (none else loses its score)."""
+    """Honest twin: the sample run with the ops cap at 1: only trials that share a structure
+    and array means with another, and whose scored numbers lie within the tolerance, are held
+    (none else loses its score).  Round 5: in the sample every such pair's numbers (exports)
+    differ, so none is held and the run has no REVIEW (before: workflow-random-ex0 was held,
+    0.8111 -> 0.7321)."""
     monkeypatch.setitem(G.SPEC, "duplicate_max_ops", 1)
     checks, trials, _ = grade(sample)
-    assert by_id(checks, "run.duplicates_unchecked")
+    assert not by_id(checks, "run.duplicates_unchecked")
     held_ids = {c.id.split(".")[1] for c in checks if c.id.endswith(".duplicate")}
     assert held_ids <= {"beams2d-workflow-random-ex0", "beams2d-workflow-derived-params-ex0",
                         "beams2d-workflow-multi-export-ex0", "beams2d-full-ex0",

@@ -202,8 +202,11 @@ def test_an_honest_design_a_few_percent_of_cells_apart_is_not_a_copy(sample):
 
 def test_the_comparison_cap_fails_closed(sample, monkeypatch):
     """A cap that stops the near-copy comparison is a REVIEW naming the trials left unchecked
-    (never a silent pass); past the memory cap, exact copies are still caught."""
+    (never a silent pass); past the memory cap, exact copies are still caught.  (Round 5: a
+    pair whose scored numbers differ past the tolerance needs no comparison, so the sample run
+    alone leaves nothing unchecked; a one-ulp copy stays uncompared.)"""
     monkeypatch.setitem(G.SPEC, "duplicate_max_ops", 1)
+    copy_trial(sample, FULL0, NAT0, ulp)
     checks, _, _ = grade(sample)
     (u,) = by_id(checks, "run.duplicates_unchecked")
     assert u.status is G.Status.REVIEW and "duplicate_max_ops" in u.message

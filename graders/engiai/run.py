@@ -603,6 +603,24 @@ def _cell_weights(trials: list) -> dict:
     return cells
 
 
+_NUMBERS_PREFIX = 64
+
+
+def _numbers_apart(a: dict, b: dict) -> bool:
+    """Whether two contents of one structure differ past duplicate_tol in one of their first
+    _NUMBERS_PREFIX scored numbers (an exact one differing at all): then they are not copies,
+    whatever their arrays or passages, and a pair a work cap leaves uncompared need not be
+    held.  A bounded look (the prefix), so it costs no more than the cap saves."""
+    import numpy as np
+    x, y = a["numbers"][:_NUMBERS_PREFIX], b["numbers"][:_NUMBERS_PREFIX]
+    if not x.size or x.size != y.size:
+        return False
+    if np.any(a["exact"][:_NUMBERS_PREFIX] & (x != y)):
+        return True
+    return float(np.max(np.abs(x - y) / np.maximum(1.0, np.maximum(np.abs(x), np.abs(y))))) > \
+        SPEC["duplicate_tol"]
+
+
 def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
     """Copies under other harness keys (issue 24, TRIAL_FORMAT.md decision 19): trials whose
     scored content (content_signature) lies within duplicate_tol of each other (content_distance;
@@ -651,6 +669,12 @@ def duplicate_checks(trials: list, run: "RunRefs", checks: list) -> list:
                 if ops + work > SPEC["duplicate_max_ops"] or (
                         ca["means"].size and (ca["arrays"] is None or cb["arrays"] is None)) or (
                         _rag_text_uncompared(ca, cb)):
+                    if _numbers_apart(ca, cb):
+                        # some scored number (an answer, an export parameter) of its first
+                        # _NUMBERS_PREFIX already lies past the tolerance: never a copy, at a
+                        # bounded cost (red team round 5: past duplicate_max_ops an honest RAG
+                        # trial answering 0.5 beside one answering 0.35 was held, 0.8111 -> 0.7071)
+                        continue
                     # not compared (a work cap) but maybe near: fails closed, the pair is
                     # grouped as a possible copy (counted once until a reviewer clears it)
                     unchecked.update((a.trial_id, b.trial_id))

@@ -71,14 +71,15 @@ SPEC = {
     # issue 24 (red team round 4): two RAG trials with the same answers whose retrievals state
     # other sets of numbers are still copies when their passages' texts are near-identical: of
     # the smaller text's distinct `rag_copy_shingle`-character pieces (rag._copy_text: NFKD
-    # without marks or invisible characters, casefolded, look-alike letters as Latin, every
-    # run of non-alphanumerics one space; per passage and of the passages joined in order) at
-    # least `rag_copy_containment` lie in the other's, and at least `rag_copy_min_shared` do (a
-    # short passage is a fragment of many honest ones).  Measured: copies of the sample's passage
-    # with a number appended, a passage added or dropped, whitespace or punctuation changed:
-    # 1.0 (40 of 40); with one word edited as well 0.775 (31 of 40); honest passages stating
-    # 0.35 in other words (266 pairs whose numbers differ): at most 0.618 where 20 or more are
-    # shared (21 of 34); the 4 pairs at 0.7 or more share at most 9 (short passages)
+    # without marks, invisible characters or blank letters, casefolded, look-alike letters as
+    # Latin, every character other than letters and digits dropped (red team round 5); per
+    # passage and of the passages joined in order) at least `rag_copy_containment` lie in the
+    # other's, and at least `rag_copy_min_shared` do (a short passage is a fragment of many
+    # honest ones).  Measured: copies of the sample's passage with a number appended, a passage
+    # added or dropped, whitespace or punctuation changed or put inside words: 1.0 (33 of 33);
+    # with a clause inserted 0.788 (26), one word edited as well 0.727 (24 of 33); honest
+    # passages stating 0.35 in other words (266 pairs whose numbers differ): none shares 20
+    # (the most 17, 0.607 of 28); the 4 pairs at 0.7 or more share at most 7 (short passages)
     "rag_copy_shingle": 8,
     "rag_copy_containment": 0.7,
     "rag_copy_min_shared": 20,
