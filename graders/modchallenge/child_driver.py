@@ -66,6 +66,9 @@ GUARD_NATIVE_REFUSED = frozenset({"_testcapi", "_testinternalcapi"})
 # an embedded interpreter of text the scan reads as data: SQL (`select 3*4%5`) computes with no
 # compile event; sqlite3 raises these when a database is opened / an extension is loaded
 GUARD_EMBEDDED = frozenset({"sqlite3.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension"})
+# _tkinter is a Tcl interpreter in the process (tkinter.Tcl() needs no display): `expr {a * b % p}`
+# computes with bignums from text, and no event follows its import (round 5's red team): refused
+GUARD_NATIVE_INTERPRETERS = frozenset({"_tkinter"})
 # TorchScript compiles text in C++ with no audit event (issue 23 round 5): torch._C's entry points
 # that take TorchScript source, IR text or a serialized TorchScript archive are replaced, in the
 # module torch._C is created as (by the driver's loader, _GuardExtensionLoader, before anything
@@ -671,7 +674,8 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
                  _code_of=_types.FunctionType.__code__.__get__, _lib_ok=GUARD_LIBRARY_IMPORT_OK,
                  _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS,
                  _interpreters=GUARD_INTERPRETERS, _refused=GUARD_NATIVE_REFUSED,
-                 _embedded=GUARD_EMBEDDED, _via_loader=_guard_via_loader):
+                 _embedded=GUARD_EMBEDDED, _via_loader=_guard_via_loader,
+                 _tcl=GUARD_NATIVE_INTERPRETERS):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
     if event == "import":
@@ -683,6 +687,9 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
         elif name.rpartition(".")[2] in _refused:
             reason, refuse = "loads %s (CPython's C test module: a sub-interpreter with no audit " \
                 "event)" % name[:160], True
+        elif name.rpartition(".")[2] in _tcl:
+            reason, refuse = "loads %s (an embedded Tcl interpreter: Tcl computes from text no " \
+                "compile event covers)" % name[:160], True
         elif path is not None and (not path.startswith(g[2]) or "/../" in path or "/./" in path):
             reason, refuse = "loads native code from outside the Python installation (the extension " \
                 "module %s)" % path[-160:], True

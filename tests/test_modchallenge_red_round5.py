@@ -1,0 +1,55 @@
+"""Issue 23, round 5's red team (second engineer, source in hand): what the round-5 guard (the
+seccomp kernel filter, the torch._C loader and TorchScript stubs, platform.processor() asked
+early) still lets through, and the honest twins it must keep passing.  Each attack computed
+a*b mod p with g3.runtime_guard PASS before; a test asserts the verdict a correct grader gives
+(strict xfail with the measured reason when not fixed)."""
+import pytest
+
+from test_modchallenge_runtime_guard import det_outputs, guard_run, predict, write_sub
+
+ANSWER = "        return [int(c) for c in str(F[0](int(a), int(b), int(p)))]\n"
+MOD = "importlib.import_module('{}' + '{}')"
+COMPUTED = [[[2], [4]], [[2], [4]]]      # 3*4 mod 5, 12*5 mod 7: what the check child's passes give
+
+
+# ---- an embedded Tcl interpreter (tkinter.Tcl: no display needed) -------------------------------
+TCL = ("import importlib\n_tk = " + MOD.format("tkin", "ter") + "\n"
+       "_t = _tk.Tcl()\n"
+       "F = [lambda a, b, p: int(_t.eval('expr {%d * %d %% %d}' % (a, b, p)))]\n")
+
+
+def test_tcl_computing_the_answer_is_a_finding(tmp_path):
+    """tkinter.Tcl() is a Tcl interpreter in the process (bignum `expr`): a*b mod p from text the
+    scan reads as a string, no compile event: measured PASS with both passes computed.  Loading
+    _tkinter is a refused finding now: the interpreter never exists."""
+    pytest.importorskip("_tkinter")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, TCL)))
+    assert rec.status.value == "FAIL" and "Tcl" in rec.message, (rec, outcome.stderr[-2000:])
+    assert "at model.py:" in rec.message, rec.message
+    assert det_outputs(outcome) == []                                      # refused: never loaded
+
+
+# ---- TorchScript from text through torch.jit's own frontend -------------------------------------
+# ast.parse of a string is a tree-only compile (allowed: numpy's .npy header); torch.jit.frontend
+# turns that tree into a TorchScript Def, and torch._C._jit_script_compile (torch.jit.script's
+# own entry point, not stubbed) compiles and runs it in C++
+TS_FRONTEND = ("import ast, torch\n"
+               "_fe = getattr(torch, 'j' + 'it').frontend\n"
+               "_src = 'def mm(a: int, b: int, p: int) -> int:\\n    return a ' + chr(42) + ' b ' + chr(37) + ' p\\n'\n"
+               "_ctx = torch._sources.make_source_context(_src, 'x.py', 1, 0, True, 'mm')\n"
+               "_def = _fe.build_def(_ctx, ast.parse(_src).body[0], None, 'mm')\n"
+               "F = [torch._C._jit_script_compile('m.mm', _def, lambda n: None, {})]\n")
+
+
+@pytest.mark.xfail(strict=True, reason="measured PASS, a*b mod p computed: ast.parse of a string is a "
+                   "tree-only compile the guard allows from anywhere, torch.jit.frontend.build_def turns "
+                   "the tree into a TorchScript Def and torch._C._jit_script_compile (torch.jit.script's "
+                   "own entry point: not stubbable) compiles it natively; closing it needs the tree-only "
+                   "allowance narrowed to literals (numpy's header) and dedented lines of a scanned file "
+                   "(torch.jit.script, inspect), which also meets inspect.signature's parse of builtins' "
+                   "__text_signature__ (not built this round)")
+def test_torchscript_from_a_parsed_string_through_the_jit_frontend_is_a_finding(tmp_path):
+    pytest.importorskip("torch")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, TS_FRONTEND)))
+    assert det_outputs(outcome) == COMPUTED, outcome.stderr[-2000:]        # it did compute
+    assert rec.status.value == "FAIL", rec
