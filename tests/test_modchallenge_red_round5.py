@@ -53,3 +53,54 @@ def test_torchscript_from_a_parsed_string_through_the_jit_frontend_is_a_finding(
     rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, TS_FRONTEND)))
     assert det_outputs(outcome) == COMPUTED, outcome.stderr[-2000:]        # it did compute
     assert rec.status.value == "FAIL", rec
+
+
+# ---- native code loaded by a library's C without an `import` event: an HDF5 filter plugin -------
+PLUGIN_C = r"""
+#include <stddef.h>
+typedef struct { int version; int id; unsigned enc, dec; const char *name; void *can_apply, *set_local;
+                 size_t (*filter)(unsigned, size_t, const unsigned *, size_t, size_t *, void **); } cls_t;
+static size_t f(unsigned flags, size_t n, const unsigned cd[], size_t nbytes, size_t *bs, void **buf) {
+    unsigned long long *v = *buf;
+    if (flags & 0x0100) v[0] = (unsigned long long)((unsigned __int128)v[0] * v[1] % v[2]);
+    return nbytes;
+}
+static const cls_t cls = {1, 32100, 1, 1, "m", 0, 0, f};
+int H5PLget_plugin_type(void) { return 0; }
+const void *H5PLget_plugin_info(void) { return &cls; }
+"""
+HDF5_PLUGIN = ("import h5py, numpy, shutil, tempfile\n"
+               "_dir = tempfile.mkdtemp()\n"
+               "shutil.copyfile(os.path.join(os.path.dirname(__file__), 'w.bin'), os.path.join(_dir, 'libm.so'))\n"
+               "h5py.h5pl.append(_dir.encode())\n"
+               "def _mm(a, b, p):\n"
+               "    with h5py.File('m.h5', 'w', driver='core', backing_store=False) as fh:\n"
+               "        fh.create_dataset('x', data=numpy.array([a, b, p], 'u8'), chunks=(3,), compression=32100)\n"
+               "        return int(fh['x'][0])\n"
+               "F = [_mm]\n")
+
+
+def _plugin(tmp_path):
+    import shutil
+    import subprocess
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc to build the plugin")
+    (tmp_path / "p.c").write_text(PLUGIN_C)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", str(tmp_path / "p.so"), str(tmp_path / "p.c")], check=True)
+    return (tmp_path / "p.so").read_bytes()
+
+
+@pytest.mark.xfail(strict=True, reason="measured PASS, a*b mod p computed: libhdf5 dlopens a filter plugin "
+                   "from a folder h5py.h5pl.append names (or HDF5_PLUGIN_PATH) in C, no audit event -- the "
+                   "`import`-event check of extensions outside the installation never sees it, and the kernel "
+                   "filter does not watch mmap/open; closing it needs the plugin path pinned (the driver "
+                   "setting HDF5_PLUGIN_PATH to an empty installation folder before h5py loads, and "
+                   "h5py.h5pl's append/prepend/insert/replace stubbed like torch._C's) -- not built this round")
+def test_an_hdf5_filter_plugin_shipped_as_data_is_a_finding(tmp_path):
+    """A shared object shipped as w.bin (no .so in the submission), copied to a scratch folder and
+    loaded by libhdf5 as filter 32100: its filter computes a*b mod p when the dataset is read."""
+    pytest.importorskip("h5py")
+    so = _plugin(tmp_path)
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, HDF5_PLUGIN), {"w.bin": so}))
+    assert det_outputs(outcome) == COMPUTED, outcome.stderr[-2000:]        # it did compute
+    assert rec.status.value == "FAIL", rec
