@@ -104,3 +104,61 @@ def test_an_hdf5_filter_plugin_shipped_as_data_is_a_finding(tmp_path):
     rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, HDF5_PLUGIN), {"w.bin": so}))
     assert det_outputs(outcome) == COMPUTED, outcome.stderr[-2000:]        # it did compute
     assert rec.status.value == "FAIL", rec
+
+
+# ---- honest twins under the kernel filter, the _C loader and the early platform.processor() -----
+def _h5_weights():
+    import io
+    import h5py
+    import numpy as np
+    buf = io.BytesIO()
+    with h5py.File(buf, "w") as fh:
+        fh.create_dataset("w", data=np.zeros((4, 4)), chunks=(2, 2), compression="gzip")
+    return buf.getvalue()
+
+
+HONEST = {
+    "numpy-openblas-threads": ("import numpy, threading\n"
+                               "_x = numpy.random.default_rng(0).standard_normal((400, 400))\n"
+                               "_y = (_x @ _x).sum()\n"
+                               "F = [lambda a, b, p: 0]\n"),
+    "thread-pool-and-tempfile": ("import concurrent.futures, tempfile\n"
+                                 "with concurrent.futures.ThreadPoolExecutor(4) as _ex:\n"
+                                 "    _r = list(_ex.map(abs, range(-8, 8)))\n"
+                                 "with tempfile.TemporaryDirectory() as _d:\n"
+                                 "    with open(os.path.join(_d, 'x'), 'w') as _fh:\n"
+                                 "        _fh.write('x')\n"
+                                 "with tempfile.NamedTemporaryFile() as _fh:\n"
+                                 "    _fh.write(b'y')\n"
+                                 "F = [lambda a, b, p: 0]\n"),
+    "torch-threads-and-interop": ("import torch\n"
+                                  "torch.set_num_threads(2)\n"
+                                  "torch.set_num_interop_threads(2)\n"
+                                  "_m = torch.nn.Sequential(torch.nn.Linear(128, 128), torch.nn.ReLU())\n"
+                                  "_f = torch.jit.fork(_m, torch.randn(64, 128))\n"
+                                  "_y = torch.jit.wait(_f)\n"
+                                  "F = [lambda a, b, p: int(_m(torch.zeros(1, 128)).shape[0]) - 1]\n"),
+    "h5py-weights-and-scipy-sparse": ("import h5py, numpy, scipy.sparse, scipy.sparse.linalg\n"
+                                      "with h5py.File(os.path.join(os.path.dirname(__file__), 'w.h5'), 'r') as _fh:\n"
+                                      "    _w = _fh['w'][()]\n"
+                                      "_a = scipy.sparse.random(50, 50, 0.1, random_state=0, format='csr') + scipy.sparse.eye(50)\n"
+                                      "_s = scipy.sparse.linalg.spsolve(_a.tocsc(), numpy.ones(50))\n"
+                                      "F = [lambda a, b, p: int(_w.sum())]\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_models_pass_under_the_round5_guard(tmp_path, name):
+    """Threads (OpenBLAS's, torch's intra- and inter-op pools, torch.jit.fork, a thread pool),
+    temporary files, gzip-compressed h5py weights, scipy.sparse: no process, no socket, no text --
+    PASS, the kernel filter installed and held, no SIGSYS."""
+    pytest.importorskip("torch" if "torch" in name else "numpy")
+    extra = {}
+    if "h5py" in name:
+        pytest.importorskip("h5py")
+        pytest.importorskip("scipy")
+        extra["w.h5"] = _h5_weights()
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, HONEST[name]), extra))
+    assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
+    assert "the kernel filter held" in rec.message, rec.message
+    assert outcome.returncode == 0 and det_outputs(outcome) == [[[], []], [[], []]], outcome.stderr[-2000:]
