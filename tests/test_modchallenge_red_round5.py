@@ -90,20 +90,55 @@ def _plugin(tmp_path):
     return (tmp_path / "p.so").read_bytes()
 
 
-@pytest.mark.xfail(strict=True, reason="measured PASS, a*b mod p computed: libhdf5 dlopens a filter plugin "
-                   "from a folder h5py.h5pl.append names (or HDF5_PLUGIN_PATH) in C, no audit event -- the "
-                   "`import`-event check of extensions outside the installation never sees it, and the kernel "
-                   "filter does not watch mmap/open; closing it needs the plugin path pinned (the driver "
-                   "setting HDF5_PLUGIN_PATH to an empty installation folder before h5py loads, and "
-                   "h5py.h5pl's append/prepend/insert/replace stubbed like torch._C's) -- not built this round")
 def test_an_hdf5_filter_plugin_shipped_as_data_is_a_finding(tmp_path):
     """A shared object shipped as w.bin (no .so in the submission), copied to a scratch folder and
-    loaded by libhdf5 as filter 32100: its filter computes a*b mod p when the dataset is read."""
+    loaded by libhdf5 as filter 32100 (dlopen in C: no `import` event): its filter computed a*b
+    mod p when the dataset was read, measured PASS.  h5py.h5pl's folder functions are refusing
+    stubs now (the driver's loader creates h5py.h5pl, like torch._C)."""
     pytest.importorskip("h5py")
     so = _plugin(tmp_path)
     rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, HDF5_PLUGIN), {"w.bin": so}))
-    assert det_outputs(outcome) == COMPUTED, outcome.stderr[-2000:]        # it did compute
-    assert rec.status.value == "FAIL", rec
+    assert rec.status.value == "FAIL" and "HDF5 plugin folder" in rec.message, (rec, outcome.stderr[-2000:])
+    assert "at model.py:" in rec.message, rec.message
+    assert det_outputs(outcome) == []                                      # refused: never loaded
+
+
+PLUGIN_OTHER_DOORS = {
+    "environment-before-import": HDF5_PLUGIN.replace("h5py.h5pl.append(_dir.encode())\n", "").replace(
+        "import h5py, numpy, shutil, tempfile\n", "import numpy, shutil, tempfile\n").replace(
+        "def _mm(", "os.environ['HDF5_PLUGIN_PATH'] = _dir\nimport h5py\ndef _mm("),
+    "second-copy-of-h5pl": ("import glob, importlib.util\n"
+                            "_d = importlib.util.find_spec('h5py').submodule_search_locations[0]\n"
+                            "_s = importlib.util.spec_from_file_location('h5py.h5pl', glob.glob(_d + '/h5pl.*')[0])\n"
+                            "_c = importlib.util.module_from_spec(_s)\n"
+                            "F = [lambda a, b, p: 2]\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLUGIN_OTHER_DOORS))
+def test_other_doors_to_an_hdf5_plugin_folder_are_refused(tmp_path, name):
+    """HDF5_PLUGIN_PATH set before h5py loads libhdf5, or a copy of h5py.h5pl made by a spec of the
+    model's (its append unstubbed): refused findings."""
+    pytest.importorskip("h5py")
+    extra = {"w.bin": _plugin(tmp_path)} if "environment" in name else {}
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, PLUGIN_OTHER_DOORS[name]), extra))
+    want = "HDF5_PLUGIN_PATH" if "environment" in name else "outside the driver's loader"
+    assert rec.status.value == "FAIL" and want in rec.message, (rec, outcome.stderr[-2000:])
+    assert det_outputs(outcome) == []
+
+
+def test_honest_h5py_sees_no_plugin_folder_and_may_set_other_hdf5_variables(tmp_path):
+    """The twin: libhdf5 under the guard has no plugin folder at all (not even its built-in
+    /usr/local/... defaults, which a root process could write), an honest HDF5_USE_FILE_LOCKING is
+    not a finding, and gzip weights still read: PASS with 0 folders."""
+    pytest.importorskip("h5py")
+    src = predict(ANSWER, "os.environ['HDF5_USE_FILE_LOCKING'] = 'FALSE'\nimport h5py, h5py.h5pl\n"
+                  "with h5py.File(os.path.join(os.path.dirname(__file__), 'w.h5'), 'r') as _fh:\n"
+                  "    _w = _fh['w'][()]\n"
+                  "F = [lambda a, b, p: h5py.h5pl.size() + int(_w.sum())]\n")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", src, {"w.h5": _h5_weights()}))
+    assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
+    assert det_outputs(outcome) == [[[], []], [[], []]], outcome.stderr[-2000:]
 
 
 # ---- honest twins under the kernel filter, the _C loader and the early platform.processor() -----
