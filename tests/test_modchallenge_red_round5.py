@@ -197,3 +197,37 @@ def test_honest_models_pass_under_the_round5_guard(tmp_path, name):
     assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
     assert "the kernel filter held" in rec.message, rec.message
     assert outcome.returncode == 0 and det_outputs(outcome) == [[[], []], [[], []]], outcome.stderr[-2000:]
+
+
+# the driver's loader class subclassed with a class of the model's in the MRO: the loader's
+# super().create_module reached the model's create_module, which kept the real h5py.h5pl and
+# handed the hook a decoy to patch; the real module, exec'd by the base loader, had its append
+DECOY = ("import importlib.util, importlib.machinery, types, glob\n"
+         "_d = importlib.util.find_spec('torch').submodule_search_locations[0]\n"
+         "_h = importlib.util.find_spec('h5py').submodule_search_locations[0]\n"
+         "_so = glob.glob(_h + '/h5pl.*')[0]\n"
+         "_G = type(sys.meta_path[0].find_spec('torch._C', [_d]).loader)\n"
+         "_stash = []\n"
+         "class _Mid(importlib.machinery.ExtensionFileLoader):\n"
+         "    def create_module(self, spec):\n"
+         "        _stash.append(super().create_module(spec))\n"
+         "        return types.ModuleType('decoy')\n"
+         "class _Evil(_G, _Mid):\n"
+         "    pass\n"
+         "_spec = importlib.util.spec_from_file_location('h5py.h5pl', _so, loader=_Evil('h5py.h5pl', _so))\n"
+         "_Evil('h5py.h5pl', _so).create_module(_spec)\n"
+         "if _stash:\n"
+         "    importlib.machinery.ExtensionFileLoader.exec_module(_spec.loader, _stash[0])\n"
+         "import h5py\n"
+         "F = [lambda a, b, p: int('cyfunction' in repr(h5py.h5pl.append))]\n")
+
+
+def test_a_decoy_module_handed_to_the_hook_through_the_loaders_mro_is_a_finding(tmp_path):
+    """Measured before: PASS with h5py.h5pl.append the real cyfunction (the plugin door open
+    again).  The driver's loader now calls _imp.create_dynamic itself (bound before the
+    submission): the model's class in the MRO is never reached, the hook patches the real
+    module -- the append the model sees is the refusing stub (0), and the run stays clean."""
+    pytest.importorskip("h5py")
+    pytest.importorskip("torch")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, DECOY)))
+    assert det_outputs(outcome) == [[[], []], [[], []]], (rec, outcome.stderr[-2000:], outcome.messages[-3:])

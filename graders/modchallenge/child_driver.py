@@ -705,7 +705,7 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
         elif path is not None and (not path.startswith(g[2]) or "/../" in path or "/./" in path):
             reason, refuse = "loads native code from outside the Python installation (the extension " \
                 "module %s)" % path[-160:], True
-        elif path is not None and name.rpartition(".")[2] in _by_driver and not _via_loader(frame, g):
+        elif path is not None and name.rpartition(".")[2] in _by_driver and not _via_loader(frame, g, 1):
             reason, refuse = "creates the extension module %s outside the driver's loader (torch._C's " \
                 "TorchScript text entry points, h5py.h5pl's plugin folders would not be refused)" % name[:160], True
     elif event == "os.putenv" or event == "os.unsetenv":
@@ -972,10 +972,14 @@ class _GuardExtensionLoader(_ilx.ExtensionFileLoader):
     creates goes to the hook (modchallenge.guard.torch_c) before anyone else holds it.  An
     extension named `_C` created by any other frame is a refused finding (_guard_judge)."""
 
-    def create_module(self, spec, _audit=_sys.audit, _exec=_imp.exec_dynamic, _h5pl=GUARD_H5PL,
-                      _type=type, _str=str):
-        module = super().create_module(spec)
-        name = spec.name
+    def create_module(self, spec, _audit=_sys.audit, _create=_imp.create_dynamic, _exec=_imp.exec_dynamic,
+                      _type=type, _str=str, _vars=vars, _get=dict.get):
+        # _imp.create_dynamic called here, bound before the submission: not through super() (a
+        # subclass of the model's could put a class in the MRO that returns a decoy to the hook and
+        # keeps the real module) nor through _imp's attribute (replaceable); the `import` event is
+        # raised in this very frame (_guard_judge asks for it, depth 1)
+        module = _create(spec)
+        name = _get(_vars(module), "__name__")     # the name the extension was made under
         if _type(name) is _str and name.rpartition(".")[2] == "h5pl":
             _exec(module)     # multi-phase (Cython): filled by its exec, a no-op when run again
         _audit("modchallenge.guard.torch_c", module)
