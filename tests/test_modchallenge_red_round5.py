@@ -231,3 +231,14 @@ def test_a_decoy_module_handed_to_the_hook_through_the_loaders_mro_is_a_finding(
     pytest.importorskip("torch")
     rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, DECOY)))
     assert det_outputs(outcome) == [[[], []], [[], []]], (rec, outcome.stderr[-2000:], outcome.messages[-3:])
+
+
+@pytest.mark.parametrize("call", ["uuid.uuid1()", "uuid.getnode()"])
+def test_honest_uuid1_is_not_ended_by_the_kernel_filter(tmp_path, call):
+    """libuuid's first call opens an AF_INET socket to read a MAC address (an ioctl): an honest
+    model taking a uuid1() was ended by SIGSYS, FAIL ("the kernel's system-call filter ended the
+    check run").  The driver asks it once before the filter (libuuid keeps the node): PASS."""
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, f"import uuid\n_u = {call}\n"
+                                                                 "F = [lambda a, b, p: 0]\n")))
+    assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
+    assert outcome.returncode == 0 and det_outputs(outcome) == [[[], []], [[], []]]

@@ -1106,8 +1106,23 @@ def _platform_processor():
         return None
 
 
+def _uuid_node():
+    """uuid.uuid1()/getnode() ask libuuid, whose first call opens an AF_INET socket to read a MAC
+    address (an ioctl; the socket is never connected): under the kernel filter an honest model's
+    uuid1() was SIGSYS, a FAIL (round 5's red team).  Asked here, before the filter: libuuid and
+    uuid keep the node for the process.  Nothing when uuid cannot be had."""
+    try:
+        __import__("_uuid")   # without libuuid, getnode would run ip/ifconfig: not here
+        import uuid
+        uuid.getnode()
+        uuid.uuid1()
+    except Exception:
+        pass
+
+
 if _REQ.get("guard") is not None:
     _platform_processor()
+    _uuid_node()
     _os.environ["HDF5_PLUGIN_PATH"] = ""         # no plugin folder for libhdf5 (GUARD_ENV_PINNED)
     _guard_spawners(_guard_fork_exec)
     _ok, _what = _guard_kernel_filter()
