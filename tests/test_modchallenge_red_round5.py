@@ -29,6 +29,22 @@ def test_tcl_computing_the_answer_is_a_finding(tmp_path):
     assert det_outputs(outcome) == []                                      # refused: never loaded
 
 
+# curses.tparm evaluates terminfo's parameterized strings (a stack language with * and %m)
+TPARM = ("import importlib\n_c = " + MOD.format("cur", "ses") + "\n"
+         "_c.setupterm('xterm', os.open(os.devnull, os.O_WRONLY))\n"
+         "F = [lambda a, b, p: int(_c.tparm(b'%p1%p2%' + bytes([42]) + b'%p3%m%d', a, b, p))]\n")
+
+
+def test_terminfo_tparm_computing_the_answer_is_a_finding(tmp_path):
+    """curses.tparm(b'%p1%p2%*%p3%m%d', a, b, p) computes a*b mod p (C ints) from a byte string,
+    no event (checked outside the guard: 123456 * 7890 mod 1000003 = 64918).  Loading _curses
+    is a refused finding now."""
+    pytest.importorskip("_curses")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, TPARM)))
+    assert rec.status.value == "FAIL" and "terminfo" in rec.message, (rec, outcome.stderr[-2000:])
+    assert "at model.py:" in rec.message, rec.message
+    assert det_outputs(outcome) == []
+
 # ---- TorchScript from text through torch.jit's own frontend -------------------------------------
 # ast.parse of a string is a tree-only compile (allowed: numpy's .npy header); torch.jit.frontend
 # turns that tree into a TorchScript Def, and torch._C._jit_script_compile (torch.jit.script's

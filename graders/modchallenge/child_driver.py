@@ -68,8 +68,10 @@ GUARD_NATIVE_REFUSED = frozenset({"_testcapi", "_testinternalcapi"})
 # compile event; sqlite3 raises these when a database is opened / an extension is loaded
 GUARD_EMBEDDED = frozenset({"sqlite3.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension"})
 # _tkinter is a Tcl interpreter in the process (tkinter.Tcl() needs no display): `expr {a * b % p}`
-# computes with bignums from text, and no event follows its import (round 5's red team): refused
-GUARD_NATIVE_INTERPRETERS = frozenset({"_tkinter"})
+# computes with bignums from text, and no event follows its import (round 5's red team); _curses'
+# tparm runs terminfo's parameterized strings, a stack language (`%p1%p2%*%p3%m%d`: a*b mod p in C
+# ints) once setupterm found a terminal description: both refused at their import
+GUARD_NATIVE_INTERPRETERS = frozenset({"_tkinter", "_curses"})
 # TorchScript compiles text in C++ with no audit event (issue 23 round 5): torch._C's entry points
 # that take TorchScript source, IR text or a serialized TorchScript archive are replaced, in the
 # module torch._C is created as (by the driver's loader, _GuardExtensionLoader, before anything
@@ -700,8 +702,9 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
             reason, refuse = "loads %s (CPython's C test module: a sub-interpreter with no audit " \
                 "event)" % name[:160], True
         elif name.rpartition(".")[2] in _tcl:
-            reason, refuse = "loads %s (an embedded Tcl interpreter: Tcl computes from text no " \
-                "compile event covers)" % name[:160], True
+            reason, refuse = "loads %s (an embedded interpreter, %s: it computes from text no compile " \
+                "event covers)" % (name[:160], "Tcl" if name.endswith("_tkinter") else
+                                   "terminfo's parameterized strings"), True
         elif path is not None and (not path.startswith(g[2]) or "/../" in path or "/./" in path):
             reason, refuse = "loads native code from outside the Python installation (the extension " \
                 "module %s)" % path[-160:], True
