@@ -2,7 +2,20 @@
 seccomp kernel filter, the torch._C loader and TorchScript stubs, platform.processor() asked
 early) still lets through, and the honest twins it must keep passing.  Each attack computed
 a*b mod p with g3.runtime_guard PASS before; a test asserts the verdict a correct grader gives
-(strict xfail with the measured reason when not fixed)."""
+(strict xfail with the measured reason when not fixed).
+
+Tried (check child under the guard; before -> after this file's fixes):
+  tkinter.Tcl().eval('expr {a*b%p}')                     PASS, computed -> FAIL, _tkinter refused
+  curses.tparm(b'%p1%p2%*%p3%m%d', a, b, p)               PASS -> FAIL, _curses refused
+  HDF5 filter plugin (.so shipped as w.bin, h5pl.append) PASS, computed natively -> FAIL, refused stub
+  HDF5_PLUGIN_PATH set before h5py / a second h5pl copy  -> FAIL (putenv refused / outside the loader)
+  driver's loader subclassed, model's class in its MRO   PASS, h5pl.append unstubbed -> stubbed
+  ast.parse(TEXT) -> torch.jit.frontend -> _jit_script_compile   PASS, computed (strict xfail)
+  OPENSSL_CONF provider set at run time                  no load (libcrypto configured by the
+                                                         driver's hashlib import first): held
+  uuid.uuid1() (honest)                                  FAIL, SIGSYS (libuuid's AF_INET ioctl
+                                                         socket) -> PASS, asked before the filter
+  honest threads/tempfile/h5py/scipy.sparse twins        PASS -> PASS"""
 import pytest
 
 from test_modchallenge_runtime_guard import det_outputs, guard_run, predict, write_sub
