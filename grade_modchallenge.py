@@ -1259,6 +1259,7 @@ _sys.path.remove(_REQ["submission_dir"])
 import copy as _copy, importlib as _il, operator as _op, pickle as _pickle, time as _time
 import dataclasses as _dataclasses, hashlib as _hashlib, pathlib as _pathlib, re as _re, types as _types
 import ast as _ast, importlib._bootstrap_external as _ilx, keyword as _keyword, opcode as _opcode
+import _imp
 _sys.path[:] = _path
 _sys.path.insert(0, _REQ["lib_dir"])
 from modchallenge.interface.base_model import ModularMultiplicationModel as _Base
@@ -1319,6 +1320,11 @@ GUARD_NATIVE_REFUSED = frozenset({"_testcapi", "_testinternalcapi"})
 # an embedded interpreter of text the scan reads as data: SQL (`select 3*4%5`) computes with no
 # compile event; sqlite3 raises these when a database is opened / an extension is loaded
 GUARD_EMBEDDED = frozenset({"sqlite3.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension"})
+# _tkinter is a Tcl interpreter in the process (tkinter.Tcl() needs no display): `expr {a * b % p}`
+# computes with bignums from text, and no event follows its import (round 5's red team); _curses'
+# tparm runs terminfo's parameterized strings, a stack language (`%p1%p2%*%p3%m%d`: a*b mod p in C
+# ints) once setupterm found a terminal description: both refused at their import
+GUARD_NATIVE_INTERPRETERS = frozenset({"_tkinter", "_curses"})
 # TorchScript compiles text in C++ with no audit event (issue 23 round 5): torch._C's entry points
 # that take TorchScript source, IR text or a serialized TorchScript archive are replaced, in the
 # module torch._C is created as (by the driver's loader, _GuardExtensionLoader, before anything
@@ -1333,9 +1339,19 @@ GUARD_TORCH_TEXT = ("parse_ir", "_parse_source_def", "import_ir_module", "import
                     "_jit_pass_custom_pattern_based_rewrite_graph")
 GUARD_TORCH_METHODS = (("CompilationUnit", "define"), ("ScriptModule", "_define"))
 GUARD_TORCH = frozenset({"modchallenge.guard.torch_c", "modchallenge.guard.cu_init"})
+# libhdf5 dlopens filter/VOL/VFD plugins from its plugin folders in C (no `import` event: a shared
+# object shipped as data, copied to scratch and named by h5py.h5pl.append, computed a*b mod p in its
+# filter, round 5's red team).  The driver empties the search path (HDF5_PLUGIN_PATH="" before
+# anything loads libhdf5: no folder at all, not even the built-in defaults); setting the variable is
+# refused, and h5py.h5pl (created by the driver's loader, like torch._C) has stubs in place of the
+# functions that add or replace a folder
+GUARD_H5PL = ("append", "prepend", "insert", "replace")
+GUARD_ENV_PINNED = frozenset({"HDF5_PLUGIN_PATH"})
+GUARD_LOADED_BY_DRIVER = frozenset({"_C", "h5pl"})      # extension modules only the driver's loader makes
 GUARD_EVENTS = frozenset({"compile", "marshal.loads", "marshal.load", "pickle.find_class", "code.__new__",
                           "object.__setattr__", "modchallenge.guard.flush", "modchallenge.guard.torchscript",
-                          "cpython._PySys_ClearAuditHooks", "import"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES \
+                          "cpython._PySys_ClearAuditHooks", "import", "os.putenv", "os.unsetenv",
+                          "modchallenge.guard.h5plugin"}) | GUARD_PROCESS | GUARD_INTROSPECT | GUARD_WRITES \
     | GUARD_INTERPRETERS | GUARD_EMBEDDED | GUARD_TORCH
 GUARD_PREFIXES = ("ctypes.", "socket.")
 GUARD_COMPILERS = frozenset({"exec", "eval", "compile"})
@@ -1924,7 +1940,9 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
                  _code_of=_types.FunctionType.__code__.__get__, _lib_ok=GUARD_LIBRARY_IMPORT_OK,
                  _lib_call=_guard_library_call, _spawners=GUARD_NATIVE_SPAWNERS,
                  _interpreters=GUARD_INTERPRETERS, _refused=GUARD_NATIVE_REFUSED,
-                 _embedded=GUARD_EMBEDDED, _via_loader=_guard_via_loader):
+                 _embedded=GUARD_EMBEDDED, _via_loader=_guard_via_loader,
+                 _tcl=GUARD_NATIVE_INTERPRETERS, _by_driver=GUARD_LOADED_BY_DRIVER,
+                 _pinned=GUARD_ENV_PINNED, _bytes=bytes):
     """None when the event is allowed, else (reason, first frame of the submission, refuse)."""
     reason, refuse = None, False
     if event == "import":
@@ -1936,12 +1954,26 @@ def _guard_judge(event, args, frame, g, _type=type, _str=str, _len=len, _compile
         elif name.rpartition(".")[2] in _refused:
             reason, refuse = "loads %s (CPython's C test module: a sub-interpreter with no audit " \
                 "event)" % name[:160], True
+        elif name.rpartition(".")[2] in _tcl:
+            reason, refuse = "loads %s (an embedded interpreter, %s: it computes from text no compile " \
+                "event covers)" % (name[:160], "Tcl" if name.endswith("_tkinter") else
+                                   "terminfo's parameterized strings"), True
         elif path is not None and (not path.startswith(g[2]) or "/../" in path or "/./" in path):
             reason, refuse = "loads native code from outside the Python installation (the extension " \
                 "module %s)" % path[-160:], True
-        elif path is not None and name.rpartition(".")[2] == "_C" and not _via_loader(frame, g):
+        elif path is not None and name.rpartition(".")[2] in _by_driver and not _via_loader(frame, g, 1):
             reason, refuse = "creates the extension module %s outside the driver's loader (torch._C's " \
-                "TorchScript text entry points would not be refused)" % name[:160], True
+                "TorchScript text entry points, h5py.h5pl's plugin folders would not be refused)" % name[:160], True
+    elif event == "os.putenv" or event == "os.unsetenv":
+        key = args[0] if args else None
+        key = _bytes.decode(key, "utf-8", "replace") if _type(key) is _bytes else key
+        if _type(key) is not _str or key in _pinned:
+            reason, refuse = "sets %s (libhdf5 would load native plugins from a folder the model " \
+                "chose)" % (key if _type(key) is _str else "an environment variable the guard cannot " \
+                            "read")[:160], True
+    elif event == "modchallenge.guard.h5plugin":
+        reason, refuse = "adds an HDF5 plugin folder (%s: libhdf5 loads native code from it with no " \
+            "event)" % (args[0] if args and _type(args[0]) is _str else "?")[:160], True
     elif event == "modchallenge.guard.torchscript":
         reason, refuse = "compiles TorchScript from text or a serialized archive in native code (%s)" % (
             args[0] if args and _type(args[0]) is _str else "?")[:160], True
@@ -2153,13 +2185,30 @@ def _guard_cu_init(self, *args, _audit=_sys.audit, _err=RuntimeError, **kwargs):
     _audit("modchallenge.guard.cu_init", self)
 
 
+def _guard_h5pl_stub(name, _audit=_sys.audit, _err=RuntimeError):
+    """A refusing stand-in for h5py.h5pl's `name`: raises modchallenge.guard.h5plugin (a finding)."""
+    def refused(*args, **kwargs):
+        _audit("modchallenge.guard.h5plugin", "h5py.h5pl." + name)
+        raise _err("modchallenge grader: h5py.h5pl.%s (a native plugin folder) is refused" % name)
+    refused.__name__ = name
+    return refused
+
+
 def _guard_torch_patch(module, held, _names=GUARD_TORCH_TEXT, _methods=GUARD_TORCH_METHODS,
                        _stub=_guard_torch_stub, _init=_guard_cu_init, _vars=vars, _dict=dict,
-                       _isinstance=isinstance, _type=type, _setattr=setattr):
+                       _isinstance=isinstance, _type=type, _setattr=setattr, _h5pl=GUARD_H5PL,
+                       _h5stub=_guard_h5pl_stub, _str=str):
     """Put the stubs in place of torch._C's text entry points in the module just created (run by
     the hook, from the driver's loader); returns the original CompilationUnit.__init__ (kept in
-    the hook's closure only) or `held` when an earlier module gave it."""
+    the hook's closure only) or `held` when an earlier module gave it.  In h5py.h5pl, the
+    functions that add or replace a plugin folder."""
     d = _vars(module)
+    mod_name = _dict.get(d, "__name__")
+    if _type(mod_name) is _str and mod_name.rpartition(".")[2] == "h5pl":
+        for name in _h5pl:
+            if _dict.__contains__(d, name):
+                d[name] = _h5stub(name)
+        return held
     for name in _names:
         if _dict.__contains__(d, name):
             d[name] = _stub(name)
@@ -2179,8 +2228,16 @@ class _GuardExtensionLoader(_ilx.ExtensionFileLoader):
     creates goes to the hook (modchallenge.guard.torch_c) before anyone else holds it.  An
     extension named `_C` created by any other frame is a refused finding (_guard_judge)."""
 
-    def create_module(self, spec, _audit=_sys.audit):
-        module = super().create_module(spec)
+    def create_module(self, spec, _audit=_sys.audit, _create=_imp.create_dynamic, _exec=_imp.exec_dynamic,
+                      _type=type, _str=str, _vars=vars, _get=dict.get):
+        # _imp.create_dynamic called here, bound before the submission: not through super() (a
+        # subclass of the model's could put a class in the MRO that returns a decoy to the hook and
+        # keeps the real module) nor through _imp's attribute (replaceable); the `import` event is
+        # raised in this very frame (_guard_judge asks for it, depth 1)
+        module = _create(spec)
+        name = _get(_vars(module), "__name__")     # the name the extension was made under
+        if _type(name) is _str and name.rpartition(".")[2] == "h5pl":
+            _exec(module)     # multi-phase (Cython): filled by its exec, a no-op when run again
         _audit("modchallenge.guard.torch_c", module)
         return module
 
@@ -2191,8 +2248,8 @@ class _GuardTorchFinder:
 
     @staticmethod
     def find_spec(name, path=None, target=None, _finder=_ilx.PathFinder, _loader=_GuardExtensionLoader,
-                  _ext=_ilx.ExtensionFileLoader, _type=type, _str=str):
-        if _type(name) is not _str or name.rpartition(".")[2] != "_C":
+                  _ext=_ilx.ExtensionFileLoader, _type=type, _str=str, _by_driver=GUARD_LOADED_BY_DRIVER):
+        if _type(name) is not _str or name.rpartition(".")[2] not in _by_driver:
             return None
         spec = _finder.find_spec(name, path, target)
         if spec is not None and _type(spec.loader) is _ext:
@@ -2305,8 +2362,24 @@ def _platform_processor():
         return None
 
 
+def _uuid_node():
+    """uuid.uuid1()/getnode() ask libuuid, whose first call opens an AF_INET socket to read a MAC
+    address (an ioctl; the socket is never connected): under the kernel filter an honest model's
+    uuid1() was SIGSYS, a FAIL (round 5's red team).  Asked here, before the filter: libuuid and
+    uuid keep the node for the process.  Nothing when uuid cannot be had."""
+    try:
+        __import__("_uuid")   # without libuuid, getnode would run ip/ifconfig: not here
+        import uuid
+        uuid.getnode()
+        uuid.uuid1()
+    except Exception:
+        pass
+
+
 if _REQ.get("guard") is not None:
     _platform_processor()
+    _uuid_node()
+    _os.environ["HDF5_PLUGIN_PATH"] = ""         # no plugin folder for libhdf5 (GUARD_ENV_PINNED)
     _guard_spawners(_guard_fork_exec)
     _ok, _what = _guard_kernel_filter()
     send({"event": "kernel_filter", "installed": _ok, "what": _what})
