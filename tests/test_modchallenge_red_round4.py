@@ -218,16 +218,12 @@ LINECACHE = ("import linecache, torch\n"
              "F = [torch.jit.script(_mm)]\n")
 
 
-@pytest.mark.xfail(strict=True, reason="torch.jit.script parses (ast.parse, a tree-only compile the guard "
-                   "allows) the text inspect.getsource returns, from linecache, which the model can fill "
-                   "for its own file with a dict write (no event); closing it needs the tree-only compile "
-                   "checked against the scanned file's lines when torch.jit's frontend asks (not built)")
 def test_torch_jit_script_of_lines_planted_in_linecache_is_a_finding(tmp_path):
     """The function in model.py returns 0; the lines torch.jit.script compiles say a*b mod p."""
     pytest.importorskip("torch")
     rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, LINECACHE)))
-    assert det_outputs(outcome) == [[[2], [4]], [[2], [4]]], outcome.stderr[-2000:]   # it did compute
-    assert rec.status.value == "FAIL", rec
+    assert rec.status.value == "FAIL" and "parses text into a tree (ast.parse in parse_def)" in rec.message, \
+        (rec, outcome.stderr[-2000:])
 
 
 HONEST_TORCH = ("import torch, threading\n"

@@ -541,14 +541,165 @@ def _guard_shape(text, g, _compile=compile, _type=type, _str=str, _len=len, _all
         return None
 
 
+GUARD_TREE_NODES = ("Module", "Expr", "Constant", "Tuple", "List", "Dict", "Set", "UnaryOp", "USub",
+                    "UAdd", "BinOp", "Add", "Sub", "Load", "FunctionDef", "AsyncFunctionDef",
+                    "ClassDef", "Pass", "arguments", "arg")
+GUARD_TREE_POSITIONS = frozenset({"lineno", "col_offset", "end_lineno", "end_col_offset"})
+
+
+def _guard_tree(text, _compile=compile, _base=BaseException):
+    """The guard's own tree-only parse (its compile event is the guard's, by this code object)."""
+    try:
+        return _compile(text, "<guard>", "exec", 0x400)
+    except _base:
+        return None
+
+
+def _guard_tree_ok(text, caller, g, _type=type, _str=str, _bytes=bytes, _len=len, _list=list,
+                   _all=all, _dict=dict, _tree=_guard_tree, _read=_guard_read, _sha=_hashlib.sha256,
+                   _pos=GUARD_TREE_POSITIONS, _ast_t=_ast.AST, _isinst=isinstance,
+                   _mro=type.__dict__["__mro__"].__get__, _cdict=type.__dict__["__dict__"].__get__,
+                   _mp_get=_types.MappingProxyType.get, _fn=_types.FunctionType,
+                   _code_of=_types.FunctionType.__code__.__get__, _base=BaseException):
+    """A tree-only parse (ast.parse) is allowed for (a) a literal (numpy's .npy header through
+    ast.literal_eval), (b) a builtin's text signature (inspect: `def foo(...): pass`, no
+    annotation, decorator or return annotation: a body that computes nothing), (c) text whose tree
+    equals (positions aside) the tree of one function or class definition of a .py file the static
+    scan read (path and digest, the file read from disk by the guard) or of a file of the
+    installation -- torch.jit.script's parse of inspect.getsource (dedented, comment lines dropped
+    by torch.jit's attribute check): whatever linecache holds, the tree must be the file's own."""
+    N, fields = g[25], g[21]
+    t = _tree(text)
+    if t is None or _type(t) is not N["Module"]:
+        return False
+    body = _dict.get(fields(t), "body")
+    if _type(body) is not _list or _len(body) != 1:
+        return False
+    s0 = body[0]
+    k = _type(s0)
+
+    def lit(n, depth=0):
+        kn = _type(n)
+        if depth > 50:
+            return False
+        if kn is N["Constant"]:
+            return True
+        if kn is N["Tuple"] or kn is N["List"] or kn is N["Set"]:
+            return _all(lit(x, depth + 1) for x in _dict.get(fields(n), "elts"))
+        if kn is N["Dict"]:
+            return _all(x is not None and lit(x, depth + 1) for x in _dict.get(fields(n), "keys")) \
+                and _all(lit(x, depth + 1) for x in _dict.get(fields(n), "values"))
+        if kn is N["UnaryOp"]:
+            return _type(_dict.get(fields(n), "op")) in (N["USub"], N["UAdd"]) \
+                and lit(_dict.get(fields(n), "operand"), depth + 1)
+        if kn is N["BinOp"]:             # complex literals: 1+2j
+            return _type(_dict.get(fields(n), "op")) in (N["Add"], N["Sub"]) \
+                and lit(_dict.get(fields(n), "left"), depth + 1) \
+                and lit(_dict.get(fields(n), "right"), depth + 1)
+        return False
+
+    if k is N["Expr"]:
+        return lit(_dict.get(fields(s0), "value"))
+    if k is N["FunctionDef"]:
+        d = fields(s0)
+        a = _dict.get(d, "args")
+        body = _dict.get(d, "body")
+        if _type(body) is _list and _len(body) == 1 and _type(body[0]) is N["Pass"] \
+                and not _dict.get(d, "decorator_list") and _dict.get(d, "returns") is None \
+                and _type(a) is N["arguments"]:
+            ad = fields(a)
+            params = _dict.get(ad, "posonlyargs") + _dict.get(ad, "args") + _dict.get(ad, "kwonlyargs") \
+                + [v for v in (_dict.get(ad, "vararg"), _dict.get(ad, "kwarg")) if v is not None]
+            if _all(_type(x) is N["arg"] and _dict.get(fields(x), "annotation") is None for x in params):
+                return True
+    if k is not N["FunctionDef"] and k is not N["AsyncFunctionDef"] and k is not N["ClassDef"]:
+        return False
+
+    def same(x, y, depth=0):
+        if depth > 200:
+            return False
+        tx = _type(x)
+        if tx is not _type(y):
+            return False
+        if tx is _list:
+            return _len(x) == _len(y) and _all(same(x[i], y[i], depth + 1) for i in range(_len(x)))
+        if _isinst(x, _ast_t):
+            dx, dy = fields(x), fields(y)
+            kx = [n for n in dx if n not in _pos]
+            if _len(kx) != _len([n for n in dy if n not in _pos]):
+                return False
+            return _all(n in dy and same(dx[n], dy[n], depth + 1) for n in kx)
+        return x == y
+
+    def walk(n, out, depth=0):
+        if depth > 200:
+            return
+        if _type(n) is _list:
+            for x in n:
+                walk(x, out, depth + 1)
+        elif _isinst(n, _ast_t):
+            if _type(n) is k and _dict.get(fields(n), "name") == _dict.get(fields(s0), "name"):
+                out.append(n)
+            for v in fields(n).values():            # every statement list: if/try/with/class bodies
+                if _type(v) is _list:
+                    walk(v, out, depth + 1)
+
+    paths = [g[0][0] + rel for rel in g[3] if rel.endswith(".py")]
+    loc = caller.f_locals if caller is not None else {}
+    fn = _dict.get(loc, "filename")
+    if _type(fn) is _str:
+        paths.append(fn)
+    mod = _dict.get(loc, "nn_module")                # torch.jit._check: inspect.getsource(__init__)
+    if mod is not None:
+        try:
+            for c in _mro(_type(mod)):
+                init = _mp_get(_cdict(c), "__init__")
+                if _type(init) is _fn:
+                    paths.append(_code_of(init).co_filename)
+                    break
+        except _base:
+            pass
+    for p in paths:
+        if _type(p) is not _str:
+            continue
+        rel = None
+        for pre in g[0]:
+            if p.startswith(pre):
+                rel = p[_len(pre):]
+                break
+        if rel is not None:
+            want = _mp_get(g[3], rel)
+            data = _read(g[0][0] + rel, 1 << 26, g[13]) if _type(want) is _str else None
+            if data is None or _sha(data).hexdigest() != want:
+                continue
+        elif p.startswith(g[2]) and "/../" not in p:
+            data = _read(p, 1 << 26, g[13])
+            if data is None:
+                continue
+        else:
+            continue
+        try:
+            ft = _tree(_bytes.decode(data, "utf-8"))
+        except _base:
+            continue
+        if ft is None:
+            continue
+        found = []
+        walk(ft, found)
+        if _all(not same(s0, n) for n in found):
+            continue
+        return True
+    return False
+
+
 def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
                    _views=(bytearray, memoryview), _sha=_hashlib.sha256, _read=_guard_read,
                    _blame=_guard_blame, _dataclass=_guard_dataclass_ok, _inert=_GUARD_INERT.fullmatch,
                    _nt=_GUARD_NAMEDTUPLE.fullmatch, _called=_guard_called, _dict=dict, _int=int,
-                   _base=BaseException, _shape=_guard_shape, _linked=_guard_linked):
+                   _base=BaseException, _shape=_guard_shape, _linked=_guard_linked, _treeok=_guard_tree_ok):
     """None when this compile is allowed, else the reason."""
     sub, roots, digests, gen_codes = g[0], g[2], g[3], g[5]
-    if frame is not None and frame.f_code is g[17]:     # the guard's own parse (a tree only)
+    if frame is not None and (frame.f_code is g[17] or frame.f_code is g[24]):   # the guard's own parse
         return None
     src, fn = args[0], args[1]
     t = _type(src)
@@ -589,7 +740,11 @@ def _guard_compile(args, frame, g, _type=type, _str=str, _bytes=bytes, _len=len,
             return None
         if code is g[12] and _type(_dict.get(f.f_locals, "flags")) is _int \
                 and _dict.get(f.f_locals, "flags") & 0x400 and _called(f, g[14], g[15]):   # a tree only
-            return None
+            if text is not None and _treeok(text, f.f_back, g):
+                return None
+            return ("parses text into a tree (ast.parse in %s) that is no literal, no builtin's text "
+                    "signature and no definition of a file the static scan read or of the installation"
+                    % (f.f_back.f_code.co_name[:40] if f.f_back is not None else "?"))
         if code.co_filename.startswith(roots) and _called(f, g[14], g[15]) \
                 and _blame(frame, g) == "library":
             if text is not None and _shape(text, g) is not None:
@@ -835,7 +990,8 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
          _types.MappingProxyType({"replace": None}), _guard_shape.__code__,
          frozenset(_sys.builtin_module_names), tuple(_ilx.EXTENSION_SUFFIXES),
          _types.MappingProxyType({n: getattr(_ast, n) for n in GUARD_SHAPE_NODES}),
-         _ast.AST.__dict__["__dict__"].__get__, _b, _GuardExtensionLoader.create_module.__code__)
+         _ast.AST.__dict__["__dict__"].__get__, _b, _GuardExtensionLoader.create_module.__code__,
+         _guard_tree.__code__, _types.MappingProxyType({n: getattr(_ast, n) for n in GUARD_TREE_NODES}))
     _patch = _guard_torch_patch
     tok, mode = _str.encode(_CH["tok"]), _str.encode(_REQ["mode"])
     fd = _CH["out"]
