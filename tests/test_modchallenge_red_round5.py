@@ -268,3 +268,84 @@ def test_honest_uuid1_is_not_ended_by_the_kernel_filter(tmp_path, call):
                                                                  "F = [lambda a, b, p: 0]\n")))
     assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
     assert outcome.returncode == 0 and det_outputs(outcome) == [[[], []], [[], []]]
+
+
+# ---- ast.parse narrowed (literal / builtin text signature / a definition of a read file) -------
+# honest runs' tree-only parses measured (numpy 2.4, scipy 1.17, torch 2.13, h5py; import + the
+# twins below): inspect._signature_fromstr of builtins' __text_signature__ (`def foo(...): pass`),
+# torch.jit's parse_def of @overload definitions in torch/nn/functional.py, torch/functional.py,
+# torch/nn/modules/rnn.py and of scripted functions/methods, torch.jit._check's parse of an
+# nn.Module's __init__ (comment lines dropped: the tree is the same), ast.literal_eval of the .npy
+# header.  dataclasses (exec) and string annotations (compile 'eval') never parse a tree.
+HONEST_PARSE = {
+    "torch-script-function-method-and-module": (
+        "import torch\n"
+        "def _zero(a: int, b: int, p: int) -> int:\n"
+        "    # a comment at the function's indentation\n"
+        "    return 0\n"
+        "class _Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        # a comment line torch.jit's attribute check drops\n"
+        "        self.l = torch.nn.Linear(8, 8)\n"
+        "    @torch.jit.export\n"
+        "    def twice(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        return 2 * x\n"
+        "    def forward(self, x):\n"
+        "        return self.twice(self.l(x))\n"
+        "_s = torch.jit.script(_zero)\n"
+        "_n = torch.jit.script(_Net())\n"
+        "F = [lambda a, b, p: _s(0, 0, 1) + int(_n(torch.zeros(1, 8)).shape[0]) - 1]\n"),
+    "dataclass-annotations-signature-npy": (
+        "import dataclasses, inspect, io, typing, numpy\n"
+        "@dataclasses.dataclass(frozen=True)\n"
+        "class _Cfg:\n"
+        "    n: int = 3\n"
+        "    xs: 'list[int]' = dataclasses.field(default_factory=list)\n"
+        "_h = typing.get_type_hints(_Cfg)\n"
+        "_sig = [inspect.signature(f) for f in (len, sorted, numpy.zeros, numpy.arange)]\n"
+        "_b = io.BytesIO()\n"
+        "numpy.save(_b, numpy.arange(6).reshape(2, 3))\n"
+        "_b.seek(0)\n"
+        "_a = numpy.load(_b)\n"
+        "F = [lambda a, b, p: int(_a.shape[0]) + _Cfg().n - 5]\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HONEST_PARSE))
+def test_honest_tree_only_parses_stay_clean(tmp_path, name):
+    """The twins of the narrowed ast.parse rule: torch.jit.script of a function, of an nn.Module
+    (its __init__ with a comment line, an exported method; its nn.Linear's forward, a docstring
+    re-indented by the dedent) defined in model.py; a dataclass with string annotations and typing.get_type_hints; inspect.signature of
+    builtins; a .npy round trip: PASS."""
+    pytest.importorskip("torch" if "torch" in name else "numpy")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, HONEST_PARSE[name])))
+    assert rec.status.value == "PASS", (rec, outcome.stderr[-2000:])
+    assert det_outputs(outcome) == [[[], []], [[], []]], outcome.stderr[-2000:]
+
+
+# lines of model.py inside a string literal (contiguous lines of the read file, but text, not
+# code the scan read) planted in linecache for a function of the same name: the tree must be a
+# definition of the file's own tree, so a def inside a string is none
+HIDDEN = ("import linecache, torch\n"
+          "_DOC = '''\n"
+          "def _mm(a: int, b: int, p: int) -> int:\n"
+          "    return a * b % p\n"
+          "'''\n"
+          "def _mm(a: int, b: int, p: int) -> int:\n"
+          "    return 0\n"
+          "_lines = open(__file__).read().splitlines(True)\n"
+          "_i = _lines.index('_DOC = ' + chr(39) * 3 + chr(10)) + 1\n"
+          "_j = _mm.__code__.co_firstlineno - 1\n"
+          "_lines[_j:_j + 2] = _lines[_i:_i + 2]\n"
+          "linecache.cache[__file__] = (1, None, _lines, __file__)\n"
+          "F = [torch.jit.script(_mm)]\n")
+
+
+def test_torch_jit_script_of_a_def_inside_a_string_of_the_read_file_is_a_finding(tmp_path):
+    """Line matching alone would pass this (the planted lines are the file's own lines, in a
+    string); the tree rule does not: a finding."""
+    pytest.importorskip("torch")
+    rec, outcome = guard_run(write_sub(tmp_path / "sub", predict(ANSWER, HIDDEN)))
+    assert rec.status.value == "FAIL" and "parses text into a tree (ast.parse in parse_def)" in rec.message, \
+        (rec, outcome.stderr[-2000:])

@@ -560,14 +560,16 @@ def _guard_tree_ok(text, caller, g, _type=type, _str=str, _bytes=bytes, _len=len
                    _pos=GUARD_TREE_POSITIONS, _ast_t=_ast.AST, _isinst=isinstance,
                    _mro=type.__dict__["__mro__"].__get__, _cdict=type.__dict__["__dict__"].__get__,
                    _mp_get=_types.MappingProxyType.get, _fn=_types.FunctionType,
-                   _code_of=_types.FunctionType.__code__.__get__, _base=BaseException):
+                   _code_of=_types.FunctionType.__code__.__get__, _base=BaseException, _range=range):
     """A tree-only parse (ast.parse) is allowed for (a) a literal (numpy's .npy header through
     ast.literal_eval), (b) a builtin's text signature (inspect: `def foo(...): pass`, no
     annotation, decorator or return annotation: a body that computes nothing), (c) text whose tree
     equals (positions aside) the tree of one function or class definition of a .py file the static
     scan read (path and digest, the file read from disk by the guard) or of a file of the
     installation -- torch.jit.script's parse of inspect.getsource (dedented, comment lines dropped
-    by torch.jit's attribute check): whatever linecache holds, the tree must be the file's own."""
+    by torch.jit's attribute check; a string constant's lines may differ in leading blanks only:
+    a docstring re-indented by the dedent): whatever linecache holds, the tree must be the file's
+    own, a def inside a string literal of the file is none."""
     N, fields = g[25], g[21]
     t = _tree(text)
     if t is None or _type(t) is not N["Module"]:
@@ -622,13 +624,16 @@ def _guard_tree_ok(text, caller, g, _type=type, _str=str, _bytes=bytes, _len=len
         if tx is not _type(y):
             return False
         if tx is _list:
-            return _len(x) == _len(y) and _all(same(x[i], y[i], depth + 1) for i in range(_len(x)))
+            return _len(x) == _len(y) and _all(same(x[i], y[i], depth + 1) for i in _range(_len(x)))
         if _isinst(x, _ast_t):
             dx, dy = fields(x), fields(y)
             kx = [n for n in dx if n not in _pos]
             if _len(kx) != _len([n for n in dy if n not in _pos]):
                 return False
             return _all(n in dy and same(dx[n], dy[n], depth + 1) for n in kx)
+        if tx is _str and x != y:        # a multi-line string (docstring) re-indented by the dedent
+            return [_str.lstrip(ln, " \t") for ln in _str.split(x, "\n")] == \
+                [_str.lstrip(ln, " \t") for ln in _str.split(y, "\n")]
         return x == y
 
     def walk(n, out, depth=0):
