@@ -1889,15 +1889,19 @@ def _guard_tree_ok(text, caller, g, _type=type, _str=str, _bytes=bytes, _len=len
                 [_str.lstrip(ln, " \t") for ln in _str.split(y, "\n")]
         return x == y
 
-    def walk(n, out, depth=0):
+    defs = (N["FunctionDef"], N["AsyncFunctionDef"], N["ClassDef"])
+
+    def walk(n, out, depth=0):          # every definition of the file, by name
         if depth > 200:
             return
         if _type(n) is _list:
             for x in n:
                 walk(x, out, depth + 1)
         elif _isinst(n, _ast_t):
-            if _type(n) is k and _dict.get(fields(n), "name") == _dict.get(fields(s0), "name"):
-                out.append(n)
+            if _type(n) in defs:
+                nm = _dict.get(fields(n), "name")
+                if _type(nm) is _str:
+                    _dict.setdefault(out, nm, []).append(n)
             for v in fields(n).values():            # every statement list: if/try/with/class bodies
                 if _type(v) is _list:
                     walk(v, out, depth + 1)
@@ -1936,14 +1940,18 @@ def _guard_tree_ok(text, caller, g, _type=type, _str=str, _bytes=bytes, _len=len
                 continue
         else:
             continue
-        try:
-            ft = _tree(_bytes.decode(data, "utf-8"))
-        except _base:
-            continue
-        if ft is None:
-            continue
-        found = []
-        walk(ft, found)
+        key = _sha(data).hexdigest()       # the guard's cache (in the hook's state, g): a file's
+        index = _dict.get(g[26], key)      # definitions parsed once per content
+        if index is None:
+            try:
+                ft = _tree(_bytes.decode(data, "utf-8"))
+            except _base:
+                ft = None
+            index = {}
+            if ft is not None:
+                walk(ft, index)
+            g[26][key] = index
+        found = _dict.get(index, _dict.get(fields(s0), "name"), [])
         if _all(not same(s0, n) for n in found):
             continue
         return True
@@ -2249,7 +2257,8 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
          frozenset(_sys.builtin_module_names), tuple(_ilx.EXTENSION_SUFFIXES),
          _types.MappingProxyType({n: getattr(_ast, n) for n in GUARD_SHAPE_NODES}),
          _ast.AST.__dict__["__dict__"].__get__, _b, _GuardExtensionLoader.create_module.__code__,
-         _guard_tree.__code__, _types.MappingProxyType({n: getattr(_ast, n) for n in GUARD_TREE_NODES}))
+         _guard_tree.__code__, _types.MappingProxyType({n: getattr(_ast, n) for n in GUARD_TREE_NODES}),
+         {})                           # the tree-only rule's cache: file digest -> its definitions by name
     _patch = _guard_torch_patch
     tok, mode = _str.encode(_CH["tok"]), _str.encode(_REQ["mode"])
     fd = _CH["out"]
