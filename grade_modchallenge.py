@@ -1922,7 +1922,7 @@ def _guard_tree_ok(text, caller, g, _type=type, _str=str, _bytes=bytes, _len=len
         except _base:
             pass
     for p in paths:
-        if _type(p) is not _str:
+        if _type(p) is not _str or not p.endswith(".py"):      # source files, never data read as data
             continue
         rel = None
         for pre in g[0]:
