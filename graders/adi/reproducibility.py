@@ -77,7 +77,7 @@ def decode_jobs(outcome) -> tuple:
         if not isinstance(msg, dict):
             continue
         kind = msg.get("kind")
-        if kind in ("ready", "import_error") and ready is None:
+        if kind in ("ready", "import_error") and ready is None and msg.get("job") == "import":
             ready = msg
         elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
             violations.append(msg)
