@@ -1338,7 +1338,13 @@ GUARD_TORCH_TEXT = ("parse_ir", "_parse_source_def", "import_ir_module", "import
                     "_load_mobile_module_from_file", "_jit_pass_custom_pattern_based_rewrite",
                     "_jit_pass_custom_pattern_based_rewrite_graph")
 GUARD_TORCH_METHODS = (("CompilationUnit", "define"), ("ScriptModule", "_define"))
-GUARD_TORCH = frozenset({"modchallenge.guard.torch_c", "modchallenge.guard.cu_init"})
+GUARD_TORCH = frozenset({"modchallenge.guard.torch_c", "modchallenge.guard.cu_init",
+                         "modchallenge.guard.script_define"})
+# torch.jit.script of an nn.Sequential / ModuleList / ModuleDict defines its __len__ (and an empty
+# ModuleDict's __contains__) from text through ScriptModule.define -> _define (torch/jit/_recursive.py):
+# exactly these texts, a constant and nothing else, are compiled by the hook (the only holder of the
+# original _define); any other text is the TorchScript finding
+GUARD_SCRIPT_DEFINE = ("def __len__(self):\n   return ", "def __contains__(self, key: str):\n   return False\n")
 # libhdf5 dlopens filter/VOL/VFD plugins from its plugin folders in C (no `import` event: a shared
 # object shipped as data, copied to scratch and named by h5py.h5pl.append, computed a*b mod p in its
 # filter, round 5's red team).  The driver empties the search path (HDF5_PLUGIN_PATH="" before
@@ -2218,12 +2224,36 @@ def _guard_clock(scratch):
         return _time.time_ns() - 50_000_000
 
 
+def _guard_script_define(self, *args, _audit=_sys.audit, _err=RuntimeError, **kwargs):
+    """torch._C.ScriptModule._define: the hook compiles the container texts of GUARD_SCRIPT_DEFINE
+    with the original it alone holds; anything else raises the TorchScript finding there."""
+    if kwargs:
+        _audit("modchallenge.guard.torchscript", "torch._C.ScriptModule._define")
+        raise _err("modchallenge grader: torch._C.ScriptModule._define (TorchScript from text) is refused")
+    _audit("modchallenge.guard.script_define", self, args)
+
+
+def _guard_script_text_ok(src, _type=type, _str=str, _texts=GUARD_SCRIPT_DEFINE, _len=len):
+    """True for torch's container texts only: `def __len__(self):\n   return N\n` (N decimal
+    digits) or the empty ModuleDict's `__contains__` returning False."""
+    if _type(src) is not _str or _len(src) > 80:
+        return False
+    if src == _texts[1]:
+        return True
+    head = _texts[0]
+    if not src.startswith(head) or not src.endswith("\n"):
+        return False
+    digits = src[_len(head):-1]
+    return 0 < _len(digits) <= 12 and all("0" <= c <= "9" for c in digits)
+
+
 def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _judge=_guard_judge,
                    _line=_guard_line, _write=_guard_write, _events=GUARD_EVENTS,
                    _prefixes=GUARD_PREFIXES, _type=type, _str=str, _err=RuntimeError,
                    _flushes=frozenset({"modchallenge.guard.flush", "cpython._PySys_ClearAuditHooks"}),
                    _verr=ValueError, _base=BaseException, _kill=_os.kill, _getpid=_os.getpid,
-                   _torch=GUARD_TORCH, _len=len, _via_loader=_guard_via_loader):
+                   _torch=GUARD_TORCH, _len=len, _via_loader=_guard_via_loader,
+                   _text_ok=_guard_script_text_ok, _tuple=tuple):
     """Add the audit hook (it cannot be removed; its state lives in this closure only)."""
     sub = _os.path.join(_REQ["submission_dir"], "")
     real = _os.path.join(_os.path.realpath(sub), "")
@@ -2266,17 +2296,24 @@ def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _j
     ident = (st.st_dev, st.st_ino)
     spare = _os.dup(fd)                 # the hook's own copy of the result pipe (not inherited)
     limit = int(cfg["max_reports"])
-    pending, count, cu_init = (), 0, None
+    pending, count, cu_init = (), 0, (None, None)
 
     def hook(event, args):
         nonlocal pending, count, cu_init
         if _type(event) is not _str or event not in _events and not event.startswith(_prefixes):
             return
         verdict = None
+        if event == "modchallenge.guard.script_define":      # a container's __len__/__contains__
+            call = args[1] if _len(args) == 2 else None
+            if (cu_init[1] is not None and _type(call) is _tuple and _len(call) == 3
+                    and _text_ok(call[1])):
+                cu_init[1](args[0], call[0], call[1], call[2])
+                return
+            event, args = "modchallenge.guard.torchscript", ("torch._C.ScriptModule._define",)
         if event in _torch:
             if event == "modchallenge.guard.cu_init":        # an empty CompilationUnit, no text
-                if cu_init is not None and _len(args) == 1:
-                    cu_init(args[0])
+                if cu_init[0] is not None and _len(args) == 1:
+                    cu_init[0](args[0])
                 return
             if _len(args) != 1 or not _via_loader(_getframe(1), g, 1):
                 return
@@ -2365,13 +2402,14 @@ def _guard_h5pl_stub(name, _audit=_sys.audit, _err=RuntimeError):
 
 
 def _guard_torch_patch(module, held, _names=GUARD_TORCH_TEXT, _methods=GUARD_TORCH_METHODS,
-                       _stub=_guard_torch_stub, _init=_guard_cu_init, _vars=vars, _dict=dict,
+                       _stub=_guard_torch_stub, _init=_guard_cu_init, _sdef=_guard_script_define,
+                       _vars=vars, _dict=dict,
                        _isinstance=isinstance, _type=type, _setattr=setattr, _h5pl=GUARD_H5PL,
                        _h5stub=_guard_h5pl_stub, _str=str):
     """Put the stubs in place of torch._C's text entry points in the module just created (run by
-    the hook, from the driver's loader); returns the original CompilationUnit.__init__ (kept in
-    the hook's closure only) or `held` when an earlier module gave it.  In h5py.h5pl, the
-    functions that add or replace a plugin folder."""
+    the hook, from the driver's loader); returns (the original CompilationUnit.__init__, the
+    original ScriptModule._define), kept in the hook's closure only, or `held` where an earlier
+    module gave them.  In h5py.h5pl, the functions that add or replace a plugin folder."""
     d = _vars(module)
     mod_name = _dict.get(d, "__name__")
     if _type(mod_name) is _str and mod_name.rpartition(".")[2] == "h5pl":
@@ -2382,15 +2420,20 @@ def _guard_torch_patch(module, held, _names=GUARD_TORCH_TEXT, _methods=GUARD_TOR
     for name in _names:
         if _dict.__contains__(d, name):
             d[name] = _stub(name)
+    init, define = held
     for cls_name, meth in _methods:
         cls = _dict.get(d, cls_name)
         if _isinstance(cls, _type) and meth in cls.__dict__:
-            _setattr(cls, meth, _stub(cls_name + "." + meth))
+            if cls_name == "ScriptModule" and meth == "_define" and define is None:
+                define = cls.__dict__[meth]
+                _setattr(cls, meth, _sdef)
+            else:
+                _setattr(cls, meth, _stub(cls_name + "." + meth))
     cu = _dict.get(d, "CompilationUnit")
-    if held is None and _isinstance(cu, _type) and "__init__" in cu.__dict__:
-        held = cu.__dict__["__init__"]
+    if init is None and _isinstance(cu, _type) and "__init__" in cu.__dict__:
+        init = cu.__dict__["__init__"]
         _setattr(cu, "__init__", _init)
-    return held
+    return (init, define)
 
 
 class _GuardExtensionLoader(_ilx.ExtensionFileLoader):

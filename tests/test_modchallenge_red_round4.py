@@ -122,6 +122,13 @@ TORCHSCRIPT = {
                              "_m.define('def mm(self, a: int, b: int, p: int) -> int:\\n"
                              "    return a * b % p\\n')\n"
                              "F = [_m.mm]\n"),
+    # the container __len__ text the hook allows, with a method smuggled after its number
+    "script-module-define-after-len": ("import torch\n"
+                                       "_m = torch.jit.ScriptModule()\n"
+                                       "_m.define('def __len__(self):\\n   return 1\\n"
+                                       "def mm(self, a: int, b: int, p: int) -> int:\\n"
+                                       "    return a * b % p\\n')\n"
+                                       "F = [_m.mm]\n"),
     "parse-source-def": ("import torch\n"
                          "_d = torch._C._parse_source_def(" + TS_DEF + ")\n"
                          "F = [lambda a, b, p: 2]\n"),

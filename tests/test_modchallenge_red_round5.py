@@ -296,6 +296,25 @@ HONEST_PARSE = {
         "_s = torch.jit.script(_zero)\n"
         "_n = torch.jit.script(_Net())\n"
         "F = [lambda a, b, p: _s(0, 0, 1) + int(_n(torch.zeros(1, 8)).shape[0]) - 1]\n"),
+    # torch defines a container's __len__ (an empty ModuleDict's __contains__) from text through
+    # ScriptModule._define: exactly those texts are compiled by the hook
+    "torch-script-containers": (
+        "import torch\n"
+        "class _Seq(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.body = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())\n"
+        "        self.heads = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])\n"
+        "        self.extra = torch.nn.ModuleDict()\n"
+        "    def forward(self, x):\n"
+        "        x = self.body(x)\n"
+        "        for h in self.heads:\n"
+        "            x = h(x)\n"
+        "        return x\n"
+        "_n = torch.jit.script(_Seq())\n"
+        "_q = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 4)))\n"
+        "F = [lambda a, b, p: int(_n(torch.zeros(1, 4)).shape[0]) + int(_q(torch.zeros(1, 4)).shape[0])"
+        " + len(_q) - 3]\n"),
     "dataclass-annotations-signature-npy": (
         "import dataclasses, inspect, io, typing, numpy\n"
         "@dataclasses.dataclass(frozen=True)\n"
