@@ -2244,7 +2244,12 @@ def _guard_script_text_ok(src, _type=type, _str=str, _texts=GUARD_SCRIPT_DEFINE,
     if not src.startswith(head) or not src.endswith("\n"):
         return False
     digits = src[_len(head):-1]
-    return 0 < _len(digits) <= 12 and all("0" <= c <= "9" for c in digits)
+    if not 0 < _len(digits) <= 12:
+        return False
+    for c in digits:
+        if not "0" <= c <= "9":
+            return False
+    return True
 
 
 def _guard_install(cfg, _addhook=_sys.addaudithook, _getframe=_sys._getframe, _judge=_guard_judge,
