@@ -878,31 +878,51 @@ def print_leaderboard(rows: list, stream=None) -> None:
               "their order is not resolved by the units graded", file=stream)
 
 
-def kill_descendants() -> None:
-    """SIGKILL every process this grader started that is still alive (found by parent pid under
-    /proc; each in its own process group, which goes with it)."""
-    me, parent = os.getpid(), {}
+def _process_table() -> dict:
+    """pid -> (parent pid, state, start time) of every process /proc shows ({} without /proc)."""
+    table = {}
     try:
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat", "rb") as fh:
-                        stat = fh.read().decode("ascii", "replace")
-                    parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-                except (OSError, ValueError, IndexError):
-                    pass
+        entries = os.listdir("/proc")
     except OSError:
-        return
-    found, frontier = set(), {me}
-    while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in found}
-        found |= frontier
-    for pid in found:
-        for kill in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
+        return table
+    for entry in entries:
+        if entry.isdigit():
             try:
-                kill(pid)
-            except (ProcessLookupError, PermissionError, OSError):
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    fields = fh.read().decode("ascii", "replace").rsplit(")", 1)[1].split()
+                table[int(entry)] = (int(fields[1]), fields[0], fields[19])
+            except (OSError, ValueError, IndexError):
                 pass
+    return table
+
+
+def kill_descendants(wait: float = 0.0) -> None:
+    """SIGKILL every process this grader started that is still alive (found by parent pid under
+    /proc; each in its own process group, which goes with it).  With `wait`, up to that many
+    seconds until every one of them has exited (a zombie or gone): a killed child can still be
+    tearing down its memory when the grader would exit, and one whose parent went first is
+    reparented out of the tree, so each is followed by its pid and start time (never a reused pid)."""
+    me, seen = os.getpid(), {}
+    deadline = time.monotonic() + wait
+    while True:
+        table = _process_table()
+        found, frontier = set(), {me}
+        while frontier:
+            frontier = {pid for pid, row in table.items() if row[0] in frontier and pid not in found}
+            found |= frontier
+        for pid in found:
+            seen.setdefault(pid, table[pid][2])
+        live = {pid for pid, start in seen.items()
+                if pid in table and table[pid][2] == start and table[pid][1] != "Z"}
+        for pid in live:
+            for kill in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
+                try:
+                    kill(pid)
+                except (ProcessLookupError, PermissionError, OSError):
+                    pass
+        if not live or time.monotonic() >= deadline:
+            return
+        time.sleep(0.02)
 
 
 def subset_verdict(checks: list, result: str, score) -> tuple:
@@ -947,9 +967,14 @@ def grade_single(args, submission: str) -> tuple:
     return code, report_doc(report, result, score, args, code, started, time.monotonic() - t0)
 
 
+# Why: after Ctrl-C nothing the grader started may outlive it; SIGKILLed children exit within
+# milliseconds, but one tearing down a large address space on a loaded machine can take longer
+KILL_WAIT_S = 5.0
+
+
 def _interrupted_exit(submission: str) -> tuple:
     progress_end()
-    kill_descendants()
+    kill_descendants(wait=KILL_WAIT_S)
     print(f"{GRADER_NAME}: interrupted: {submission} not graded (results kept by --out are "
           "reused when rerun)", file=sys.stderr)
     return EXIT_INTERRUPTED, None
@@ -1095,7 +1120,7 @@ def _watch_interrupt() -> None:
                  "interrupt; exiting now\n".encode())
     except (OSError, ValueError):
         pass
-    kill_descendants()
+    kill_descendants(wait=KILL_WAIT_S)
     os._exit(EXIT_INTERRUPTED)
 
 
