@@ -7349,13 +7349,17 @@ def _process_table() -> dict:
     return table
 
 
+_SEEN_CHILDREN = {}     # pid -> start time of every process kill_descendants has found
+
+
 def kill_descendants(wait: float = 0.0) -> None:
     """SIGKILL every process this grader started that is still alive (found by parent pid under
     /proc; each in its own process group, which goes with it).  With `wait`, up to that many
     seconds until every one of them has exited (a zombie or gone): a killed child can still be
     tearing down its memory when the grader would exit, and one whose parent went first is
-    reparented out of the tree, so each is followed by its pid and start time (never a reused pid)."""
-    me, seen = os.getpid(), {}
+    reparented out of the tree, so each is followed by its pid and start time (never a reused pid),
+    from whichever call first saw it (the handler's, the watch's) to the exit's wait."""
+    me, seen = os.getpid(), _SEEN_CHILDREN
     deadline = time.monotonic() + wait
     while True:
         table = _process_table()
@@ -7684,7 +7688,7 @@ def _run_cli(argv) -> int:
         print(f"{GRADER_NAME}: {exc}", file=sys.stderr)
         return EXIT_UNGRADED
     except KeyboardInterrupt:
-        kill_descendants()
+        kill_descendants(wait=KILL_WAIT_S)
         print(f"{GRADER_NAME}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_INTERRUPTED if EXIT_INTERRUPTED in codes else max(codes)
