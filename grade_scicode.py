@@ -2170,7 +2170,32 @@ def _odd_descriptor(x):
     t = _TYPE(x)
     if t in _PLAIN_DESCRIPTORS or t in _SCALARS or id(x) in _OWN_FUNCS:
         return False
-    return any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(t) if b is not object)
+    if not any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(t) if b is not object):
+        return False
+    return not _wrapped_descriptor(t)
+
+
+_DESCRIPTOR_HOOKS = ("__get__", "__set__", "__delete__")
+
+
+def _wrapped_descriptor(t):
+    """A descriptor class of the generation's own (round 7: `__set_name__`/`__get__`/`__set__`,
+    a typed attribute): its `__get__`, `__set__` and `__delete__` are wrapped (_wrap_class), so
+    an attribute read or write of the tests runs them as any wrapped call (the object and the
+    descriptor handed as copies, written back; the value converted).  Not when a library class
+    of its MRO defines one of them (a `property` subclass's `__get__` would call its getter
+    unwrapped), nor when one is not a plain function (it could not be wrapped)."""
+    if not _FLAGS(t) & _HEAP or _library(t) or id(t) in _OWN:
+        return False
+    _wrap_class(t)
+    for b in _TYPE_MRO(t):
+        if b is object:
+            continue
+        ns = _TYPE_DICT(b)
+        for h in _DESCRIPTOR_HOOKS:
+            if h in ns and (_library(b) or id(b) in _OWN or not _is_wrapped(ns[h])):
+                return False
+    return True
 
 
 _VOID = numpy.void
@@ -2285,7 +2310,8 @@ def _plain(v, budget=None, depth=0, settling=None):
             s = settling.get(id(v.__self__))
             if s is not None and s[0] is v.__self__ and s[1] is not _MISSING:
                 v = _types.MethodType(v.__func__, s[1])
-        return _wrap(v)
+        w = _wrap(v)
+        return _expose(v, w) if w is not v and _TYPE(w) is _types.FunctionType else w
     fields = _dataclass_fields(t)
     if fields is not None:
         cls = _own_class("dc", _NAME(t), fields)
@@ -2794,6 +2820,9 @@ _COPIED_IN = (list, dict, set, bytearray, _NDARRAY, _collections.deque, _collect
 
 
 def _copy_in_new(a, t, budget, memo):
+    if t is _Exposed:                   # (a new one: what the generated code does to it stays there)
+        entry = _EXPOSED.get(id(a))
+        return _expose(entry[1], entry[2]) if entry is not None and entry[0] is a else _MISSING
     if t in _COPIED_IN:
         return _plain(a, budget, 1, memo)
     if t is tuple:                      # immutable, but its items may be the caller's mutable objects
@@ -3317,36 +3346,7 @@ def _checked(fn, before):
     recorder must still be the objects they were.  A call from generated code itself (an
     internal call) returns as it is."""
     def checked(*args, **kwargs):
-        if _from_generated():
-            out = fn(*args, **kwargs)
-        else:
-            budget, memo, back = _Budget(), {}, {}
-            ins = [_copy_in(a, budget, memo) for a in args]
-            kins = {k: _copy_in(x, budget, memo) for k, x in kwargs.items()}
-            try:
-                out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
-                         **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
-            except BaseException as exc:
-                _recheck_classes()
-                raise _crossing_exception(exc)
-            pairs = [(a, c) for a, c in zip(args, ins) if c is not _MISSING] + \
-                [(kwargs[k], c) for k, c in kins.items() if c is not _MISSING]
-            for a, c in pairs:          # a copy handed in stands for the caller's object
-                if _FLAGS(_TYPE(a)) & _HEAP:
-                    back[id(c)] = (c, a)
-            done = set()
-            for a, c in pairs:
-                if id(c) not in done:   # (an object handed twice: one copy, written back once)
-                    done.add(id(c))
-                    _write_back(a, c, budget, back)
-            out = _plain(out, budget, 0, back)
-            _settle_args([a for a, c in zip(args, ins) if c is _MISSING],
-                         {k: kwargs[k] for k, c in kins.items() if c is _MISSING}, budget)
-            _recheck_classes()
-        bad = _tampered(before)
-        if bad:
-            raise Tampering("replaced " + ", ".join(bad))
-        return out
+        return _checked_call(fn, before, _from_generated(), args, kwargs)
     try:
         checked.__name__, checked.__qualname__, checked.__doc__ = \
             str(getattr(fn, "__name__", "f")), str(getattr(fn, "__qualname__", "f")), None
@@ -3357,11 +3357,96 @@ def _checked(fn, before):
     return checked
 
 
+class _Exposed:
+    """A generated callable as the tests hold it (issue 22, round 7).  A call runs as any
+    wrapped call (_checked_call; as generated code's own call when its caller is generated
+    code).  An attribute — what the generation set on its function, an lru_cache's
+    `cache_info`/`cache_clear`, a partial's `func`/`args` — is read from the callable at each
+    access (a generic attribute read: no code of the generation runs) and comes back
+    converted as a returned value does (a callable comes back wrapped and exposed, its calls
+    wrapped); dunder names other than the few a function is described by are not read.  No
+    state of its own to rewrite: what it stands for is in the grader's table (_EXPOSED)."""
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        _, fn, _, before = _EXPOSED[id(self)]
+        return _checked_call(fn, before, _from_generated(), args, kwargs)
+
+    def __getattr__(self, name):
+        entry = _EXPOSED.get(id(self))
+        if entry is None or entry[0] is not self:
+            raise AttributeError(name)
+        if name == "__wrapped__":       # (inspect.signature: the wrapped function's parameters)
+            return entry[2]
+        if name.startswith("__") and name.endswith("__") and name not in _EXPOSED_DUNDERS:
+            raise AttributeError(f"the wrapped callable's {name!r} is not read in this process")
+        return _plain(getattr(entry[1], name))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self):
+        entry = _EXPOSED.get(id(self))
+        return "<function %s>" % (str(getattr(entry[2], "__name__", "f")) if entry else "f")
+
+
+_EXPOSED = {}       # id of an _Exposed -> (it, the generated callable, its wrapper, the tamper snapshot)
+_EXPOSED_DUNDERS = frozenset(("__name__", "__qualname__", "__doc__", "__defaults__", "__kwdefaults__",
+                              "__annotations__", "__dict__"))
+_FUNCS = _FUNCS | frozenset((_Exposed,))
+
+
+def _expose(fn, checked):
+    """A wrapped callable as the tests receive it (_plain): its attributes readable."""
+    out = _Exposed()
+    _EXPOSED[id(out)] = (out, fn, checked, _CUR["before"])
+    _OWN_FUNCS[id(out)] = out
+    return out
+
+
+def _checked_call(fn, before, internal, args, kwargs):
+    """One call of a wrapped callable (`internal`: its caller is generated code itself)."""
+    if internal:
+        out = fn(*args, **kwargs)
+    else:
+        budget, memo, back = _Budget(), {}, {}
+        ins = [_copy_in(a, budget, memo) for a in args]
+        kins = {k: _copy_in(x, budget, memo) for k, x in kwargs.items()}
+        try:
+            out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
+                     **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
+        except BaseException as exc:
+            _recheck_classes()
+            raise _crossing_exception(exc)
+        pairs = [(a, c) for a, c in zip(args, ins) if c is not _MISSING] + \
+            [(kwargs[k], c) for k, c in kins.items() if c is not _MISSING]
+        for a, c in pairs:          # a copy handed in stands for the caller's object
+            if _FLAGS(_TYPE(a)) & _HEAP:
+                back[id(c)] = (c, a)
+        done = set()
+        for a, c in pairs:
+            if id(c) not in done:   # (an object handed twice: one copy, written back once)
+                done.add(id(c))
+                _write_back(a, c, budget, back)
+        out = _plain(out, budget, 0, back)
+        _settle_args([a for a, c in zip(args, ins) if c is _MISSING],
+                     {k: kwargs[k] for k, c in kins.items() if c is _MISSING}, budget)
+        _recheck_classes()
+    bad = _tampered(before)
+    if bad:
+        raise Tampering("replaced " + ", ".join(bad))
+    return out
+
+
 _WRAPPED_CLASSES = {}
 # the dunders wrapped besides the named methods (the hooks are refused when an object
 # crosses; wrapping __eq__/__lt__/__hash__ would tax every internal sort and dict lookup)
 _WRAPPED_DUNDERS = ("__init__", "__call__", "__str__", "__repr__", "__format__", "__new__", "__enter__",
-                    "__exit__", "__next__")     # (__new__: the generation's own only, not Enum's)
+                    "__exit__", "__next__",     # (__new__: the generation's own only, not Enum's)
+                    "__get__", "__set__", "__delete__")     # (a descriptor class of its own: round 7)
 
 
 def _wrap(v):
@@ -3421,6 +3506,9 @@ def _wrap_class(cls):
                 setattr(cls, attr, staticmethod(_checked(member, _CUR["before"])))
             elif isinstance(member, type) and not _library(member):
                 _wrap_class(member)
+            elif _FLAGS(t) & _HEAP and not _library(t) and id(t) not in _OWN and any(
+                    h in _TYPE_DICT(b) for b in _TYPE_MRO(t) if b is not object for h in _DESCRIPTOR_HOOKS):
+                _wrap_class(t)          # (a descriptor of its own class: its __get__/__set__ wrapped)
         except Exception:
             pass
     _WRAPPED_CLASSES[id(cls)] = (cls, dict(_TYPE_DICT(cls)))
@@ -3497,6 +3585,10 @@ def _classes_rigged():
                 any(k in _HOOKS and k not in hooks for k in list(ns)):
             out.append(f"the class {_NAME(cls)} (a comparison/numpy hook added or replaced after it was wrapped)")
             continue
+        if any(map(_unwrapped_descriptor, list(ns.values()))):
+            out.append(f"the class {_NAME(cls)} (it holds a descriptor whose __get__ would run generated code "
+                       "unwrapped)")
+            continue
         seen = _WRAPPED_CLASSES.get(id(cls))
         if seen is not None and seen[1] is not None and not _same_namespace(cls, seen[1]) and any(
                 not _is_wrapped(m) and (_TYPE(m) in _FUNCS or _TYPE(m) in (staticmethod, classmethod, property,
@@ -3506,6 +3598,32 @@ def _classes_rigged():
     return out
 
 
+def _unwrapped_descriptor(x):
+    """A descriptor in a wrapped class's namespace that reading an attribute through it would
+    run generated code unwrapped with (round 7; before, a class on `property` set by a later
+    call answered `h.v` with its getter's rigged value): of the generation's own class whose
+    `__get__`/`__set__`/`__delete__` cannot be wrapped (_wrapped_descriptor: a subclass of
+    `property` ...), or of a library class holding a generated callable (a `property`
+    subclass's getter, `DynamicClassAttribute`'s `fget`)."""
+    if not _odd_descriptor(x):
+        return False
+    t = _TYPE(x)
+    if not _library(t) or id(t) in _OWN:
+        return True
+    held = []
+    if property in _TYPE_MRO(t):
+        held += [_PROP_FGET(x), _PROP_FSET(x), _PROP_FDEL(x)]
+    try:
+        state = _instance_dict(x, t)
+    except NotPlainData:
+        return True
+    held += list(dict.values(state)) if state is not None else []
+    return any(map(_generated_callable, held))
+
+
+_PROP_FGET, _PROP_FSET, _PROP_FDEL = (property.__dict__[k].__get__ for k in ("fget", "fset", "fdel"))
+
+
 def _same_namespace(cls, state):
     now = _TYPE_DICT(cls)
     return len(now) == len(state) and all(map(_is, now.values(), state.values())) and now.keys() == state.keys()
@@ -3513,6 +3631,8 @@ def _same_namespace(cls, state):
 
 def _is_wrapped(m, _own=_OWN_FUNCS):
     t = _TYPE(m)
+    if t is _Exposed:
+        return id(m) in _own
     if t is _types.FunctionType:
         return id(m) in _own
     if t is staticmethod or t is classmethod:
@@ -3550,6 +3670,9 @@ _TARGET_SLOTS = ("__init__", "__eq__", "__ne__", "__hash__", "__getitem__", "__i
                  "__bool__", "__len__", "__array__", "__array_ufunc__", "_case", "_path")
 
 
+_EXPOSED_SLOTS = ("__call__", "__getattr__", "__copy__", "__deepcopy__", "__repr__", "__slots__")
+
+
 def _fn_state(f):
     return (id(f), id(getattr(f, "__code__", None)), id(getattr(f, "__defaults__", None)))
 
@@ -3559,11 +3682,12 @@ def _recorder_state():
     uses), the interpreter's trace hooks and its threads (a hook could rewrite what the tests
     pass in before it is recorded)."""
     g = globals()
-    fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [g.get(k) for k in (
+    fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [vars(_Exposed).get(k) for k in _EXPOSED_SLOTS] + [
+        g.get(k) for k in ("_checked_call", "_expose")] + [g.get(k) for k in (
         "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
         "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
-        "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
+        "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
@@ -3579,7 +3703,8 @@ def _recorder_state():
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
                                          "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
-                                         "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C")),
+                                         "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
+                                         "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
