@@ -2053,7 +2053,7 @@ _NP_COPY = numpy.ndarray.copy
 _NP_VIEW = numpy.ndarray.view
 _COPYTO = numpy.copyto
 _NDARRAY, _MATRIX = numpy.ndarray, numpy.matrix
-import collections as _collections, dataclasses as _dataclasses, fractions as _fractions, functools as _functools, types as _types
+import operator as _operator, collections as _collections, dataclasses as _dataclasses, fractions as _fractions, functools as _functools, types as _types
 _FRACTION = _fractions.Fraction
 _PARTIAL = _functools.partial
 _ARRAY = __import__("array").array
@@ -2158,7 +2158,14 @@ def _hooked(k):
     its own with `__get__`: reading the attribute would run unwrapped code), read from the
     classes' own namespaces, no lookup it can steer."""
     return [_NAME(c) for c in _TYPE_MRO(k) if c is not object and not _library(c) and id(c) not in _OWN
-            and (not _HOOKS.isdisjoint(_TYPE_DICT(c)) or any(map(_odd_descriptor, _TYPE_DICT(c).values())))]
+            and (_own_hooks(_TYPE_DICT(c)) or any(map(_odd_descriptor, _TYPE_DICT(c).values())))]
+
+
+def _own_hooks(ns):
+    """A class namespace holds a hook that is not the grader's own (_guard_dataclass)."""
+    if _HOOKS.isdisjoint(ns):
+        return False
+    return any(id(ns[h]) not in _GRADER_HOOKS for h in _HOOKS.intersection(ns))
 
 
 _PLAIN_DESCRIPTORS = frozenset((_types.FunctionType, staticmethod, classmethod, property, _functools.cached_property,
@@ -3476,7 +3483,11 @@ def _wrap_class(cls):
     seen = _WRAPPED_CLASSES.get(id(cls))
     if seen is not None and seen[0] is cls and (seen[1] is None or _same_namespace(cls, seen[1])):
         return          # (wrapped or being wrapped, nothing added or replaced since: a method set later is wrapped)
+    first = seen is None or seen[0] is not cls
     _WRAPPED_CLASSES[id(cls)] = (cls, None)
+    if first:
+        _guard_dataclass(cls)
+        _guard_constants(cls)
     if id(_CLASS_HOOKS.get(id(cls), (None,))[0]) != id(cls):   # its hooks as they were when first wrapped
         _CLASS_HOOKS[id(cls)] = (cls, {k: x for k, x in _TYPE_DICT(cls).items() if k in _HOOKS})
     for attr, member in list(_TYPE_DICT(cls).items()):
@@ -3515,6 +3526,110 @@ def _wrap_class(cls):
 
 
 _CLASS_HOOKS = {}
+
+
+def _guard_dataclass(cls):
+    """A dataclass of the generation's, when first wrapped (round 7: before, its objects made by
+    the tests were refused, its generated `__eq__` being a hook): the comparison and frozen
+    hooks its parameters call for (`__eq__`; `__lt__` ... with order; `__setattr__`/
+    `__delattr__` when frozen) are replaced by the grader's own, with the dataclass semantics
+    (its fields as a tuple, compared when the other object is of exactly its class; an
+    assignment to a frozen field raises FrozenInstanceError): whatever the generation wrote
+    there no longer answers, in the tests or in its own code.  Another hook keeps it refused."""
+    ns = _TYPE_DICT(cls)
+    params = ns.get("__dataclass_params__")
+    if _TYPE(ns.get("__dataclass_fields__")) is not dict or _TYPE(params) is not _DC_PARAMS:
+        return
+    flags = {k: _DC_PARAMS.__dict__[k].__get__(params) for k in ("eq", "order", "frozen")}
+    if any(_TYPE(v) is not bool for v in flags.values()):
+        return
+    allowed = (("__eq__",) if flags["eq"] else ()) + (_DC_ORDER if flags["order"] else ()) + \
+        (("__setattr__", "__delattr__") if flags["frozen"] else ())
+    hooks = [k for k in list(ns) if k in _HOOKS]
+    if not hooks or any(k not in allowed for k in hooks):
+        return
+    names = _dataclass_fields(cls) or []
+    made = {}
+    for k in hooks:
+        if k in _DC_OPS:
+            made[k] = _dc_compare(_DC_OPS[k])
+        else:
+            made[k] = _dc_frozen(cls, frozenset(names), k == "__setattr__")
+    for k, fn in made.items():
+        _GRADER_HOOKS[id(fn)] = fn
+        try:
+            type.__setattr__(cls, k, fn)
+        except Exception:
+            return
+
+
+_DC_PARAMS = _dataclasses._DataclassParams
+_DC_ORDER = ("__lt__", "__le__", "__gt__", "__ge__")
+_DC_OPS = {"__eq__": _operator.eq, "__lt__": _operator.lt, "__le__": _operator.le, "__gt__": _operator.gt,
+           "__ge__": _operator.ge}
+_GRADER_HOOKS = {}      # id -> the grader's own hook functions installed on a generation's dataclass
+
+
+def _dc_compare(op):
+    def compare(self, other):
+        t = _TYPE(self)
+        if _TYPE(other) is not t:
+            return NotImplemented
+        names = _dataclass_fields(t) or []
+        return op(tuple([_OBJ_GET(self, n) for n in names]), tuple([_OBJ_GET(other, n) for n in names]))
+    return compare
+
+
+def _dc_frozen(cls, names, setting):
+    def frozen(self, name, *value):
+        if _TYPE(self) is cls or name in names:
+            raise _dataclasses.FrozenInstanceError(f"cannot {'assign to' if setting else 'delete'} field {name!r}")
+        return (object.__setattr__ if setting else object.__delattr__)(self, name, *value)
+    return frozen
+
+
+class _ClassConst:
+    """A class constant of the generation's that is an object of its own class with hooks (a
+    `Vector.ZERO`), as its class holds it once the class is wrapped (round 7; before, the
+    class was refused: read through the class, `type(h).ZERO > 0` would have run its hooks in
+    the tests).  Read by generated code (its caller's frame is the generation's), it is the
+    object itself, as the generation made it; read by anyone else (the tests, a library they
+    called), it is converted as a returned value is, at each read (a record of its fields: no
+    hook of it runs).  No state of its own to rewrite: the object is in the grader's table."""
+    __slots__ = ()
+
+    def __get__(self, obj, typ=None):
+        entry = _CONSTS.get(id(self))
+        if entry is None or entry[0] is not self:
+            raise AttributeError("a class constant the grader no longer knows")
+        if _from_generated():
+            return entry[1]
+        return _plain(entry[1])
+
+
+_CONSTS = {}        # id of a _ClassConst -> (it, the generation's object)
+_PLAIN_DESCRIPTORS = _PLAIN_DESCRIPTORS | frozenset((_ClassConst,))
+
+
+def _guard_constants(cls):
+    """When a class of the generation's is first wrapped: its public class constants that are
+    objects of its own classes with hooks stand behind a _ClassConst (one set later, by a call
+    or a finalizer, is refused as before: _class_data_checked)."""
+    if _ENUM in _TYPE_MRO(cls):
+        return
+    for k, x in list(dict.items(_class_state(cls))):
+        if _TYPE(k) is not str or k.startswith("_"):
+            continue
+        t = _TYPE(x)
+        if not _FLAGS(t) & _HEAP or _library(t) or id(t) in _OWN or isinstance(x, type) or \
+                any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(t) if b is not object) or not _hooked(t):
+            continue
+        const = _ClassConst()
+        _CONSTS[id(const)] = (const, x)
+        try:
+            type.__setattr__(cls, k, const)
+        except Exception:
+            _CONSTS.pop(id(const), None)
 
 
 def _recheck_classes():
@@ -3671,6 +3786,7 @@ _TARGET_SLOTS = ("__init__", "__eq__", "__ne__", "__hash__", "__getitem__", "__i
 
 
 _EXPOSED_SLOTS = ("__call__", "__getattr__", "__copy__", "__deepcopy__", "__repr__", "__slots__")
+_CONST_SLOTS = ("__get__", "__slots__")
 
 
 def _fn_state(f):
@@ -3683,11 +3799,13 @@ def _recorder_state():
     pass in before it is recorded)."""
     g = globals()
     fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [vars(_Exposed).get(k) for k in _EXPOSED_SLOTS] + [
+        vars(_ClassConst).get(k) for k in _CONST_SLOTS] + [
         g.get(k) for k in ("_checked_call", "_expose")] + [g.get(k) for k in (
         "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
         "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
-        "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
+        "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_guard_constants", "_guard_dataclass",
+        "_own_hooks", "_dc_compare", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
@@ -3704,7 +3822,8 @@ def _recorder_state():
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
                                          "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
-                                         "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed")),
+                                         "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
+                                         "_PLAIN_DESCRIPTORS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
