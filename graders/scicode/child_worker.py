@@ -210,11 +210,14 @@ def _hooked(k):
             and (_own_hooks(_TYPE_DICT(c)) or any(map(_odd_descriptor, _TYPE_DICT(c).values())))]
 
 
-def _own_hooks(ns):
-    """A class namespace holds a hook that is not the grader's own (_guard_dataclass)."""
+def _own_hooks(ns, but=frozenset()):
+    """A class namespace holds a hook (not one of `but`) that is not the grader's own (_guard_dataclass)."""
     if _HOOKS.isdisjoint(ns):
         return False
-    return any(id(ns[h]) not in _GRADER_HOOKS for h in _HOOKS.intersection(ns))
+    return any(id(ns[h]) not in _GRADER_HOOKS for h in _HOOKS.intersection(ns) if h not in but)
+
+
+_CONSTRUCTED_OK = frozenset(("__missing__",))   # (a dict subclass's default: the tests may construct it)
 
 
 _PLAIN_DESCRIPTORS = frozenset((_types.FunctionType, staticmethod, classmethod, property, _functools.cached_property,
@@ -1537,6 +1540,7 @@ def _wrap_class(cls):
     if first:
         _guard_dataclass(cls)
         _guard_constants(cls)
+        _guard_construction(cls)
     if id(_CLASS_HOOKS.get(id(cls), (None,))[0]) != id(cls):   # its hooks as they were when first wrapped
         _CLASS_HOOKS[id(cls)] = (cls, {k: x for k, x in _TYPE_DICT(cls).items() if k in _HOOKS})
     for attr, member in list(_TYPE_DICT(cls).items()):
@@ -1635,6 +1639,47 @@ def _dc_frozen(cls, names, setting):
             raise _dataclasses.FrozenInstanceError(f"cannot {'assign to' if setting else 'delete'} field {name!r}")
         return (object.__setattr__ if setting else object.__delattr__)(self, name, *value)
     return frozen
+
+
+def _guard_construction(cls):
+    """A class of the generation's with hooks of its own (not the grader's) whose objects no
+    generated code makes (no `__new__` or `__init__` of the generation's in its MRO: a wrapped
+    one refuses or converts them), when first wrapped (round 7): its `__new__` is the grader's,
+    which refuses an object the tests construct themselves (the nearest frame that is not a
+    library's is the tests'): `P() > 100` would run its hook unwrapped.  Generated code (also
+    through a library: copy.deepcopy) constructs as before."""
+    if _ENUM in _TYPE_MRO(cls):
+        return
+    mro = [c for c in _TYPE_MRO(cls) if c is not object and not _library(c) and id(c) not in _OWN]
+    if not any(_own_hooks(_TYPE_DICT(c), _CONSTRUCTED_OK) for c in mro) or \
+            any("__new__" in _TYPE_DICT(c) or "__init__" in _TYPE_DICT(c) for c in mro):
+        return
+    solid = _solid(cls)
+
+    def __new__(k, *args, **kwargs):
+        if _constructed_by_tests():
+            raise NotPlainData(f"an object of {_NAME(k)}, a class made by the generation that overrides "
+                               "comparison/numpy hooks, constructed by the tests")
+        return object.__new__(k) if solid is object else solid.__new__(k, *args, **kwargs)
+    _OWN_FUNCS[id(__new__)] = __new__
+    try:
+        type.__setattr__(cls, "__new__", staticmethod(__new__))
+    except Exception:
+        pass
+
+
+def _constructed_by_tests(_get=_sys._getframe, _files=_GENERATED_FILES):
+    """The nearest frame above the constructor that is not a library's (nor the grader's) is
+    the tests'."""
+    f = _get(2)
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith(_files):
+            return False
+        if name.startswith("<test "):
+            return True
+        f = f.f_back
+    return False
 
 
 class _ClassConst:
@@ -1853,7 +1898,8 @@ def _recorder_state():
         "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
         "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
-        "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_guard_constants", "_guard_dataclass",
+        "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_guard_constants", "_guard_dataclass", "_guard_construction",
+        "_constructed_by_tests",
         "_own_hooks", "_dc_compare", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
@@ -1872,7 +1918,7 @@ def _recorder_state():
                                          "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS")),
+                                         "_PLAIN_DESCRIPTORS", "_CONSTRUCTED_OK", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
