@@ -2161,14 +2161,16 @@ def _hooked(k):
             and (_own_hooks(_TYPE_DICT(c)) or any(map(_odd_descriptor, _TYPE_DICT(c).values())))]
 
 
-def _own_hooks(ns, but=frozenset()):
-    """A class namespace holds a hook (not one of `but`) that is not the grader's own (_guard_dataclass)."""
+def _own_hooks(ns):
+    """A class namespace holds a hook that is not the grader's own (_guard_dataclass) nor a
+    wrapped `__missing__` (its result converted: a dict subclass's default, round 7)."""
     if _HOOKS.isdisjoint(ns):
         return False
-    return any(id(ns[h]) not in _GRADER_HOOKS for h in _HOOKS.intersection(ns) if h not in but)
+    return any(id(ns[h]) not in _GRADER_HOOKS and not (h in _WRAPPED_HOOKS and _is_wrapped(ns[h]))
+               for h in _HOOKS.intersection(ns))
 
 
-_CONSTRUCTED_OK = frozenset(("__missing__",))   # (a dict subclass's default: the tests may construct it)
+_WRAPPED_HOOKS = frozenset(("__missing__",))
 
 
 _PLAIN_DESCRIPTORS = frozenset((_types.FunctionType, staticmethod, classmethod, property, _functools.cached_property,
@@ -3456,7 +3458,8 @@ _WRAPPED_CLASSES = {}
 # crosses; wrapping __eq__/__lt__/__hash__ would tax every internal sort and dict lookup)
 _WRAPPED_DUNDERS = ("__init__", "__call__", "__str__", "__repr__", "__format__", "__new__", "__enter__",
                     "__exit__", "__next__",     # (__new__: the generation's own only, not Enum's)
-                    "__get__", "__set__", "__delete__")     # (a descriptor class of its own: round 7)
+                    "__get__", "__set__", "__delete__",     # (a descriptor class of its own: round 7)
+                    "__missing__")      # (round 7: a dict subclass's default, its result converted)
 
 
 def _wrap(v):
@@ -3491,10 +3494,8 @@ def _wrap_class(cls):
     if first:
         _guard_dataclass(cls)
         _guard_constants(cls)
-        _guard_construction(cls)
-    if id(_CLASS_HOOKS.get(id(cls), (None,))[0]) != id(cls):   # its hooks as they were when first wrapped
-        _CLASS_HOOKS[id(cls)] = (cls, {k: x for k, x in _TYPE_DICT(cls).items() if k in _HOOKS})
-    for attr, member in list(_TYPE_DICT(cls).items()):
+    record = id(_CLASS_HOOKS.get(id(cls), (None,))[0]) != id(cls)  # its hooks as they were when first
+    for attr, member in list(_TYPE_DICT(cls).items()):                # wrapped (a wrapped __missing__ as such)
         if attr.startswith("__") and attr not in _WRAPPED_DUNDERS or _is_wrapped(member):
             continue
         if attr == "__new__" and not _generated_callable(getattr(member, "__func__", member)):
@@ -3526,6 +3527,10 @@ def _wrap_class(cls):
                 _wrap_class(t)          # (a descriptor of its own class: its __get__/__set__ wrapped)
         except Exception:
             pass
+    if first:                           # (after its methods are wrapped: a wrapped __missing__ is no hook)
+        _guard_construction(cls)
+    if record:
+        _CLASS_HOOKS[id(cls)] = (cls, {k: x for k, x in _TYPE_DICT(cls).items() if k in _HOOKS})
     _WRAPPED_CLASSES[id(cls)] = (cls, dict(_TYPE_DICT(cls)))
 
 
@@ -3602,7 +3607,7 @@ def _guard_construction(cls):
     if _ENUM in _TYPE_MRO(cls):
         return
     mro = [c for c in _TYPE_MRO(cls) if c is not object and not _library(c) and id(c) not in _OWN]
-    if not any(_own_hooks(_TYPE_DICT(c), _CONSTRUCTED_OK) for c in mro) or \
+    if not any(_own_hooks(_TYPE_DICT(c)) for c in mro) or \
             any("__new__" in _TYPE_DICT(c) or "__init__" in _TYPE_DICT(c) for c in mro):
         return
     solid = _solid(cls)
@@ -3869,7 +3874,7 @@ def _recorder_state():
                                          "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_CONSTRUCTED_OK", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS")),
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

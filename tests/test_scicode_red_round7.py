@@ -104,7 +104,8 @@ ATTACKS = {
     "own_dataclass_extra_hook": (dataclass(body="            def __add__(self, o):\n                return 1000.0\n")
                                  + "    return x + 1\n"),
     # a class with a hook and no __init__ of its own, constructed by the tests (passed on main; round 7:
-    # its __new__ is the grader's, which refuses a construction by the tests)
+    # its __new__ is the grader's, which refuses a construction by the tests); a dict subclass's
+    # __missing__ (round 7: wrapped, its result converted)
     "hooked_class_constructed_no_init": ("def f(x):\n    class P:\n        v = 1.0\n" + GT_TRUE.replace("            ", "        ")
                                          + "    if x is None:\n        return P\n    return x + 1\n"),
     "own_float_subclass_constructed": ("def f(x):\n" + RIG + "    if x is None:\n        return R\n    return x + 1\n"),
@@ -146,13 +147,7 @@ ATTACK_CASES = {
     "own_dataclass_kept": "P = f(None)\np = P(1.0)\nf(p)\nf(2.0)\nassert (p.v > 100) == target",
 }
 # rows measured PASS (attack accepted) and not fixed: strict xfail with the reason
-OPEN = {
-    "own_dict_missing_rigged": (
-        "a dict subclass of the generation's whose only hook is __missing__ may be constructed by the tests "
-        "(round 6's honest own_dict_missing); its __missing__ is not wrapped, so the tests' own `d['x']` gets "
-        "its raw result, a rigged number (measured PASS, on main too); wrapping __missing__ (its result "
-        "converted) needs it not to count as a hook when the object is handed in and settled, not built"),
-}
+OPEN = {}
 
 
 @pytest.fixture(scope="module")
@@ -190,6 +185,10 @@ HONEST = {
                                         "    if x is None:\n        return Z\n    a = Z()\n    a.v = x + 1\n"
                                         "    b = copy.deepcopy(a)\n    b.v += 1\n    h = [b, a]\n"
                                         "    heapq.heapify(h)\n    return h[0].v\n"),
+    "own_dict_missing_handed_in": ("def f(x):\n    if not hasattr(f, 'D'):\n        class D(dict):\n"
+                                   "            def __missing__(self, k):\n                return 0.0\n        f.D = D\n"
+                                   "    D = f.D\n    if x is None:\n        return D\n    if isinstance(x, D):\n"
+                                   "        x['w'] = x['a'] + 1 + x['zz']\n        return None\n    return x + 1\n"),
     "class_constant_read_by_tests": "def f(x):\n" + vec() + "    return H()\n",
     "own_dataclass_frozen": (dataclass("@dataclasses.dataclass(frozen=True)") + "    if isinstance(x, P):\n"
                              "        return x.v + 1\n    return x + 1\n"),
@@ -212,6 +211,8 @@ HONEST_CASES = {
                               "np.allclose(np.vectorize(f)(np.array([1.0])), target) and "
                               "np.allclose(functools.partial(f, a=1.0)(1.0), target)"),
     "hooked_class_made_by_generation": "Z = f(None)\nassert np.allclose(f(1.0), target) and Z.__name__ == 'Z'",
+    "own_dict_missing_handed_in": ("D = f(None)\nd = D(a=1.0)\nf(d)\n"
+                                   "assert np.allclose(d['w'], target) and d['q'] == 0.0 and type(d) is D and 'zz' not in d"),
     "class_constant_read_by_tests": ("h = f(1.0)\nz = type(h).ZERO\n"
                                      "assert z.v == 0.0 and h.ZERO.v == 0.0 and np.allclose(h.total(2.0), target)"),
     "own_dataclass_frozen": ("P = f(None)\np = P(1.0)\ntry:\n    p.v = 5.0\n    ok = False\nexcept Exception as e:\n"
