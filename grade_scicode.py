@@ -3489,7 +3489,7 @@ def _wrap_class(cls):
     seen = _WRAPPED_CLASSES.get(id(cls))
     if seen is not None and seen[0] is cls and (seen[1] is None or _same_namespace(cls, seen[1])):
         return          # (wrapped or being wrapped, nothing added or replaced since: a method set later is wrapped)
-    first = seen is None or seen[0] is not cls
+    first = (seen is None or seen[0] is not cls) and bool(_FLAGS(cls) & _HEAP)    # (round 7's guards: a Python class)
     _WRAPPED_CLASSES[id(cls)] = (cls, None)
     if first:
         _guard_dataclass(cls)
@@ -3750,7 +3750,8 @@ def _classes_rigged():
                 any(k in _HOOKS and k not in hooks for k in list(ns)):
             out.append(f"the class {_NAME(cls)} (a comparison/numpy hook added or replaced after it was wrapped)")
             continue
-        if any(map(_unwrapped_descriptor, list(ns.values()))):
+        if _FLAGS(cls) & _HEAP and any(map(_unwrapped_descriptor, [         # (`object` is wrapped too: not
+                x for x in list(ns.values()) if _TYPE(x) not in _PLAIN_DESCRIPTORS and _TYPE(x) not in _SCALARS])):  # its slots)
             out.append(f"the class {_NAME(cls)} (it holds a descriptor whose __get__ would run generated code "
                        "unwrapped)")
             continue
