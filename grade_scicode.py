@@ -2053,7 +2053,7 @@ _NP_COPY = numpy.ndarray.copy
 _NP_VIEW = numpy.ndarray.view
 _COPYTO = numpy.copyto
 _NDARRAY, _MATRIX = numpy.ndarray, numpy.matrix
-import collections as _collections, dataclasses as _dataclasses, fractions as _fractions, functools as _functools, types as _types
+import operator as _operator, collections as _collections, dataclasses as _dataclasses, fractions as _fractions, functools as _functools, types as _types
 _FRACTION = _fractions.Fraction
 _PARTIAL = _functools.partial
 _ARRAY = __import__("array").array
@@ -2158,7 +2158,19 @@ def _hooked(k):
     its own with `__get__`: reading the attribute would run unwrapped code), read from the
     classes' own namespaces, no lookup it can steer."""
     return [_NAME(c) for c in _TYPE_MRO(k) if c is not object and not _library(c) and id(c) not in _OWN
-            and (not _HOOKS.isdisjoint(_TYPE_DICT(c)) or any(map(_odd_descriptor, _TYPE_DICT(c).values())))]
+            and (_own_hooks(_TYPE_DICT(c)) or any(map(_odd_descriptor, _TYPE_DICT(c).values())))]
+
+
+def _own_hooks(ns):
+    """A class namespace holds a hook that is not the grader's own (_guard_dataclass) nor a
+    wrapped `__missing__` (its result converted: a dict subclass's default, round 7)."""
+    if _HOOKS.isdisjoint(ns):
+        return False
+    return any(id(ns[h]) not in _GRADER_HOOKS and not (h in _WRAPPED_HOOKS and _is_wrapped(ns[h]))
+               for h in _HOOKS.intersection(ns))
+
+
+_WRAPPED_HOOKS = frozenset(("__missing__",))
 
 
 _PLAIN_DESCRIPTORS = frozenset((_types.FunctionType, staticmethod, classmethod, property, _functools.cached_property,
@@ -2170,7 +2182,32 @@ def _odd_descriptor(x):
     t = _TYPE(x)
     if t in _PLAIN_DESCRIPTORS or t in _SCALARS or id(x) in _OWN_FUNCS:
         return False
-    return any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(t) if b is not object)
+    if not any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(t) if b is not object):
+        return False
+    return not _wrapped_descriptor(t)
+
+
+_DESCRIPTOR_HOOKS = ("__get__", "__set__", "__delete__")
+
+
+def _wrapped_descriptor(t):
+    """A descriptor class of the generation's own (round 7: `__set_name__`/`__get__`/`__set__`,
+    a typed attribute): its `__get__`, `__set__` and `__delete__` are wrapped (_wrap_class), so
+    an attribute read or write of the tests runs them as any wrapped call (the object and the
+    descriptor handed as copies, written back; the value converted).  Not when a library class
+    of its MRO defines one of them (a `property` subclass's `__get__` would call its getter
+    unwrapped), nor when one is not a plain function (it could not be wrapped)."""
+    if not _FLAGS(t) & _HEAP or _library(t) or id(t) in _OWN:
+        return False
+    _wrap_class(t)
+    for b in _TYPE_MRO(t):
+        if b is object:
+            continue
+        ns = _TYPE_DICT(b)
+        for h in _DESCRIPTOR_HOOKS:
+            if h in ns and (_library(b) or id(b) in _OWN or not _is_wrapped(ns[h])):
+                return False
+    return True
 
 
 _VOID = numpy.void
@@ -2285,7 +2322,8 @@ def _plain(v, budget=None, depth=0, settling=None):
             s = settling.get(id(v.__self__))
             if s is not None and s[0] is v.__self__ and s[1] is not _MISSING:
                 v = _types.MethodType(v.__func__, s[1])
-        return _wrap(v)
+        w = _wrap(v)
+        return _expose(v, w) if w is not v and _TYPE(w) is _types.FunctionType else w
     fields = _dataclass_fields(t)
     if fields is not None:
         cls = _own_class("dc", _NAME(t), fields)
@@ -2794,6 +2832,9 @@ _COPIED_IN = (list, dict, set, bytearray, _NDARRAY, _collections.deque, _collect
 
 
 def _copy_in_new(a, t, budget, memo):
+    if t is _Exposed:                   # (a new one: what the generated code does to it stays there)
+        entry = _EXPOSED.get(id(a))
+        return _expose(entry[1], entry[2]) if entry is not None and entry[0] is a else _MISSING
     if t in _COPIED_IN:
         return _plain(a, budget, 1, memo)
     if t is tuple:                      # immutable, but its items may be the caller's mutable objects
@@ -3317,36 +3358,7 @@ def _checked(fn, before):
     recorder must still be the objects they were.  A call from generated code itself (an
     internal call) returns as it is."""
     def checked(*args, **kwargs):
-        if _from_generated():
-            out = fn(*args, **kwargs)
-        else:
-            budget, memo, back = _Budget(), {}, {}
-            ins = [_copy_in(a, budget, memo) for a in args]
-            kins = {k: _copy_in(x, budget, memo) for k, x in kwargs.items()}
-            try:
-                out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
-                         **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
-            except BaseException as exc:
-                _recheck_classes()
-                raise _crossing_exception(exc)
-            pairs = [(a, c) for a, c in zip(args, ins) if c is not _MISSING] + \
-                [(kwargs[k], c) for k, c in kins.items() if c is not _MISSING]
-            for a, c in pairs:          # a copy handed in stands for the caller's object
-                if _FLAGS(_TYPE(a)) & _HEAP:
-                    back[id(c)] = (c, a)
-            done = set()
-            for a, c in pairs:
-                if id(c) not in done:   # (an object handed twice: one copy, written back once)
-                    done.add(id(c))
-                    _write_back(a, c, budget, back)
-            out = _plain(out, budget, 0, back)
-            _settle_args([a for a, c in zip(args, ins) if c is _MISSING],
-                         {k: kwargs[k] for k, c in kins.items() if c is _MISSING}, budget)
-            _recheck_classes()
-        bad = _tampered(before)
-        if bad:
-            raise Tampering("replaced " + ", ".join(bad))
-        return out
+        return _checked_call(fn, before, _from_generated(), args, kwargs)
     try:
         checked.__name__, checked.__qualname__, checked.__doc__ = \
             str(getattr(fn, "__name__", "f")), str(getattr(fn, "__qualname__", "f")), None
@@ -3357,11 +3369,97 @@ def _checked(fn, before):
     return checked
 
 
+class _Exposed:
+    """A generated callable as the tests hold it (issue 22, round 7).  A call runs as any
+    wrapped call (_checked_call; as generated code's own call when its caller is generated
+    code).  An attribute — what the generation set on its function, an lru_cache's
+    `cache_info`/`cache_clear`, a partial's `func`/`args` — is read from the callable at each
+    access (a generic attribute read: no code of the generation runs) and comes back
+    converted as a returned value does (a callable comes back wrapped and exposed, its calls
+    wrapped); dunder names other than the few a function is described by are not read.  No
+    state of its own to rewrite: what it stands for is in the grader's table (_EXPOSED)."""
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        _, fn, _, before = _EXPOSED[id(self)]
+        return _checked_call(fn, before, _from_generated(), args, kwargs)
+
+    def __getattr__(self, name):
+        entry = _EXPOSED.get(id(self))
+        if entry is None or entry[0] is not self:
+            raise AttributeError(name)
+        if name == "__wrapped__":       # (inspect.signature: the wrapped function's parameters)
+            return entry[2]
+        if name.startswith("__") and name.endswith("__") and name not in _EXPOSED_DUNDERS:
+            raise AttributeError(f"the wrapped callable's {name!r} is not read in this process")
+        return _plain(getattr(entry[1], name))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self):
+        entry = _EXPOSED.get(id(self))
+        return "<function %s>" % (str(getattr(entry[2], "__name__", "f")) if entry else "f")
+
+
+_EXPOSED = {}       # id of an _Exposed -> (it, the generated callable, its wrapper, the tamper snapshot)
+_EXPOSED_DUNDERS = frozenset(("__name__", "__qualname__", "__doc__", "__defaults__", "__kwdefaults__",
+                              "__annotations__", "__dict__"))
+_FUNCS = _FUNCS | frozenset((_Exposed,))
+
+
+def _expose(fn, checked):
+    """A wrapped callable as the tests receive it (_plain): its attributes readable."""
+    out = _Exposed()
+    _EXPOSED[id(out)] = (out, fn, checked, _CUR["before"])
+    _OWN_FUNCS[id(out)] = out
+    return out
+
+
+def _checked_call(fn, before, internal, args, kwargs):
+    """One call of a wrapped callable (`internal`: its caller is generated code itself)."""
+    if internal:
+        out = fn(*args, **kwargs)
+    else:
+        budget, memo, back = _Budget(), {}, {}
+        ins = [_copy_in(a, budget, memo) for a in args]
+        kins = {k: _copy_in(x, budget, memo) for k, x in kwargs.items()}
+        try:
+            out = fn(*[a if c is _MISSING else c for a, c in zip(args, ins)],
+                     **{k: kwargs[k] if c is _MISSING else c for k, c in kins.items()})
+        except BaseException as exc:
+            _recheck_classes()
+            raise _crossing_exception(exc)
+        pairs = [(a, c) for a, c in zip(args, ins) if c is not _MISSING] + \
+            [(kwargs[k], c) for k, c in kins.items() if c is not _MISSING]
+        for a, c in pairs:          # a copy handed in stands for the caller's object
+            if _FLAGS(_TYPE(a)) & _HEAP:
+                back[id(c)] = (c, a)
+        done = set()
+        for a, c in pairs:
+            if id(c) not in done:   # (an object handed twice: one copy, written back once)
+                done.add(id(c))
+                _write_back(a, c, budget, back)
+        out = _plain(out, budget, 0, back)
+        _settle_args([a for a, c in zip(args, ins) if c is _MISSING],
+                     {k: kwargs[k] for k, c in kins.items() if c is _MISSING}, budget)
+        _recheck_classes()
+    bad = _tampered(before)
+    if bad:
+        raise Tampering("replaced " + ", ".join(bad))
+    return out
+
+
 _WRAPPED_CLASSES = {}
 # the dunders wrapped besides the named methods (the hooks are refused when an object
 # crosses; wrapping __eq__/__lt__/__hash__ would tax every internal sort and dict lookup)
 _WRAPPED_DUNDERS = ("__init__", "__call__", "__str__", "__repr__", "__format__", "__new__", "__enter__",
-                    "__exit__", "__next__")     # (__new__: the generation's own only, not Enum's)
+                    "__exit__", "__next__",     # (__new__: the generation's own only, not Enum's)
+                    "__get__", "__set__", "__delete__",     # (a descriptor class of its own: round 7)
+                    "__missing__")      # (round 7: a dict subclass's default, its result converted)
 
 
 def _wrap(v):
@@ -3391,10 +3489,13 @@ def _wrap_class(cls):
     seen = _WRAPPED_CLASSES.get(id(cls))
     if seen is not None and seen[0] is cls and (seen[1] is None or _same_namespace(cls, seen[1])):
         return          # (wrapped or being wrapped, nothing added or replaced since: a method set later is wrapped)
+    first = (seen is None or seen[0] is not cls) and bool(_FLAGS(cls) & _HEAP)    # (round 7's guards: a Python class)
     _WRAPPED_CLASSES[id(cls)] = (cls, None)
-    if id(_CLASS_HOOKS.get(id(cls), (None,))[0]) != id(cls):   # its hooks as they were when first wrapped
-        _CLASS_HOOKS[id(cls)] = (cls, {k: x for k, x in _TYPE_DICT(cls).items() if k in _HOOKS})
-    for attr, member in list(_TYPE_DICT(cls).items()):
+    if first:
+        _guard_dataclass(cls)
+        _guard_constants(cls)
+    record = id(_CLASS_HOOKS.get(id(cls), (None,))[0]) != id(cls)  # its hooks as they were when first
+    for attr, member in list(_TYPE_DICT(cls).items()):                # wrapped (a wrapped __missing__ as such)
         if attr.startswith("__") and attr not in _WRAPPED_DUNDERS or _is_wrapped(member):
             continue
         if attr == "__new__" and not _generated_callable(getattr(member, "__func__", member)):
@@ -3421,12 +3522,164 @@ def _wrap_class(cls):
                 setattr(cls, attr, staticmethod(_checked(member, _CUR["before"])))
             elif isinstance(member, type) and not _library(member):
                 _wrap_class(member)
+            elif _FLAGS(t) & _HEAP and not _library(t) and id(t) not in _OWN and any(
+                    h in _TYPE_DICT(b) for b in _TYPE_MRO(t) if b is not object for h in _DESCRIPTOR_HOOKS):
+                _wrap_class(t)          # (a descriptor of its own class: its __get__/__set__ wrapped)
         except Exception:
             pass
+    if first:                           # (after its methods are wrapped: a wrapped __missing__ is no hook)
+        _guard_construction(cls)
+    if record:
+        _CLASS_HOOKS[id(cls)] = (cls, {k: x for k, x in _TYPE_DICT(cls).items() if k in _HOOKS})
     _WRAPPED_CLASSES[id(cls)] = (cls, dict(_TYPE_DICT(cls)))
 
 
 _CLASS_HOOKS = {}
+
+
+def _guard_dataclass(cls):
+    """A dataclass of the generation's, when first wrapped (round 7: before, its objects made by
+    the tests were refused, its generated `__eq__` being a hook): the comparison and frozen
+    hooks its parameters call for (`__eq__`; `__lt__` ... with order; `__setattr__`/
+    `__delattr__` when frozen) are replaced by the grader's own, with the dataclass semantics
+    (its fields as a tuple, compared when the other object is of exactly its class; an
+    assignment to a frozen field raises FrozenInstanceError): whatever the generation wrote
+    there no longer answers, in the tests or in its own code.  Another hook keeps it refused."""
+    ns = _TYPE_DICT(cls)
+    params = ns.get("__dataclass_params__")
+    if _TYPE(ns.get("__dataclass_fields__")) is not dict or _TYPE(params) is not _DC_PARAMS:
+        return
+    flags = {k: _DC_PARAMS.__dict__[k].__get__(params) for k in ("eq", "order", "frozen")}
+    if any(_TYPE(v) is not bool for v in flags.values()):
+        return
+    allowed = (("__eq__",) if flags["eq"] else ()) + (_DC_ORDER if flags["order"] else ()) + \
+        (("__setattr__", "__delattr__") if flags["frozen"] else ())
+    hooks = [k for k in list(ns) if k in _HOOKS]
+    if not hooks or any(k not in allowed for k in hooks):
+        return
+    names = _dataclass_fields(cls) or []
+    made = {}
+    for k in hooks:
+        if k in _DC_OPS:
+            made[k] = _dc_compare(_DC_OPS[k])
+        else:
+            made[k] = _dc_frozen(cls, frozenset(names), k == "__setattr__")
+    for k, fn in made.items():
+        _GRADER_HOOKS[id(fn)] = fn
+        try:
+            type.__setattr__(cls, k, fn)
+        except Exception:
+            return
+
+
+_DC_PARAMS = _dataclasses._DataclassParams
+_DC_ORDER = ("__lt__", "__le__", "__gt__", "__ge__")
+_DC_OPS = {"__eq__": _operator.eq, "__lt__": _operator.lt, "__le__": _operator.le, "__gt__": _operator.gt,
+           "__ge__": _operator.ge}
+_GRADER_HOOKS = {}      # id -> the grader's own hook functions installed on a generation's dataclass
+
+
+def _dc_compare(op):
+    def compare(self, other):
+        t = _TYPE(self)
+        if _TYPE(other) is not t:
+            return NotImplemented
+        names = _dataclass_fields(t) or []
+        return op(tuple([_OBJ_GET(self, n) for n in names]), tuple([_OBJ_GET(other, n) for n in names]))
+    return compare
+
+
+def _dc_frozen(cls, names, setting):
+    def frozen(self, name, *value):
+        if _TYPE(self) is cls or name in names:
+            raise _dataclasses.FrozenInstanceError(f"cannot {'assign to' if setting else 'delete'} field {name!r}")
+        return (object.__setattr__ if setting else object.__delattr__)(self, name, *value)
+    return frozen
+
+
+def _guard_construction(cls):
+    """A class of the generation's with hooks of its own (not the grader's) whose objects no
+    generated code makes (no `__new__` or `__init__` of the generation's in its MRO: a wrapped
+    one refuses or converts them), when first wrapped (round 7): its `__new__` is the grader's,
+    which refuses an object the tests construct themselves (the nearest frame that is not a
+    library's is the tests'): `P() > 100` would run its hook unwrapped.  Generated code (also
+    through a library: copy.deepcopy) constructs as before."""
+    if _ENUM in _TYPE_MRO(cls):
+        return
+    mro = [c for c in _TYPE_MRO(cls) if c is not object and not _library(c) and id(c) not in _OWN]
+    if not any(_own_hooks(_TYPE_DICT(c)) for c in mro) or \
+            any("__new__" in _TYPE_DICT(c) or "__init__" in _TYPE_DICT(c) for c in mro):
+        return
+    solid = _solid(cls)
+
+    def __new__(k, *args, **kwargs):
+        if _constructed_by_tests():
+            raise NotPlainData(f"an object of {_NAME(k)}, a class made by the generation that overrides "
+                               "comparison/numpy hooks, constructed by the tests")
+        return object.__new__(k) if solid is object else solid.__new__(k, *args, **kwargs)
+    _OWN_FUNCS[id(__new__)] = __new__
+    try:
+        type.__setattr__(cls, "__new__", staticmethod(__new__))
+    except Exception:
+        pass
+
+
+def _constructed_by_tests(_get=_sys._getframe, _files=_GENERATED_FILES):
+    """The nearest frame above the constructor that is not a library's (nor the grader's) is
+    the tests'."""
+    f = _get(2)
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith(_files):
+            return False
+        if name.startswith("<test "):
+            return True
+        f = f.f_back
+    return False
+
+
+class _ClassConst:
+    """A class constant of the generation's that is an object of its own class with hooks (a
+    `Vector.ZERO`), as its class holds it once the class is wrapped (round 7; before, the
+    class was refused: read through the class, `type(h).ZERO > 0` would have run its hooks in
+    the tests).  Read by generated code (its caller's frame is the generation's), it is the
+    object itself, as the generation made it; read by anyone else (the tests, a library they
+    called), it is converted as a returned value is, at each read (a record of its fields: no
+    hook of it runs).  No state of its own to rewrite: the object is in the grader's table."""
+    __slots__ = ()
+
+    def __get__(self, obj, typ=None):
+        entry = _CONSTS.get(id(self))
+        if entry is None or entry[0] is not self:
+            raise AttributeError("a class constant the grader no longer knows")
+        if _from_generated():
+            return entry[1]
+        return _plain(entry[1])
+
+
+_CONSTS = {}        # id of a _ClassConst -> (it, the generation's object)
+_PLAIN_DESCRIPTORS = _PLAIN_DESCRIPTORS | frozenset((_ClassConst,))
+
+
+def _guard_constants(cls):
+    """When a class of the generation's is first wrapped: its public class constants that are
+    objects of its own classes with hooks stand behind a _ClassConst (one set later, by a call
+    or a finalizer, is refused as before: _class_data_checked)."""
+    if _ENUM in _TYPE_MRO(cls):
+        return
+    for k, x in list(dict.items(_class_state(cls))):
+        if _TYPE(k) is not str or k.startswith("_"):
+            continue
+        t = _TYPE(x)
+        if not _FLAGS(t) & _HEAP or _library(t) or id(t) in _OWN or isinstance(x, type) or \
+                any("__get__" in _TYPE_DICT(b) for b in _TYPE_MRO(t) if b is not object) or not _hooked(t):
+            continue
+        const = _ClassConst()
+        _CONSTS[id(const)] = (const, x)
+        try:
+            type.__setattr__(cls, k, const)
+        except Exception:
+            _CONSTS.pop(id(const), None)
 
 
 def _recheck_classes():
@@ -3497,6 +3750,11 @@ def _classes_rigged():
                 any(k in _HOOKS and k not in hooks for k in list(ns)):
             out.append(f"the class {_NAME(cls)} (a comparison/numpy hook added or replaced after it was wrapped)")
             continue
+        if _FLAGS(cls) & _HEAP and any(map(_unwrapped_descriptor, [         # (`object` is wrapped too: not
+                x for x in list(ns.values()) if _TYPE(x) not in _PLAIN_DESCRIPTORS and _TYPE(x) not in _SCALARS])):  # its slots)
+            out.append(f"the class {_NAME(cls)} (it holds a descriptor whose __get__ would run generated code "
+                       "unwrapped)")
+            continue
         seen = _WRAPPED_CLASSES.get(id(cls))
         if seen is not None and seen[1] is not None and not _same_namespace(cls, seen[1]) and any(
                 not _is_wrapped(m) and (_TYPE(m) in _FUNCS or _TYPE(m) in (staticmethod, classmethod, property,
@@ -3506,6 +3764,32 @@ def _classes_rigged():
     return out
 
 
+def _unwrapped_descriptor(x):
+    """A descriptor in a wrapped class's namespace that reading an attribute through it would
+    run generated code unwrapped with (round 7; before, a class on `property` set by a later
+    call answered `h.v` with its getter's rigged value): of the generation's own class whose
+    `__get__`/`__set__`/`__delete__` cannot be wrapped (_wrapped_descriptor: a subclass of
+    `property` ...), or of a library class holding a generated callable (a `property`
+    subclass's getter, `DynamicClassAttribute`'s `fget`)."""
+    if not _odd_descriptor(x):
+        return False
+    t = _TYPE(x)
+    if not _library(t) or id(t) in _OWN:
+        return True
+    held = []
+    if property in _TYPE_MRO(t):
+        held += [_PROP_FGET(x), _PROP_FSET(x), _PROP_FDEL(x)]
+    try:
+        state = _instance_dict(x, t)
+    except NotPlainData:
+        return True
+    held += list(dict.values(state)) if state is not None else []
+    return any(map(_generated_callable, held))
+
+
+_PROP_FGET, _PROP_FSET, _PROP_FDEL = (property.__dict__[k].__get__ for k in ("fget", "fset", "fdel"))
+
+
 def _same_namespace(cls, state):
     now = _TYPE_DICT(cls)
     return len(now) == len(state) and all(map(_is, now.values(), state.values())) and now.keys() == state.keys()
@@ -3513,6 +3797,8 @@ def _same_namespace(cls, state):
 
 def _is_wrapped(m, _own=_OWN_FUNCS):
     t = _TYPE(m)
+    if t is _Exposed:
+        return id(m) in _own
     if t is _types.FunctionType:
         return id(m) in _own
     if t is staticmethod or t is classmethod:
@@ -3550,6 +3836,10 @@ _TARGET_SLOTS = ("__init__", "__eq__", "__ne__", "__hash__", "__getitem__", "__i
                  "__bool__", "__len__", "__array__", "__array_ufunc__", "_case", "_path")
 
 
+_EXPOSED_SLOTS = ("__call__", "__getattr__", "__copy__", "__deepcopy__", "__repr__", "__slots__")
+_CONST_SLOTS = ("__get__", "__slots__")
+
+
 def _fn_state(f):
     return (id(f), id(getattr(f, "__code__", None)), id(getattr(f, "__defaults__", None)))
 
@@ -3559,11 +3849,15 @@ def _recorder_state():
     uses), the interpreter's trace hooks and its threads (a hook could rewrite what the tests
     pass in before it is recorded)."""
     g = globals()
-    fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [g.get(k) for k in (
+    fns = [vars(_Target).get(k) for k in _TARGET_SLOTS] + [vars(_Exposed).get(k) for k in _EXPOSED_SLOTS] + [
+        vars(_ClassConst).get(k) for k in _CONST_SLOTS] + [
+        g.get(k) for k in ("_checked_call", "_expose")] + [g.get(k) for k in (
         "_emit", "_emit_cmp", "_ser", "_has_target", "_b64npy", "_recorder", "_plain", "_settle",
         "_checked", "_wrap", "_wrap_class", "_tampered", "_from_generated", "_library", "_hooked",
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
-        "_odd_descriptor", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
+        "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_guard_constants", "_guard_dataclass", "_guard_construction",
+        "_constructed_by_tests",
+        "_own_hooks", "_dc_compare", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
@@ -3579,7 +3873,9 @@ def _recorder_state():
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
                                          "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
-                                         "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C")),
+                                         "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
+                                         "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

@@ -339,7 +339,9 @@ def test_round5_honest_twins_pass():
     assert (rc, keys["SCORE"]) == (0, "1.0"), out
 
 
-# honest generations measured FAIL (refused as not plain data): strict xfail with the reason
+# honest generations measured FAIL before round 7 (refused as not plain data), with the reason they
+# were refused then; they pass since round 7 (tests/test_scicode_red_round7.py: the class constant
+# stands behind the grader's descriptor, a generation's dataclass has the grader's comparison hooks)
 HONEST_OPEN = {
     "class_constant_hooked_object": (
         "def f(x):\n    class P:\n        def __init__(self, v):\n            self.v = v\n"
@@ -370,8 +372,7 @@ def honest_open():
     return out, steps
 
 
-@pytest.mark.parametrize("label", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=v[1]))
-                                   for k, v in sorted(HONEST_OPEN.items())])
+@pytest.mark.parametrize("label", sorted(HONEST_OPEN))
 def test_round5_honest_open(honest_open, label):
     out, steps = honest_open
     line = step_line(out, steps[label])

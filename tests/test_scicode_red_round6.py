@@ -224,14 +224,6 @@ HONEST_CASES = {
     "set_name_descriptor": "p = f(1.0)\nassert np.allclose(p.v, target)",
 }
 HONEST_OPEN = {
-    "set_name_descriptor": (
-        "an own class holding a descriptor of its own class (`__set_name__`/`__get__`/`__set__`, a typed "
-        "attribute) is refused as hooked and crosses as a record of its instance fields (`_v`), so `p.v` is an "
-        "AttributeError (measured FAIL): the descriptor's `__get__` would run unwrapped in the tests"),
-    "lru_cache_info": (
-        "the tests hold the wrapper of a generated function, not the function: its attributes (an lru_cache's "
-        "`cache_info`, `cache_clear`, attributes the generation set on it) are not reachable (measured FAIL, "
-        "AttributeError); the generation's own code reaches them as before"),
     "own_random_base_kept": (
         "an object of the generation's own class on a C base the copy cannot rebuild (random.Random's "
         "_random.Random) crosses as it is (its attributes settled in place), so a later call rewrites what the "
