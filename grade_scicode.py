@@ -2149,7 +2149,15 @@ _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__arr
                     "__contains__", "__missing__", "__reversed__", "__setattr__", "__delattr__",
                     # copy.copy/deepcopy and pickle of a returned object would run these unwrapped
                     "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__getstate__",
-                    "__setstate__", "__getnewargs__", "__getnewargs_ex__"))
+                    "__setstate__", "__getnewargs__", "__getnewargs_ex__",
+                    # round 8: the rest of the operators (reflected, bitwise, in-place, rounding,
+                    # divmod, bytes): the copy of a hookless object keeps its class, so the tests'
+                    # `p += 1`, `math.floor(p)`, `3 % p`, `p ^ 1` ran them unwrapped
+                    "__rmod__", "__divmod__", "__rdivmod__", "__xor__", "__rxor__", "__rand__", "__ror__",
+                    "__lshift__", "__rlshift__", "__rshift__", "__rrshift__", "__floor__", "__ceil__",
+                    "__trunc__", "__bytes__", "__iadd__", "__isub__", "__imul__", "__imatmul__",
+                    "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__",
+                    "__ixor__", "__ilshift__", "__irshift__"))
 
 
 def _hooked(k):
@@ -2157,8 +2165,12 @@ def _hooked(k):
     or numpy hook, or hold a descriptor of a kind the wrapping does not convert (a class of
     its own with `__get__`: reading the attribute would run unwrapped code), read from the
     classes' own namespaces, no lookup it can steer."""
-    return [_NAME(c) for c in _TYPE_MRO(k) if c is not object and not _library(c) and id(c) not in _OWN
-            and (_own_hooks(_TYPE_DICT(c)) or any(map(_odd_descriptor, _TYPE_DICT(c).values())))]
+    out = [_NAME(c) for c in _TYPE_MRO(k) if c is not object and not _library(c) and id(c) not in _OWN
+           and (_own_hooks(_TYPE_DICT(c)) or any(map(_odd_descriptor, _TYPE_DICT(c).values())))]
+    meta = _TYPE(k)         # (round 8: its own metaclass answers `type(p).x`, `type(p) > 0` in the tests)
+    if meta is not type and meta is not k and _FLAGS(meta) & _HEAP and not _library(meta) and id(meta) not in _OWN:
+        out += [n for n in _hooked(meta) if n not in out]
+    return out
 
 
 def _own_hooks(ns):
@@ -3453,13 +3465,16 @@ def _checked_call(fn, before, internal, args, kwargs):
     return out
 
 
+_CHECKED_CALL_CODE = _checked_call.__code__
 _WRAPPED_CLASSES = {}
 # the dunders wrapped besides the named methods (the hooks are refused when an object
 # crosses; wrapping __eq__/__lt__/__hash__ would tax every internal sort and dict lookup)
 _WRAPPED_DUNDERS = ("__init__", "__call__", "__str__", "__repr__", "__format__", "__new__", "__enter__",
                     "__exit__", "__next__",     # (__new__: the generation's own only, not Enum's)
                     "__get__", "__set__", "__delete__",     # (a descriptor class of its own: round 7)
-                    "__missing__")      # (round 7: a dict subclass's default, its result converted)
+                    "__missing__",      # (round 7: a dict subclass's default, its result converted)
+                    "__setitem__", "__delitem__", "__class_getitem__")  # (round 8: the tests' `p[k] = v`
+                                        # handed the tests' own object, `P[k]` returned unconverted)
 
 
 def _wrap(v):
@@ -3608,8 +3623,8 @@ def _guard_construction(cls):
         return
     mro = [c for c in _TYPE_MRO(cls) if c is not object and not _library(c) and id(c) not in _OWN]
     if not any(_own_hooks(_TYPE_DICT(c)) for c in mro) or \
-            any("__new__" in _TYPE_DICT(c) or "__init__" in _TYPE_DICT(c) for c in mro):
-        return
+            any(_is_wrapped(_TYPE_DICT(c).get(k)) for c in mro for k in ("__new__", "__init__")):
+        return      # (round 8: a wrapped one only; `__init__ = object.__init__` skipped the guard)
     solid = _solid(cls)
 
     def __new__(k, *args, **kwargs):
@@ -3624,15 +3639,17 @@ def _guard_construction(cls):
         pass
 
 
-def _constructed_by_tests(_get=_sys._getframe, _files=_GENERATED_FILES):
-    """The nearest frame above the constructor that is not a library's (nor the grader's) is
-    the tests'."""
+def _constructed_by_tests(_get=_sys._getframe):
+    """The tests are above the constructor with no wrapped call in between (whose result is
+    converted).  Round 8: before, the nearest frame that was not a library's decided, so
+    generated code a library called unwrapped for the tests (a function the generation put in
+    `copy._deepcopy_dispatch`) constructed for them."""
     f = _get(2)
     while f is not None:
-        name = f.f_code.co_filename
-        if name.startswith(_files):
+        code = f.f_code
+        if code is _CHECKED_CALL_CODE:
             return False
-        if name.startswith("<test "):
+        if code.co_filename.startswith("<test "):
             return True
         f = f.f_back
     return False

@@ -1,0 +1,149 @@
+"""Issue 22, round 8 (second engineer, source in hand): round 7's routes (the tests holding the
+grader's `_Exposed` for a generated function, wrapped descriptor classes, `_ClassConst`, the
+grader's dataclass hooks, the construction guard, a wrapped `__missing__`) and the dunders around
+them attacked.  Each attack must fail as the model's (FAIL [model], score 0); each honest twin
+must pass.  Grouped in one grader run per table (fast)."""
+import pytest
+
+from test_scicode_plain_data import RIG
+from test_scicode_support import one_step_set, run_one_step_set, step_line
+
+DEPENDENCIES = "import numpy as np\\nimport math\\nimport copy"
+
+
+def own(body, ret="    return P(x + 1)\n", head="P"):
+    """`f` makes its own class (`body` indented under `class <head>:`), kept on f, returned for
+    f(None); otherwise `ret`."""
+    text = "".join("        " + ln + "\n" for ln in ("class " + head + ":\n" + body).splitlines())
+    name = head.split("(")[0]
+    return ("def f(x):\n" + RIG + f"    if not hasattr(f, '{name}'):\n{text}        f.{name} = {name}\n"
+            f"    {name} = f.{name}\n    if x is None:\n        return {name}\n" + ret)
+
+
+INIT = "    def __init__(self, v):\n        self.v = v\n"
+
+ATTACKS = {
+    # dunders of a hookless class the copy keeps (its class is the generation's) and the tests'
+    # operators call, neither hooks nor wrapped: their results reach the tests unconverted
+    "dunder_iadd": own(INIT + "    def __iadd__(self, o):\n        return R(1000.0)\n"),
+    "dunder_floor": own(INIT + "    def __floor__(self):\n        return R(1000.0)\n"),
+    "dunder_rmod": own(INIT + "    def __rmod__(self, o):\n        return R(1000.0)\n"),
+    "dunder_xor": own(INIT + "    def __xor__(self, o):\n        return R(1000.0)\n"),
+    "dunder_divmod": own(INIT + "    def __divmod__(self, o):\n        return (R(1000.0), 0.0)\n"),
+    "dunder_class_getitem": own("    def __class_getitem__(cls, k):\n        return R(1000.0)\n"),
+    "dunder_setitem_keeps_tests_object": own(INIT + "    kept = []\n    def __setitem__(self, k, v):\n"
+                                             "        P.kept.append(v)\n",
+                                             "    if P.kept:\n        P.kept[0][0] = 1000.0\n    return P(x + 1)\n"),
+    "metaclass_getattr_via_instance": ("def f(x):\n" + RIG + "    class M(type):\n        def __getattr__(cls, n):\n"
+                                       "            return R(1000.0)\n    class P(metaclass=M):\n        pass\n"
+                                       "    return P()\n"),
+    # the construction guard (a class with hooks, no __init__/__new__ of the generation's) skipped
+    "hooked_init_alias": own("    __init__ = object.__init__\n    v = 1.0\n    def __gt__(self, o):\n        return True\n"),
+    "hooked_new_alias": own("    __new__ = object.__new__\n    v = 1.0\n    def __gt__(self, o):\n        return True\n"),
+    "hooked_base_init": ("def f(x):\n    class B:\n        def __init__(self):\n            self.v = 1.0\n"
+                         "    class P(B):\n        def __gt__(self, o):\n            return True\n"
+                         "    if x is None:\n        return P\n    return x + 1\n"),
+    "hooked_own_init": own(INIT + "    def __gt__(self, o):\n        return True\n"),
+    "hooked_via_deepcopy_dispatch": ("def f(x):\n    class P:\n        v = 1.0\n        def __gt__(self, o):\n"
+                                     "            return True\n    def d(v, memo):\n        return P()\n"
+                                     "    class K:\n        pass\n    copy._deepcopy_dispatch[K] = d\n"
+                                     "    if x is None:\n        return K\n    return x + 1\n"),
+    # the exposed function
+    "exposed_type_hook_added": ("def f(x):\n    if callable(x):\n        type(x).__getattribute__ = lambda s, n: 1000.0\n"
+                                "        return 0.0\n    return x + 1\n"),
+    "exposed_callable_object_property": ("def f(x):\n" + RIG + "    class C:\n        def __call__(self, x):\n"
+                                         "            return x + 1\n        @property\n        def v(self):\n"
+                                         "            return R(1000.0)\n    return C()\n"),
+}
+ATTACK_CASES = {
+    "dunder_iadd": "p = f(1.0)\np += 1.0\nassert (p > 100) == target",
+    "dunder_floor": "assert (math.floor(f(1.0)) > 100) == target",
+    "dunder_rmod": "assert ((3.0 % f(1.0)) > 100) == target",
+    "dunder_xor": "assert ((f(1.0) ^ 1) > 100) == target",
+    "dunder_divmod": "assert (divmod(f(1.0), 1)[0] > 100) == target",
+    "dunder_class_getitem": "P = f(None)\nassert (P[0] > 100) == target",
+    "dunder_setitem_keeps_tests_object": "p = f(1.0)\nbuf = [0.0]\np['k'] = buf\nf(2.0)\nassert (buf[0] > 100) == target",
+    "metaclass_getattr_via_instance": "h = f(1.0)\nassert (type(h).scale > 100) == target",
+    "hooked_init_alias": "P = f(None)\nassert (P() > 100) == target",
+    "hooked_new_alias": "P = f(None)\nassert (P() > 100) == target",
+    "hooked_base_init": "P = f(None)\nassert (P() > 100) == target",
+    "hooked_own_init": "P = f(None)\nassert (P(1.0) > 100) == target",
+    "hooked_via_deepcopy_dispatch": "K = f(None)\nassert (copy.deepcopy(K()) > 100) == target",
+    "exposed_type_hook_added": "f(f)\nassert (f.calls > 100) == target",
+    "exposed_callable_object_property": "g = f(1.0)\nassert (g.v > 100) == target",
+}
+# rows measured PASS (attack accepted) and not fixed: strict xfail with the reason
+OPEN = {
+    "hooked_via_deepcopy_dispatch": (
+        "a generated callable the generation put into a library's registry (`copy._deepcopy_dispatch`, a dict "
+        "held by a library module: its contents are not watched, only module names are) is called unwrapped by "
+        "the library on the tests' behalf; its result (an object of a class with a rigged __gt__ that never "
+        "crossed, so it has no construction guard) reaches the tests unconverted (measured PASS)"),
+}
+
+
+@pytest.fixture(scope="module")
+def attacks():
+    probs, h5, gen, steps = one_step_set("red-r8", ATTACKS, target=True, cases=ATTACK_CASES)
+    probs.write_text(probs.read_text().replace('"import numpy as np"', '"' + DEPENDENCIES + '"'))
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    return rc, out, steps, keys
+
+
+@pytest.mark.parametrize("label", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=OPEN[k]))
+                                   if k in OPEN else k for k in sorted(ATTACKS)])
+def test_round8_attack_fails_as_the_models(attacks, label):
+    rc, out, steps, keys = attacks
+    line = step_line(out, steps[label])
+    assert line.startswith("FAIL") and "[model]" in line, line
+
+
+def test_round8_attacks_no_harness_fault(attacks):
+    rc, out, steps, keys = attacks
+    assert rc == 1 and keys["harness_fault_steps"] == "0", out
+
+
+HONEST = {
+    "dunder_floor_record": own(INIT + "    def __floor__(self):\n        return math.floor(self.v)\n"),
+    "dunder_iadd_record": own(INIT + "    def __iadd__(self, o):\n        self.v += o\n        return self\n"),
+    "hooked_own_init_by_generation": own(INIT + "    def __gt__(self, o):\n        return self.v > o.v\n",
+                                         "    return max([P(x), P(x + 1)], key=lambda p: p.v).v\n"),
+    "own_dict_setitem": ("def f(x):\n    if not hasattr(f, 'D'):\n        class D(dict):\n"
+                         "            def __setitem__(self, k, v):\n                super().__setitem__(k, float(v))\n"
+                         "        f.D = D\n    D = f.D\n    if x is None:\n        return D\n    d = D()\n"
+                         "    d['a'] = x + 1\n    return d\n"),
+    "setitem_by_tests": own("    def __init__(self, v):\n        self.d = {'v': v}\n"
+                            "    def __setitem__(self, k, v):\n        self.d[k] = v\n"),
+    "class_getitem_alias": own("    def __class_getitem__(cls, k):\n        return cls\n", "    return x + 1\n"),
+    "class_getitem_generic": ("def f(x):\n    from typing import Generic, TypeVar\n    T = TypeVar('T')\n"
+                              "    class Box(Generic[T]):\n        def __init__(self, v):\n            self.v = v\n"
+                              "    return Box[float](x + 1)\n"),
+}
+HONEST_CASES = {
+    "dunder_floor_record": "assert np.allclose(f(1.0).v, target)",
+    "dunder_iadd_record": "p = f(1.0)\nassert np.allclose(p.v, target)",
+    "hooked_own_init_by_generation": "assert np.allclose(f(1.0), target)",
+    "own_dict_setitem": ("D = f(None)\nd = D()\nd['b'] = 2\nassert type(d['b']) is float and type(d) is D "
+                         "and np.allclose(f(1.0)['a'], target) and np.allclose(d['b'], target)"),
+    "setitem_by_tests": "p = f(0.0)\np['k'] = 2.0\nassert np.allclose(p.d['k'], target) and np.allclose(p.d['v'], 1.0)",
+    "class_getitem_alias": "P = f(None)\nassert P[float] is P and np.allclose(f(1.0), target)",
+    "class_getitem_generic": "assert np.allclose(f(1.0).v, target)",
+}
+# honest rows measured FAIL and not fixed: strict xfail with the reason
+HONEST_OPEN = {}
+
+
+@pytest.fixture(scope="module")
+def honest():
+    probs, h5, gen, steps = one_step_set("red-r8-honest", HONEST, cases=HONEST_CASES)
+    probs.write_text(probs.read_text().replace('"import numpy as np"', '"' + DEPENDENCIES + '"'))
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    return rc, out, steps, keys
+
+
+@pytest.mark.parametrize("label", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=HONEST_OPEN[k]))
+                                   if k in HONEST_OPEN else k for k in sorted(HONEST)])
+def test_round8_honest_passes(honest, label):
+    rc, out, steps, keys = honest
+    line = step_line(out, steps[label])
+    assert line.startswith("PASS"), line
