@@ -2677,11 +2677,12 @@ def _dict_filled(new, items):
     return new
 
 
-def _class_data(t):
+def _class_data(t, private=False):
     """The data attributes of the generation's own classes of t (not methods, descriptors,
     classes or private names), first in t's MRO: read through an object they would be read
     live from the class, which the generation can rewrite after the object crossed; the copy
-    holds them converted in its own dict."""
+    holds them converted in its own dict.  `private`: the private names too (not dunders),
+    for the check of what the tests can read through the class (round 8: `type(h)._ZERO`)."""
     if _ENUM in _TYPE_MRO(t):
         return []
     out, seen = [], set()
@@ -2689,7 +2690,8 @@ def _class_data(t):
         if c is object or _library(c) or id(c) in _OWN:
             continue
         for k, x in list(dict.items(_class_state(c))):
-            if _TYPE(k) is not str or k.startswith("_") or k in seen:
+            if _TYPE(k) is not str or k in seen or (k.startswith("__") and k.endswith("__") if private
+                                                    else k.startswith("_")):
                 continue
             seen.add(k)
             xt = _TYPE(x)
@@ -3599,9 +3601,20 @@ def _dc_compare(op):
         t = _TYPE(self)
         if _TYPE(other) is not t:
             return NotImplemented
-        names = _dataclass_fields(t) or []
+        names = _dataclass_compared(t)
         return op(tuple([_OBJ_GET(self, n) for n in names]), tuple([_OBJ_GET(other, n) for n in names]))
     return compare
+
+
+def _dataclass_compared(k):
+    """The fields a dataclass compares (round 8: not those with `compare=False`, as the
+    dataclass's own `__eq__`/order do; before, `P(1.0, 1) == P(1.0, 2)` was False)."""
+    for c in _TYPE_MRO(k):
+        f = _TYPE_DICT(c).get("__dataclass_fields__")
+        if _TYPE(f) is dict:
+            return [n for n, x in dict.items(f) if _TYPE(x) is _FIELD and x._field_type is _FIELD_KIND
+                    and _TYPE(n) is str and _TYPE(x.compare) is bool and x.compare]
+    return []
 
 
 def _dc_frozen(cls, names, setting):
@@ -3685,7 +3698,7 @@ def _guard_constants(cls):
     if _ENUM in _TYPE_MRO(cls):
         return
     for k, x in list(dict.items(_class_state(cls))):
-        if _TYPE(k) is not str or k.startswith("_"):
+        if _TYPE(k) is not str or k.startswith("__") and k.endswith("__"):     # (round 8: `_ZERO` too)
             continue
         t = _TYPE(x)
         if not _FLAGS(t) & _HEAP or _library(t) or id(t) in _OWN or isinstance(x, type) or \
@@ -3719,7 +3732,7 @@ def _class_data_checked():
     it is)."""
     budget, seen = _Budget(), {}
     for cls, state in list(_WRAPPED_CLASSES.values()):
-        for k, x in _class_data(cls):
+        for k, x in _class_data(cls, True):
             try:
                 if _TYPE(x) is tuple and any(map(_generated_callable, tuple.__iter__(x))):
                     x = tuple([_wrap(y) if _generated_callable(y) else y for y in tuple.__iter__(x)])
@@ -3763,6 +3776,10 @@ def _classes_rigged():
         out.append(str(exc))
     for cls, hooks in list(_CLASS_HOOKS.values()):
         ns = _TYPE_DICT(cls)
+        if _ENUM in _TYPE_MRO(cls) and _FLAGS(cls) & _HEAP and _hooked(cls):
+            out.append(f"the class {_NAME(cls)} (an Enum of the generation's with comparison/numpy hooks: its "
+                       "members, singletons, reach the tests through the class as they are, E.A or E(value))")
+            continue
         if any(ns.get(k, _MISSING) is not x for k, x in hooks.items()) or \
                 any(k in _HOOKS and k not in hooks for k in list(ns)):
             out.append(f"the class {_NAME(cls)} (a comparison/numpy hook added or replaced after it was wrapped)")
@@ -3874,7 +3891,7 @@ def _recorder_state():
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
         "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_guard_constants", "_guard_dataclass", "_guard_construction",
         "_constructed_by_tests",
-        "_own_hooks", "_dc_compare", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
+        "_own_hooks", "_dc_compare", "_dataclass_compared", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
@@ -3892,7 +3909,7 @@ def _recorder_state():
                                          "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS")),
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

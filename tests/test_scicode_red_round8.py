@@ -48,6 +48,23 @@ ATTACKS = {
                                      "            return True\n    def d(v, memo):\n        return P()\n"
                                      "    class K:\n        pass\n    copy._deepcopy_dispatch[K] = d\n"
                                      "    if x is None:\n        return K\n    return x + 1\n"),
+    # objects of a class with hooks the tests reach through a class without any wrapped call
+    "own_enum_hooked_member": ("def f(x):\n    import enum\n    class E(enum.Enum):\n        A = 1.0\n"
+                               "        def __gt__(self, o):\n            return True\n"
+                               "    if x is None:\n        return E\n    return x + 1\n"),
+    "own_enum_hooked_by_value": ("def f(x):\n    import enum\n    class E(enum.Enum):\n        A = 1.0\n"
+                                 "        def __gt__(self, o):\n            return True\n"
+                                 "    if x is None:\n        return E\n    return x + 1\n"),
+    "class_constant_private_hooked": ("def f(x):\n    class P:\n        def __init__(self, v):\n            self.v = v\n"
+                                      "        def __gt__(self, o):\n            return True\n"
+                                      "    class H:\n        _ZERO = P(0.0)\n    return H()\n"),
+    "class_constant_tuple_hooked": ("def f(x):\n    class P:\n        def __init__(self, v):\n            self.v = v\n"
+                                    "        def __gt__(self, o):\n            return True\n"
+                                    "    class H:\n        BASIS = (P(0.0),)\n    return H()\n"),
+    "metaclass_constant_hooked": ("def f(x):\n    class P:\n        def __init__(self, v):\n            self.v = v\n"
+                                  "        def __gt__(self, o):\n            return True\n"
+                                  "    class M(type):\n        ZERO = P(0.0)\n    class H(metaclass=M):\n        pass\n"
+                                  "    return H()\n"),
     # the exposed function
     "exposed_type_hook_added": ("def f(x):\n    if callable(x):\n        type(x).__getattribute__ = lambda s, n: 1000.0\n"
                                 "        return 0.0\n    return x + 1\n"),
@@ -69,6 +86,11 @@ ATTACK_CASES = {
     "hooked_base_init": "P = f(None)\nassert (P() > 100) == target",
     "hooked_own_init": "P = f(None)\nassert (P(1.0) > 100) == target",
     "hooked_via_deepcopy_dispatch": "K = f(None)\nassert (copy.deepcopy(K()) > 100) == target",
+    "own_enum_hooked_member": "E = f(None)\nassert (E.A > 100) == target",
+    "own_enum_hooked_by_value": "E = f(None)\nassert (E(1.0) > 100) == target",
+    "class_constant_private_hooked": "h = f(1.0)\nassert (type(h)._ZERO > 100) == target",
+    "class_constant_tuple_hooked": "h = f(1.0)\nassert (type(h).BASIS[0] > 100) == target",
+    "metaclass_constant_hooked": "h = f(1.0)\nassert (type(h).ZERO > 100) == target",
     "exposed_type_hook_added": "f(f)\nassert (f.calls > 100) == target",
     "exposed_callable_object_property": "g = f(1.0)\nassert (g.v > 100) == target",
 }
@@ -115,6 +137,21 @@ HONEST = {
     "setitem_by_tests": own("    def __init__(self, v):\n        self.d = {'v': v}\n"
                             "    def __setitem__(self, k, v):\n        self.d[k] = v\n"),
     "class_getitem_alias": own("    def __class_getitem__(cls, k):\n        return cls\n", "    return x + 1\n"),
+    "own_dataclass_compare_false": ("def f(x):\n    import dataclasses\n    if not hasattr(f, 'P'):\n"
+                                    "        @dataclasses.dataclass(order=True)\n        class P:\n            v: float\n"
+                                    "            n: int = dataclasses.field(default=0, compare=False)\n        f.P = P\n"
+                                    "    if x is None:\n        return f.P\n    return x + 1\n"),
+    "own_enum_plain": ("def f(x):\n    import enum\n    class E(enum.Enum):\n        A = 2.0\n"
+                       "    if x is None:\n        return E\n    return x + 1\n"),
+    "exposed_to_more_libraries": "def f(x, *a):\n    return x + 1\n",
+    "private_class_state": ("def f(x):\n    import threading, weakref\n    if not hasattr(f, 'H'):\n"
+                            "        class P:\n            def __init__(self, v):\n                self.v = v\n"
+                            "            def __add__(self, o):\n                return P(self.v + o.v)\n"
+                            "        class H:\n            _lock = threading.Lock()\n            _cache = {}\n"
+                            "            _refs = weakref.WeakValueDictionary()\n            _rng = np.random.default_rng(0)\n"
+                            "            _ZERO = P(0.0)\n            def total(self, v):\n"
+                            "                with H._lock:\n                    H._cache[v] = (H._ZERO + P(v)).v\n"
+                            "                return H._cache[v]\n        f.H = H\n    return f.H()\n"),
     "class_getitem_generic": ("def f(x):\n    from typing import Generic, TypeVar\n    T = TypeVar('T')\n"
                               "    class Box(Generic[T]):\n        def __init__(self, v):\n            self.v = v\n"
                               "    return Box[float](x + 1)\n"),
@@ -127,6 +164,19 @@ HONEST_CASES = {
                          "and np.allclose(f(1.0)['a'], target) and np.allclose(d['b'], target)"),
     "setitem_by_tests": "p = f(0.0)\np['k'] = 2.0\nassert np.allclose(p.d['k'], target) and np.allclose(p.d['v'], 1.0)",
     "class_getitem_alias": "P = f(None)\nassert P[float] is P and np.allclose(f(1.0), target)",
+    "own_dataclass_compare_false": ("P = f(None)\nassert P(1.0, 1) == P(1.0, 2) and not P(1.0, 1) < P(1.0, 0) "
+                                    "and np.allclose(f(1.0), target)"),
+    "own_enum_plain": "E = f(None)\nassert np.allclose(E.A.value, target) and E(2.0) is E.A and np.allclose(f(1.0), target)",
+    "exposed_to_more_libraries": ("import functools, scipy.integrate as si, scipy.optimize as so\n"
+                                  "g = lambda t, y: -y\nr = si.solve_ivp(lambda t, y: f(y) - y - 1, (0.0, 1.0), [1.0])\n"
+                                  "z = so.brentq(lambda v: f(v) - 2.0, -5.0, 5.0)\nm = so.minimize(lambda v: (f(v[0]) - 3.0) ** 2, [0.0])\n"
+                                  "o = si.odeint(lambda y, t: f(y) - y - 1, [1.0], [0.0, 1.0])\n"
+                                  "u = np.frompyfunc(f, 1, 1)(np.array([1.0]))\nw = np.apply_along_axis(f, 0, np.array([1.0]))\n"
+                                  "@functools.wraps(f)\ndef h(v):\n    return f(v)\n"
+                                  "assert np.allclose(z, 1.0) and np.allclose(m.x, [2.0], atol=1e-4) and r.success "
+                                  "and np.allclose(o[-1], [1.0]) and np.allclose(u.astype(float), target) "
+                                  "and np.allclose(w, target) and h.__name__ == 'f' and np.allclose(h(1.0), target)"),
+    "private_class_state": "h = f(1.0)\nassert np.allclose(h.total(2.0), target) and np.allclose(f(0.0).total(2.0), target)",
     "class_getitem_generic": "assert np.allclose(f(1.0).v, target)",
 }
 # honest rows measured FAIL and not fixed: strict xfail with the reason
