@@ -2157,7 +2157,10 @@ _HOOKS = frozenset(("__array_function__", "__array_ufunc__", "__array__", "__arr
                     "__lshift__", "__rlshift__", "__rshift__", "__rrshift__", "__floor__", "__ceil__",
                     "__trunc__", "__bytes__", "__iadd__", "__isub__", "__imul__", "__imatmul__",
                     "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__",
-                    "__ixor__", "__ilshift__", "__irshift__"))
+                    "__ixor__", "__ilshift__", "__irshift__",
+                    # (a set or dict of the tests ran it unwrapped with their copy as `self`: it
+                    # rewrote the copy; `__hash__ = None`, made by `__eq__`, is none)
+                    "__hash__"))
 
 
 def _hooked(k):
@@ -2179,7 +2182,7 @@ def _own_hooks(ns):
     if _HOOKS.isdisjoint(ns):
         return False
     return any(id(ns[h]) not in _GRADER_HOOKS and not (h in _WRAPPED_HOOKS and _is_wrapped(ns[h]))
-               for h in _HOOKS.intersection(ns))
+               and not (h == "__hash__" and ns[h] is None) for h in _HOOKS.intersection(ns))
 
 
 _WRAPPED_HOOKS = frozenset(("__missing__",))
@@ -3467,7 +3470,7 @@ def _checked_call(fn, before, internal, args, kwargs):
     return out
 
 
-_CHECKED_CALL_CODE = _checked_call.__code__
+_CHECKED_CALL_CODE, _PLAIN_ITER_CODE = _checked_call.__code__, _plain_iter.__code__
 _WRAPPED_CLASSES = {}
 # the dunders wrapped besides the named methods (the hooks are refused when an object
 # crosses; wrapping __eq__/__lt__/__hash__ would tax every internal sort and dict lookup)
@@ -3570,8 +3573,8 @@ def _guard_dataclass(cls):
     if any(_TYPE(v) is not bool for v in flags.values()):
         return
     allowed = (("__eq__",) if flags["eq"] else ()) + (_DC_ORDER if flags["order"] else ()) + \
-        (("__setattr__", "__delattr__") if flags["frozen"] else ())
-    hooks = [k for k in list(ns) if k in _HOOKS]
+        (("__setattr__", "__delattr__") if flags["frozen"] else ()) + ("__hash__",)
+    hooks = [k for k in list(ns) if k in _HOOKS and not (k == "__hash__" and ns[k] is None)]
     if not hooks or any(k not in allowed for k in hooks):
         return
     names = _dataclass_fields(cls) or []
@@ -3579,6 +3582,8 @@ def _guard_dataclass(cls):
     for k in hooks:
         if k in _DC_OPS:
             made[k] = _dc_compare(_DC_OPS[k])
+        elif k == "__hash__":           # (round 8: its fields' hash, as the dataclass's own)
+            made[k] = _dc_hash
         else:
             made[k] = _dc_frozen(cls, frozenset(names), k == "__setattr__")
     for k, fn in made.items():
@@ -3604,6 +3609,17 @@ def _dc_compare(op):
         names = _dataclass_compared(t)
         return op(tuple([_OBJ_GET(self, n) for n in names]), tuple([_OBJ_GET(other, n) for n in names]))
     return compare
+
+
+def _dc_hash(self):
+    t = _TYPE(self)
+    for c in _TYPE_MRO(t):
+        f = _TYPE_DICT(c).get("__dataclass_fields__")
+        if _TYPE(f) is dict:
+            return hash(tuple([_OBJ_GET(self, n) for n, x in dict.items(f) if _TYPE(x) is _FIELD
+                               and x._field_type is _FIELD_KIND and _TYPE(n) is str
+                               and (x.compare if x.hash is None else x.hash)]))
+    return hash(())
 
 
 def _dataclass_compared(k):
@@ -3660,8 +3676,8 @@ def _constructed_by_tests(_get=_sys._getframe):
     f = _get(2)
     while f is not None:
         code = f.f_code
-        if code is _CHECKED_CALL_CODE:
-            return False
+        if code is _CHECKED_CALL_CODE or code is _PLAIN_ITER_CODE:    # (a returned generator the
+            return False                                            # tests draw from: its items converted)
         if code.co_filename.startswith("<test "):
             return True
         f = f.f_back
@@ -3891,7 +3907,7 @@ def _recorder_state():
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
         "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_guard_constants", "_guard_dataclass", "_guard_construction",
         "_constructed_by_tests",
-        "_own_hooks", "_dc_compare", "_dataclass_compared", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
+        "_own_hooks", "_dc_compare", "_dc_hash", "_dataclass_compared", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
@@ -3909,7 +3925,7 @@ def _recorder_state():
                                          "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE")),
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

@@ -37,6 +37,10 @@ ATTACKS = {
     "metaclass_getattr_via_instance": ("def f(x):\n" + RIG + "    class M(type):\n        def __getattr__(cls, n):\n"
                                        "            return R(1000.0)\n    class P(metaclass=M):\n        pass\n"
                                        "    return P()\n"),
+    "dunder_hash_rewrites_copy": own(INIT + "    def __hash__(self):\n        self.v = 1000.0\n        return 0\n"),
+    "class_constant_nested_hooked": ("def f(x):\n    class P:\n        def __init__(self, v):\n            self.v = v\n"
+                                     "        def __gt__(self, o):\n            return True\n    class Box:\n        pass\n"
+                                     "    class H:\n        BOX = Box()\n    H.BOX.p = P(0.0)\n    return H()\n"),
     # the construction guard (a class with hooks, no __init__/__new__ of the generation's) skipped
     "hooked_init_alias": own("    __init__ = object.__init__\n    v = 1.0\n    def __gt__(self, o):\n        return True\n"),
     "hooked_new_alias": own("    __new__ = object.__new__\n    v = 1.0\n    def __gt__(self, o):\n        return True\n"),
@@ -81,6 +85,8 @@ ATTACK_CASES = {
     "dunder_class_getitem": "P = f(None)\nassert (P[0] > 100) == target",
     "dunder_setitem_keeps_tests_object": "p = f(1.0)\nbuf = [0.0]\np['k'] = buf\nf(2.0)\nassert (buf[0] > 100) == target",
     "metaclass_getattr_via_instance": "h = f(1.0)\nassert (type(h).scale > 100) == target",
+    "dunder_hash_rewrites_copy": "p = f(1.0)\ns = {p}\nassert (p.v > 100) == target",
+    "class_constant_nested_hooked": "h = f(1.0)\nassert (type(h).BOX.p > 100) == target",
     "hooked_init_alias": "P = f(None)\nassert (P() > 100) == target",
     "hooked_new_alias": "P = f(None)\nassert (P() > 100) == target",
     "hooked_base_init": "P = f(None)\nassert (P() > 100) == target",
@@ -152,6 +158,16 @@ HONEST = {
                             "            _ZERO = P(0.0)\n            def total(self, v):\n"
                             "                with H._lock:\n                    H._cache[v] = (H._ZERO + P(v)).v\n"
                             "                return H._cache[v]\n        f.H = H\n    return f.H()\n"),
+    "hooked_made_in_generator": ("def f(x):\n    if not hasattr(f, 'Z'):\n        class Z:\n"
+                                 "            def __lt__(self, o):\n                return self.v < o.v\n        f.Z = Z\n"
+                                 "    Z = f.Z\n    if x is None:\n        return Z\n    def gen():\n"
+                                 "        for k in range(2):\n            z = Z()\n            z.v = x + 1 + k\n"
+                                 "            yield min([z, z]).v\n    return gen()\n"),
+    "own_dataclass_frozen_hashed": ("def f(x):\n    import dataclasses\n    if not hasattr(f, 'P'):\n"
+                                    "        @dataclasses.dataclass(frozen=True)\n        class P:\n            v: float\n"
+                                    "        f.P = P\n    if x is None:\n        return f.P\n"
+                                    "    return len({f.P(x), f.P(x), f.P(x + 1)}) + x - 1\n"),
+    "hash_only_class_returned": own(INIT + "    def __hash__(self):\n        return hash(self.v)\n"),
     "class_getitem_generic": ("def f(x):\n    from typing import Generic, TypeVar\n    T = TypeVar('T')\n"
                               "    class Box(Generic[T]):\n        def __init__(self, v):\n            self.v = v\n"
                               "    return Box[float](x + 1)\n"),
@@ -177,6 +193,11 @@ HONEST_CASES = {
                                   "and np.allclose(o[-1], [1.0]) and np.allclose(u.astype(float), target) "
                                   "and np.allclose(w, target) and h.__name__ == 'f' and np.allclose(h(1.0), target)"),
     "private_class_state": "h = f(1.0)\nassert np.allclose(h.total(2.0), target) and np.allclose(f(0.0).total(2.0), target)",
+    "hooked_made_in_generator": "Z = f(None)\ng = f(1.0)\nassert np.allclose(next(g), target) and np.allclose(next(g), 3.0)",
+    "own_dataclass_frozen_hashed": ("P = f(None)\ns = {P(1.0), P(1.0), P(2.0)}\nd = {P(2.0): 2.0}\n"
+                                    "assert len(s) == 2 and P(2.0) in s and np.allclose(d[P(2.0)], target) "
+                                    "and np.allclose(f(1.0), target)"),
+    "hash_only_class_returned": "assert np.allclose(f(1.0).v, target)",
     "class_getitem_generic": "assert np.allclose(f(1.0).v, target)",
 }
 # honest rows measured FAIL and not fixed: strict xfail with the reason
