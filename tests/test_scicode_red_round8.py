@@ -69,6 +69,17 @@ ATTACKS = {
                                   "        def __gt__(self, o):\n            return True\n"
                                   "    class M(type):\n        ZERO = P(0.0)\n    class H(metaclass=M):\n        pass\n"
                                   "    return H()\n"),
+    # a library function's code replaced (its module's names, and the function object, unchanged)
+    "library_function_code_swapped": ("def f(x):\n    import scipy.integrate as si\n    if x > 1.5:\n"
+                                      "        si.simpson.__code__ = (lambda y, *a, **k: 1000.0).__code__\n"
+                                      "    return x + 1\n"),
+    "numpy_implementation_code_swapped": ("def f(x):\n    if x > 1.5:\n"
+                                          "        np.sum._implementation.__code__ = (lambda a, *r, **k: 1000.0).__code__\n"
+                                          "    return x + 1\n"),
+    "library_function_kwdefaults_swapped": ("def f(x):\n    import scipy.integrate as si\n    if x > 1.5:\n"
+                                            "        d = dict(si.trapezoid.__kwdefaults__ or {})\n"
+                                            "        si.trapezoid.__defaults__ = (None, 1000.0, -1)\n"
+                                            "    return x + 1\n"),
     # the exposed function
     "exposed_type_hook_added": ("def f(x):\n    if callable(x):\n        type(x).__getattribute__ = lambda s, n: 1000.0\n"
                                 "        return 0.0\n    return x + 1\n"),
@@ -97,6 +108,11 @@ ATTACK_CASES = {
     "class_constant_private_hooked": "h = f(1.0)\nassert (type(h)._ZERO > 100) == target",
     "class_constant_tuple_hooked": "h = f(1.0)\nassert (type(h).BASIS[0] > 100) == target",
     "metaclass_constant_hooked": "h = f(1.0)\nassert (type(h).ZERO > 100) == target",
+    "library_function_code_swapped": ("import scipy.integrate as si\nf(1.0)\nf(2.0)\n"
+                                      "assert (si.simpson(np.array([1.0, 2.0, 3.0])) > 100) == target"),
+    "numpy_implementation_code_swapped": "f(1.0)\nf(2.0)\nassert (np.sum(np.array([1.0, 2.0])) > 100) == target",
+    "library_function_kwdefaults_swapped": ("import scipy.integrate as si\nf(1.0)\nf(2.0)\n"
+                                            "assert (si.trapezoid(np.array([1.0, 2.0, 3.0])) > 100) == target"),
     "exposed_type_hook_added": "f(f)\nassert (f.calls > 100) == target",
     "exposed_callable_object_property": "g = f(1.0)\nassert (g.v > 100) == target",
 }
@@ -168,6 +184,9 @@ HONEST = {
                                     "        f.P = P\n    if x is None:\n        return f.P\n"
                                     "    return len({f.P(x), f.P(x), f.P(x + 1)}) + x - 1\n"),
     "hash_only_class_returned": own(INIT + "    def __hash__(self):\n        return hash(self.v)\n"),
+    "own_function_defaults_set": ("def f(x):\n    import sympy\n    def g(a, b=0.0):\n        return a + b\n"
+                                  "    g.__defaults__ = (1.0,)\n    s = sympy.Symbol('s')\n"
+                                  "    h = sympy.lambdify(s, s + 1)\n    return (g(x) + h(x)) / 2\n"),
     "class_getitem_generic": ("def f(x):\n    from typing import Generic, TypeVar\n    T = TypeVar('T')\n"
                               "    class Box(Generic[T]):\n        def __init__(self, v):\n            self.v = v\n"
                               "    return Box[float](x + 1)\n"),
@@ -198,6 +217,7 @@ HONEST_CASES = {
                                     "assert len(s) == 2 and P(2.0) in s and np.allclose(d[P(2.0)], target) "
                                     "and np.allclose(f(1.0), target)"),
     "hash_only_class_returned": "assert np.allclose(f(1.0).v, target)",
+    "own_function_defaults_set": "assert np.allclose(f(1.0), target)",
     "class_getitem_generic": "assert np.allclose(f(1.0).v, target)",
 }
 # honest rows measured FAIL and not fixed: strict xfail with the reason

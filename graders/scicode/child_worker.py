@@ -1358,7 +1358,33 @@ def _tampered(before, now=None):
     for k, state in list(_WATCHED.values()):     # the library classes whose objects crossed
         if _class_changed(k, state):
             out.append(f"the class {_NAME(k)} (a method replaced on the class itself)")
+    out += [f"the library function {str(getattr(fn, '__qualname__', '?'))[:80]} (its {attr} set)"
+            for fn, attr in list(_CODE_SET)[:3]]
     return out + _classes_rigged() + _kept_changed()
+
+
+_CODE_SET = []      # (function, attribute): a library function whose code or defaults were set (_audit)
+_CODE_ATTRS = frozenset(("__code__", "__defaults__", "__kwdefaults__"))
+
+
+def _audit(event, args, _code=_types.FunctionType.__code__.__get__, _rec=_CODE_SET):
+    """An audit hook of the step's process, from the generation's first line on (round 8): a
+    library function (one defined in a module's file; not one made from a string: a
+    namedtuple's `__new__`, whose defaults the library sets as it makes the class) whose
+    `__code__`, `__defaults__` or `__kwdefaults__` is set (CPython audits these as
+    `object.__setattr__`) is recorded, and the tamper check reports it.  The function object,
+    and so its module's names, stay the same: `scipy.integrate.simpson.__code__ = ...` or
+    numpy's `np.sum._implementation.__code__` rigged the tests' own computation, seen by no
+    check.  A hook cannot be removed; one that set its own code is seen doing so."""
+    if event == "object.__setattr__" and len(args) > 1 and _TYPE(args[0]) is _types.FunctionType \
+            and args[1] in _CODE_ATTRS:
+        try:
+            name = _code(args[0]).co_filename
+            if _TYPE(name) is str and name.startswith("<"):
+                return
+        except BaseException:
+            pass
+        _rec.append((args[0], str(args[1])))
 
 
 def _library_classes_changed(out):
@@ -1956,7 +1982,7 @@ def _recorder_state():
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
         "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_guard_constants", "_guard_dataclass", "_guard_construction",
         "_constructed_by_tests",
-        "_own_hooks", "_dc_compare", "_dc_hash", "_dataclass_compared", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
+        "_own_hooks", "_audit", "_dc_compare", "_dc_hash", "_dataclass_compared", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
@@ -1974,7 +2000,7 @@ def _recorder_state():
                                          "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE")),
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_CODE_SET", "_CODE_ATTRS")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
@@ -2096,6 +2122,8 @@ def _child(jfd, wfd, token, out_path):
         src = job[phase]
         if phase == "context":      # what the dependency lines bound; their new classes are the library's
             library_ns = dict(ns)
+            if not job["dry"]:
+                _sys.addaudithook(_audit)
             if len(_sys.modules) != _PRE_MODULES[0]:
                 _learn_classes()
         if not src or not src.strip() or (job["dry"] and phase != "deps"):
