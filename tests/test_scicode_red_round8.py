@@ -80,6 +80,8 @@ ATTACKS = {
                                             "        d = dict(si.trapezoid.__kwdefaults__ or {})\n"
                                             "        si.trapezoid.__defaults__ = (None, 1000.0, -1)\n"
                                             "    return x + 1\n"),
+    "library_instance_method_set": ("def f(x):\n    import scipy.stats as st\n    if x > 1.5:\n"
+                                    "        st.norm._ppf = lambda q, *a: q * 0 + 1000.0\n    return x + 1\n"),
     # the exposed function
     "exposed_type_hook_added": ("def f(x):\n    if callable(x):\n        type(x).__getattribute__ = lambda s, n: 1000.0\n"
                                 "        return 0.0\n    return x + 1\n"),
@@ -113,6 +115,8 @@ ATTACK_CASES = {
     "numpy_implementation_code_swapped": "f(1.0)\nf(2.0)\nassert (np.sum(np.array([1.0, 2.0])) > 100) == target",
     "library_function_kwdefaults_swapped": ("import scipy.integrate as si\nf(1.0)\nf(2.0)\n"
                                             "assert (si.trapezoid(np.array([1.0, 2.0, 3.0])) > 100) == target"),
+    "library_instance_method_set": ("import scipy.stats as st\nf(1.0)\nf(2.0)\n"
+                                    "assert (st.norm.ppf(0.5) > 100) == target"),
     "exposed_type_hook_added": "f(f)\nassert (f.calls > 100) == target",
     "exposed_callable_object_property": "g = f(1.0)\nassert (g.v > 100) == target",
 }
@@ -123,6 +127,11 @@ OPEN = {
         "held by a library module: its contents are not watched, only module names are) is called unwrapped by "
         "the library on the tests' behalf; its result (an object of a class with a rigged __gt__ that never "
         "crossed, so it has no construction guard) reaches the tests unconverted (measured PASS)"),
+    "library_instance_method_set": (
+        "a method set in the instance dict of a library object a module holds (`scipy.stats.norm._ppf`, set by a "
+        "later call) answers the tests' `st.norm.ppf(0.5)`: neither the module's names nor the library classes "
+        "change, and instance dicts of module-level objects are not watched (measured PASS; 4,263 such objects, "
+        "21,346 entries with numpy, scipy's usual subpackages and sympy loaded, walked in 31 ms)"),
 }
 
 
