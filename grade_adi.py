@@ -1690,14 +1690,14 @@ def benchmark_step_check(jobs: dict, found: dict, theta_hint) -> list:
         UN, UN1, Ua, Ua1 = (np.asarray(r["U"], dtype=float)[1:-1, 1:-1] for r in runs)
         Va, Vb = UN1 - w * Ua, UN - w * Ua1
         scale = float(np.max(np.abs(UN))) or 1.0
-        fields = list(zip(steps, (UN, UN1, Ua, Ua1)))
+        fields = list(zip(("1",) + tuple(_steps_h(j) for j in steps[1:]), (UN, UN1, Ua, Ua1)))
         same = [(i, j) for n, (i, A) in enumerate(fields) for j, B in fields[n + 1:]     # (each pair to its
                 if float(np.max(np.abs(A - B))) <= lim * max(float(np.max(np.abs(A))),    # own size: U_N may be
                                                              float(np.max(np.abs(B))))]    # far larger than U_1)
         if same:
             i, j = same[0]
             return [Check(cid, Status.FAIL, f"solve({h:g}, T) on the benchmark returns the same field for T = "
-                          f"{_steps_h(i)} and {_steps_h(j)}: it ignores T (it must return the solution at "
+                          f"{i} and {j}: it ignores T (it must return the solution at "
                           "time T, N = T/h steps of k = h), so the benchmark's steps cannot be witnessed")]
 
         def mis(step):
