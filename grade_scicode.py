@@ -2439,16 +2439,18 @@ def _keeps_identity(t):
             or (ma is not None and getattr(ma, "MaskedConstant", None) in mro))
 
 
-_KEPT = {}                      # library objects kept by identity that crossed: id -> (object, what it held)
+_KEPT = {}                      # library objects kept by identity that crossed: id -> (object, what it held,
+                                # its sympy nodes' facts objects, keys and values)
 _LAZY = frozenset(("_mhash", "_assumptions"))   # caches sympy fills lazily (a hash, the facts it derived)
 
 
-def _held(x, budget, depth, out, seen, nodes=None):
+def _held(x, budget, depth, out, seen, nodes=None, facts=None):
     """What an object kept by identity holds, as the objects themselves (held, so no address
     is reused): its instance dict's names and values and its slots' values (not the caches
     its library fills lazily), through tuples and the other objects kept by identity it holds
     (a sympy expression's args, each symbol's name; a node shared in the tree walked once).
-    `nodes`: the sympy nodes met, whose lazily filled facts _facts_ok checks."""
+    `nodes`: the sympy nodes met, whose lazily filled facts _facts_ok checks; `facts`: each
+    one's facts object, its keys and values (a change there is checked, not refused)."""
     t = _TYPE(x)
     if t is tuple:
         if id(x) in seen:
@@ -2457,7 +2459,7 @@ def _held(x, budget, depth, out, seen, nodes=None):
         for y in tuple.__iter__(x):
             out.append(y)
             if _TYPE(y) not in _SCALARS:
-                _held(y, budget, depth + 1, out, seen, nodes)
+                _held(y, budget, depth + 1, out, seen, nodes, facts)
         return
     if t in _SCALARS:
         return
@@ -2480,19 +2482,26 @@ def _held(x, budget, depth, out, seen, nodes=None):
         raise NotPlainData("a library object kept by identity too large or too deep to watch")
     if layout[2] and nodes is not None:
         nodes.append(x)
+        try:
+            kb = _SY["slot"].__get__(x, t)
+            facts.append(kb)
+            facts.extend(dict.keys(kb))
+            facts.extend(dict.values(kb))
+        except (AttributeError, TypeError):
+            facts.append(_MISSING)
     if layout[0]:
         state = _instance_dict(x, t)
         for k, y in list(dict.items(state)) if state is not None else ():
             out.append(k)
             out.append(y)
-            _held(y, budget, depth + 1, out, seen, nodes)
+            _held(y, budget, depth + 1, out, seen, nodes, facts)
     for slot in layout[1]:
         try:
             y = slot.__get__(x, t)
         except AttributeError:
             y = _MISSING
         out.append(y)
-        _held(y, budget, depth + 1, out, seen, nodes)
+        _held(y, budget, depth + 1, out, seen, nodes, facts)
 
 
 _LAYOUT = {}    # id of a type -> (the type, () or (has an instance dict, its slots but the lazy caches))
@@ -2503,26 +2512,33 @@ def _keep_watch(v):
     what it holds then is the reference; any later change is tampering (_kept_changed)."""
     seen = _KEPT.get(id(v))
     if seen is None or seen[0] is not v:
-        held, nodes = [], []
-        _held(v, _Budget(), 0, held, {}, nodes)
+        held, nodes, facts = [], [], []
+        _held(v, _Budget(), 0, held, {}, nodes, facts)
         if not _facts_ok(nodes):
             raise NotPlainData(f"the sympy object {_NAME(_TYPE(v))} holds a cached assumption that does not "
                                "follow from it (its `_assumptions` forged)")
-        _KEPT[id(v)] = (v, held)
+        _KEPT[id(v)] = (v, held, facts)
 
 
 def _kept_changed():
+    """The kept objects against what they held when they crossed; the facts sympy cached in
+    them since (the tests' queries fill them) are derived again (_facts_ok), only when some
+    changed (one list compared per object otherwise)."""
     out = []
-    for v, held in list(_KEPT.values()):
-        now, nodes = [], []
+    for v, held, facts in list(_KEPT.values()):
+        now, nodes, fnow = [], [], []
         try:
-            _held(v, _Budget(), 0, now, {}, nodes)
+            _held(v, _Budget(), 0, now, {}, nodes, fnow)
         except NotPlainData:
             now = None
         if now is None or len(now) != len(held) or not all(map(_is, now, held)):
             out.append(f"the library object {_NAME(_TYPE(v))} {id(v):#x} (it crossed as it is, kept by "
                        "identity; what it holds changed since)")
-        elif not _facts_ok(nodes):
+        elif len(fnow) == len(facts) and all(map(_is, fnow, facts)):
+            continue
+        elif _facts_ok(nodes):
+            _KEPT[id(v)] = (v, held, fnow)
+        else:
             out.append(f"the sympy object {_NAME(_TYPE(v))} {id(v):#x} (kept by identity: an assumption cached "
                        "in it or in its class does not follow from it)")
     return out
@@ -2563,9 +2579,10 @@ def _facts_of(d):
     return out
 
 
-def _kb_generator(kb):
+def _kb_generator(kb, raw=False):
     state = _instance_dict(kb, _TYPE(kb)) if _TYPE(kb) is _SY["kb"] else None
-    return None if state is None else _facts_of(dict.get(state, "_generator"))
+    g = None if state is None else dict.get(state, "_generator")
+    return g if raw else _facts_of(g)
 
 
 def _same_items(d, t, items):
@@ -2579,17 +2596,20 @@ def _sympy_class_state(k):
     kb, handlers = ns.get("default_assumptions"), ns.get("_prop_handler")
     if _TYPE(kb) is not _SY["kb"] or _TYPE(handlers) is not dict:
         return None
-    return (k, (kb, dict(dict.items(kb))), _kb_generator(kb), (handlers, dict(dict.items(handlers))))
+    gen = _kb_generator(kb, True)
+    return (k, (kb, dict(dict.items(kb))), _facts_of(gen), (handlers, dict(dict.items(handlers))),
+            (gen, dict(dict.items(gen)) if _TYPE(gen) is dict else None))
 
 
 def _sympy_class_changed(rec):
     """A sympy class's default facts (every new expression of it starts from them) or its fact
     handlers (what derives a fact) changed in place since before any generated code ran."""
-    k, facts, gen, handlers = rec
+    k, facts, _, handlers, gen = rec
     ns = _TYPE_DICT(k)
     return not (ns.get("default_assumptions") is facts[0] and ns.get("_prop_handler") is handlers[0]
                 and _same_items(facts[0], _SY["kb"], facts[1]) and _same_items(handlers[0], dict, handlers[1])
-                and _kb_generator(facts[0]) == gen)
+                and _kb_generator(facts[0], True) is gen[0]
+                and (gen[1] is None or _same_items(gen[0], dict, gen[1])))
 
 
 def _facts_ok(nodes):
@@ -3422,10 +3442,14 @@ def _tampered(before, now=None):
     now, out = now or _snapshot(whole=False), []
     for (m, n), v in before.items():
         if n == "**":       # a module the tests reach (_watch_modules): the same module, no name rebound
-            mod, vals = v
+            mod, vals, tag = v
             d = _MODULE_DICT(mod)
+            if _sys.modules.get(m) is mod and tag is not None and _DICT_TAG(d) == tag:
+                continue        # (its dict not written since it was last found unchanged)
             if _sys.modules.get(m) is not mod or dict.__len__(d) < len(vals) or not all(map(_is, dict.values(d), vals)):
                 out += [f"{m}.{k}" for k, x in zip(list(d), vals) if dict.get(d, k, _MISSING) is not x][:3] or [f"{m}.*"]
+            elif tag is not None:
+                before[(m, n)] = (mod, vals, _DICT_TAG(d))
             continue
         if n == "*":        # a whole module's names, live: new ones may appear (lazy imports), none change
             d = vars(_sys.modules[m]) if m in _sys.modules else {}
@@ -3472,6 +3496,34 @@ def _library_classes_changed(out):
 _MODS = {}          # every module loaded before any generated code ran (at the step's context point): name ->
                     # (module, its names then, their values then), compared after each case and at the step's end
 _MODULE_DICT = _MODULE.__dict__["__dict__"].__get__
+
+
+def _dict_tag():
+    """CPython's version tag of a dict (PEP 509: a new value from a global counter at every
+    write; an unwritten dict keeps its tag), read in place: a module's namespace not written
+    since it was last found unchanged is skipped without comparing its names.  Used only
+    where a self-test shows it behaves so (a value replaced changes it, a read does not);
+    otherwise None (every comparison in full)."""
+    try:
+        import ctypes
+        at, off = ctypes.c_uint64.from_address, object.__basicsize__ + ctypes.sizeof(ctypes.c_ssize_t)
+
+        def tag(d):
+            return at(id(d) + off).value
+        d = {"a": 1, "b": 2}
+        t0 = tag(d)
+        x = d["a"]
+        t1 = tag(d)
+        d["a"] = x + 1
+        t2 = tag(d)
+        d["b"] = 3
+        t3 = tag(d)
+        return tag if t0 == t1 and len({t1, t2, t3}) == 3 and tag({}) != t3 else None
+    except BaseException:
+        return None
+
+
+_DICT_TAG = _dict_tag()
 _IMPORT_MODULE = __import__("importlib").import_module
 _AST = __import__("ast")
 
@@ -3551,11 +3603,12 @@ def _watch_modules(sources, before):
     for name in names:
         mod = _sys.modules.get(name)
         if name not in ("sys", "__main__") and isinstance(mod, _MODULE):
-            before[(name, "**")] = (mod, tuple(dict.values(_MODULE_DICT(mod))))
+            d = _MODULE_DICT(mod)
+            before[(name, "**")] = (mod, tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
     for name, mod in list(_sys.modules.items()):
         if name != "__main__" and isinstance(mod, _MODULE):
             d = _MODULE_DICT(mod)
-            _MODS[name] = (mod, tuple(d), tuple(dict.values(d)))
+            _MODS[name] = (mod, tuple(d), tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
 
 
 def _modules_changed(out):
@@ -3564,9 +3617,13 @@ def _modules_changed(out):
     (a helper of `scipy.integrate._quadrature` rebound rigs `simpson`); a data value rebound
     (a module's own counters and caches) passes, as new names do.  About 3 ms for 1,400
     modules, so after each case and at the step's end, not at every return."""
-    for name, (mod, keys, vals) in list(_MODS.items()):
+    for name, (mod, keys, vals, tag) in list(_MODS.items()):
         d = _MODULE_DICT(mod)
+        if tag is not None and _DICT_TAG(d) == tag:
+            continue
         if dict.__len__(d) >= len(vals) and all(map(_is, dict.values(d), vals)):
+            if tag is not None:
+                _MODS[name] = (mod, keys, vals, _DICT_TAG(d))
             continue
         bad = [k for k, x in zip(keys, vals) if dict.get(d, k, _MISSING) is not x
                and (_method_like(x) or _method_like(dict.get(d, k))) and not _rewrapped(x, dict.get(d, k, _MISSING))]
@@ -3910,7 +3967,7 @@ def _recorder_state():
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
-                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT", "_SY", "_SY_CLASSES", "_FACTS", "_MODS",
+                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT", "_SY", "_SY_CLASSES", "_FACTS", "_MODS", "_DICT_TAG",
                                          "_MODULE_DICT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
