@@ -646,19 +646,37 @@ def _sympy_class_state(k):
     if _TYPE(kb) is not _SY["kb"] or _TYPE(handlers) is not dict:
         return None
     gen = _kb_generator(kb, True)
-    return (k, (kb, dict(dict.items(kb))), _facts_of(gen), (handlers, dict(dict.items(handlers))),
-            (gen, dict(dict.items(gen)) if _TYPE(gen) is dict else None))
+    rec = (k, (kb, dict(dict.items(kb))), _facts_of(gen), (handlers, dict(dict.items(handlers))),
+           (gen, dict(dict.items(gen)) if _TYPE(gen) is dict else None), [None])
+    _sympy_class_tags(rec)
+    return rec
+
+
+def _sympy_class_tags(rec):
+    """The version tags of a class's facts dicts (its default facts, their instance dict and
+    generator, its handlers), when unchanged: the next check skips comparing their items."""
+    if _DICT_TAG is not None and rec[4][1] is not None:
+        rec[5][0] = (_DICT_TAG(rec[1][0]), _DICT_TAG(_instance_dict(rec[1][0], _TYPE(rec[1][0]))),
+                     _DICT_TAG(rec[4][0]), _DICT_TAG(rec[3][0]))
 
 
 def _sympy_class_changed(rec):
     """A sympy class's default facts (every new expression of it starts from them) or its fact
     handlers (what derives a fact) changed in place since before any generated code ran."""
-    k, facts, _, handlers, gen = rec
+    k, facts, _, handlers, gen, tags = rec
     ns = _TYPE_DICT(k)
-    return not (ns.get("default_assumptions") is facts[0] and ns.get("_prop_handler") is handlers[0]
-                and _same_items(facts[0], _SY["kb"], facts[1]) and _same_items(handlers[0], dict, handlers[1])
-                and _kb_generator(facts[0], True) is gen[0]
-                and (gen[1] is None or _same_items(gen[0], dict, gen[1])))
+    if ns.get("default_assumptions") is not facts[0] or ns.get("_prop_handler") is not handlers[0]:
+        return True
+    kb = facts[0]
+    if tags[0] is not None and _TYPE(kb) is _SY["kb"] and tags[0] == (
+            _DICT_TAG(kb), _DICT_TAG(_instance_dict(kb, _TYPE(kb))), _DICT_TAG(gen[0]), _DICT_TAG(handlers[0])) \
+            and _kb_generator(kb, True) is gen[0]:
+        return False
+    changed = not (_same_items(kb, _SY["kb"], facts[1]) and _same_items(handlers[0], dict, handlers[1])
+                   and _kb_generator(kb, True) is gen[0] and (gen[1] is None or _same_items(gen[0], dict, gen[1])))
+    if not changed:
+        _sympy_class_tags(rec)
+    return changed
 
 
 def _facts_ok(nodes):
@@ -1654,10 +1672,19 @@ def _watch_modules(sources, before):
         if name not in ("sys", "__main__") and isinstance(mod, _MODULE):
             d = _MODULE_DICT(mod)
             before[(name, "**")] = (mod, tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
+    _record_modules()
+
+
+def _record_modules():
+    """Every loaded module's names and values into _MODS: when the worker is warm (the step's
+    process inherits them), then at the step's context point those new or written since
+    (the dependency lines, the tests' imports loaded ahead)."""
     for name, mod in list(_sys.modules.items()):
         if name != "__main__" and isinstance(mod, _MODULE):
             d = _MODULE_DICT(mod)
-            _MODS[name] = (mod, tuple(d), tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
+            rec = _MODS.get(name)
+            if rec is None or rec[0] is not mod or rec[3] is None or _DICT_TAG(d) != rec[3]:
+                _MODS[name] = (mod, tuple(d), tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
 
 
 def _modules_changed(out):
@@ -2006,7 +2033,7 @@ def _recorder_state():
         "_attr_key", "_held", "_keep_watch", "_kept_changed", "_facts_ok", "_node_facts_ok", "_node_base",
         "_sympy_clone", "_facts_of", "_kb_generator", "_same_items", "_sympy_class_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
         "_deque_filled", "_plain_iter", "_library_classes_changed", "_modules_changed", "_watch_modules",
-        "_tests_modules", "_rewrapped",
+        "_tests_modules", "_rewrapped", "_record_modules", "_sympy_class_tags",
         "_method_like")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
@@ -2457,6 +2484,7 @@ def _private_tmp(step_dir, size):
 
 
 _learn_classes()            # warm: every class that exists now is the library's
+_record_modules()           # (the step's process adds what its dependency lines load)
 send({"ready": True, "shim": _SHIM_OK, "runtime": {
     "python": _sys.version.split()[0], "executable": _sys.executable, "prefix": _sys.prefix,
     "modules": {_n: getattr(_sys.modules.get(_n), "__version__", None) for _n in ("numpy", "scipy", "h5py")}}})
