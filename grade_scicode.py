@@ -2112,11 +2112,14 @@ _PRE_STATE = {}                 # generated code ran, and their namespaces then 
 _WATCHED = {}                   # worker is warm, and after a step's dependency lines): not a table
                                 # its code can extend, nor a name it can register
 def _learn_classes():
+    _learn_sympy()
     for i, k in _walk_classes().items():
         if i not in _PRE:
             _PRE[i] = k
             if _FLAGS(k) & (1 << 9):
                 _PRE_STATE[i] = _class_state(k)
+                if _SY and "default_assumptions" in _TYPE_DICT(k):
+                    _SY_CLASSES[i] = _sympy_class_state(k)
     _PRE_MODULES[0] = len(_sys.modules)
 
 
@@ -2489,15 +2492,18 @@ def _keeps_identity(t):
             or (ma is not None and getattr(ma, "MaskedConstant", None) in mro))
 
 
-_KEPT = {}                      # library objects kept by identity that crossed: id -> (object, what it held)
+_KEPT = {}                      # library objects kept by identity that crossed: id -> (object, what it held,
+                                # its sympy nodes' facts objects, keys and values)
 _LAZY = frozenset(("_mhash", "_assumptions"))   # caches sympy fills lazily (a hash, the facts it derived)
 
 
-def _held(x, budget, depth, out, seen):
+def _held(x, budget, depth, out, seen, nodes=None, facts=None):
     """What an object kept by identity holds, as the objects themselves (held, so no address
     is reused): its instance dict's names and values and its slots' values (not the caches
     its library fills lazily), through tuples and the other objects kept by identity it holds
-    (a sympy expression's args, each symbol's name; a node shared in the tree walked once)."""
+    (a sympy expression's args, each symbol's name; a node shared in the tree walked once).
+    `nodes`: the sympy nodes met, whose lazily filled facts _facts_ok checks; `facts`: each
+    one's facts object, its keys and values (a change there is checked, not refused)."""
     t = _TYPE(x)
     if t is tuple:
         if id(x) in seen:
@@ -2506,7 +2512,7 @@ def _held(x, budget, depth, out, seen):
         for y in tuple.__iter__(x):
             out.append(y)
             if _TYPE(y) not in _SCALARS:
-                _held(y, budget, depth + 1, out, seen)
+                _held(y, budget, depth + 1, out, seen, nodes, facts)
         return
     if t in _SCALARS:
         return
@@ -2518,7 +2524,8 @@ def _held(x, budget, depth, out, seen):
             layout = ()
         else:
             slots = tuple(sl for sl in _slots(t) if sl.__name__ not in _LAZY)
-            layout = (any(_TYPE_DICT(c).get("__dict__") is not None for c in _TYPE_MRO(t)), slots)
+            layout = (any(_TYPE_DICT(c).get("__dict__") is not None for c in _TYPE_MRO(t)), slots,
+                      bool(_SY) and _SY["basic"] in _TYPE_MRO(t))
         _LAYOUT[id(t)] = (t, layout)
     if not layout or id(x) in seen:
         return
@@ -2526,19 +2533,28 @@ def _held(x, budget, depth, out, seen):
     budget.items += 1
     if budget.items > _MAX_ITEMS or depth > _MAX_NEST:
         raise NotPlainData("a library object kept by identity too large or too deep to watch")
+    if layout[2] and nodes is not None:
+        nodes.append(x)
+        try:
+            kb = _SY["slot"].__get__(x, t)
+            facts.append(kb)
+            facts.extend(dict.keys(kb))
+            facts.extend(dict.values(kb))
+        except (AttributeError, TypeError):
+            facts.append(_MISSING)
     if layout[0]:
         state = _instance_dict(x, t)
         for k, y in list(dict.items(state)) if state is not None else ():
             out.append(k)
             out.append(y)
-            _held(y, budget, depth + 1, out, seen)
+            _held(y, budget, depth + 1, out, seen, nodes, facts)
     for slot in layout[1]:
         try:
             y = slot.__get__(x, t)
         except AttributeError:
             y = _MISSING
         out.append(y)
-        _held(y, budget, depth + 1, out, seen)
+        _held(y, budget, depth + 1, out, seen, nodes, facts)
 
 
 _LAYOUT = {}    # id of a type -> (the type, () or (has an instance dict, its slots but the lazy caches))
@@ -2549,23 +2565,226 @@ def _keep_watch(v):
     what it holds then is the reference; any later change is tampering (_kept_changed)."""
     seen = _KEPT.get(id(v))
     if seen is None or seen[0] is not v:
-        held = []
-        _held(v, _Budget(), 0, held, {})
-        _KEPT[id(v)] = (v, held)
+        held, nodes, facts = [], [], []
+        _held(v, _Budget(), 0, held, {}, nodes, facts)
+        if not _facts_ok(nodes):
+            raise NotPlainData(f"the sympy object {_NAME(_TYPE(v))} holds a cached assumption that does not "
+                               "follow from it (its `_assumptions` forged)")
+        _KEPT[id(v)] = (v, held, facts)
 
 
 def _kept_changed():
+    """The kept objects against what they held when they crossed; the facts sympy cached in
+    them since (the tests' queries fill them) are derived again (_facts_ok), only when some
+    changed (one list compared per object otherwise)."""
     out = []
-    for v, held in list(_KEPT.values()):
-        now = []
+    for v, held, facts in list(_KEPT.values()):
+        now, nodes, fnow = [], [], []
         try:
-            _held(v, _Budget(), 0, now, {})
+            _held(v, _Budget(), 0, now, {}, nodes, fnow)
         except NotPlainData:
             now = None
         if now is None or len(now) != len(held) or not all(map(_is, now, held)):
             out.append(f"the library object {_NAME(_TYPE(v))} {id(v):#x} (it crossed as it is, kept by "
                        "identity; what it holds changed since)")
+        elif len(fnow) == len(facts) and all(map(_is, fnow, facts)):
+            continue
+        elif _facts_ok(nodes):
+            _KEPT[id(v)] = (v, held, fnow)
+        else:
+            out.append(f"the sympy object {_NAME(_TYPE(v))} {id(v):#x} (kept by identity: an assumption cached "
+                       "in it or in its class does not follow from it)")
     return out
+
+
+_SY = {}            # sympy's own parts the facts watch uses (its `_ask`, the facts class, the `_assumptions`
+                    # and `_mhash` slots), taken when sympy is first seen loaded, before any generated code ran
+_SY_CLASSES = {}    # id of a sympy class -> (class, its default facts object, those facts, their generator, its
+                    # fact handlers object, those handlers): as they were before any generated code ran
+_FACTS = {}         # id of a kept sympy node -> (node, its facts object verified, the facts verified)
+_RANDOM_GET, _RANDOM_SET = random.getstate, random.setstate
+
+
+def _learn_sympy():
+    if _SY:
+        return
+    am, bm = _sys.modules.get("sympy.core.assumptions"), _sys.modules.get("sympy.core.basic")
+    if am is None or bm is None:
+        return
+    try:
+        basic = bm.Basic
+        _SY.update(ask=am._ask, kb=am.StdFactKB, basic=basic, slot=_TYPE_DICT(basic)["_assumptions"],
+                   mhash=_TYPE_DICT(basic)["_mhash"])
+    except (AttributeError, KeyError, TypeError):
+        _SY.clear()
+
+
+def _facts_of(d):
+    """A facts mapping's items as a plain dict (str -> True/False/None), read by dict's own
+    accessors; None when it holds anything else (then it was forged)."""
+    if _TYPE(d) is not dict and _TYPE(d) is not _SY["kb"]:
+        return None
+    out = {}
+    for k, v in dict.items(d):
+        if _TYPE(k) is not str or not (v is None or v is True or v is False):
+            return None
+        out[k] = v
+    return out
+
+
+def _kb_generator(kb, raw=False):
+    state = _instance_dict(kb, _TYPE(kb)) if _TYPE(kb) is _SY["kb"] else None
+    g = None if state is None else dict.get(state, "_generator")
+    return g if raw else _facts_of(g)
+
+
+def _same_items(d, t, items):
+    """A dict (of type t exactly) holds the very keys and values `items` held, in order."""
+    return (_TYPE(d) is t and dict.__len__(d) == len(items) and all(map(_is, dict.keys(d), items.keys()))
+            and all(map(_is, dict.values(d), items.values())))
+
+
+def _sympy_class_state(k):
+    ns = _TYPE_DICT(k)
+    kb, handlers = ns.get("default_assumptions"), ns.get("_prop_handler")
+    if _TYPE(kb) is not _SY["kb"] or _TYPE(handlers) is not dict:
+        return None
+    gen = _kb_generator(kb, True)
+    rec = (k, (kb, dict(dict.items(kb))), _facts_of(gen), (handlers, dict(dict.items(handlers))),
+           (gen, dict(dict.items(gen)) if _TYPE(gen) is dict else None), [None])
+    _sympy_class_tags(rec)
+    return rec
+
+
+def _sympy_class_tags(rec):
+    """The version tags of a class's facts dicts (its default facts, their instance dict and
+    generator, its handlers), when unchanged: the next check skips comparing their items."""
+    if _DICT_TAG is not None and rec[4][1] is not None:
+        rec[5][0] = (_DICT_TAG(rec[1][0]), _DICT_TAG(_instance_dict(rec[1][0], _TYPE(rec[1][0]))),
+                     _DICT_TAG(rec[4][0]), _DICT_TAG(rec[3][0]))
+
+
+def _sympy_class_changed(rec):
+    """A sympy class's default facts (every new expression of it starts from them) or its fact
+    handlers (what derives a fact) changed in place since before any generated code ran."""
+    k, facts, _, handlers, gen, tags = rec
+    ns = _TYPE_DICT(k)
+    if ns.get("default_assumptions") is not facts[0] or ns.get("_prop_handler") is not handlers[0]:
+        return True
+    kb = facts[0]
+    if tags[0] is not None and _TYPE(kb) is _SY["kb"] and tags[0] == (
+            _DICT_TAG(kb), _DICT_TAG(_instance_dict(kb, _TYPE(kb))), _DICT_TAG(gen[0]), _DICT_TAG(handlers[0])) \
+            and _kb_generator(kb, True) is gen[0]:
+        return False
+    changed = not (_same_items(kb, _SY["kb"], facts[1]) and _same_items(handlers[0], dict, handlers[1])
+                   and _kb_generator(kb, True) is gen[0] and (gen[1] is None or _same_items(gen[0], dict, gen[1])))
+    if not changed:
+        _sympy_class_tags(rec)
+    return changed
+
+
+def _facts_ok(nodes):
+    """The facts sympy cached in kept nodes (`_assumptions`, filled lazily by the tests'
+    queries) must follow from the nodes: each fact new since the last check, or since the
+    node crossed, is derived again by sympy's own `_ask` on a clone of the node that starts
+    from the facts verified so far (at first sight: the facts the node was made with, from a
+    symbol's `_assumptions0` or its class's defaults as they were before generated code ran);
+    the classes' default facts and handlers must be as they were (issue 22, round 6: a fact
+    forged into the cache answered `s.is_positive`)."""
+    if not nodes or not _SY:
+        return True
+    classes = {}
+    for x in nodes:
+        t = _TYPE(x)
+        if id(t) not in classes:
+            rec = _SY_CLASSES.get(id(t))
+            classes[id(t)] = rec
+            if rec is not None and rec[0] is t and _sympy_class_changed(rec):
+                return False
+    state = None
+    try:
+        for x in nodes:
+            ok, state = _node_facts_ok(x, _TYPE(x), classes.get(id(_TYPE(x))), state)
+            if not ok:
+                return False
+    finally:
+        if state is not None:           # (sympy's derivation shuffles with `random`: the tests' draws stay theirs)
+            _RANDOM_SET(state)
+    return True
+
+
+def _node_facts_ok(x, t, crec, state):
+    try:
+        kb = _SY["slot"].__get__(x, t)
+    except AttributeError:
+        return True, state
+    rec = _FACTS.get(id(x))
+    if rec is not None and rec[0] is x and rec[1] is kb and _same_items(kb, _SY["kb"], rec[2]):
+        return True, state
+    facts = _facts_of(kb) if _TYPE(kb) is _SY["kb"] else None
+    if facts is None:
+        return False, state
+    known = rec[2] if rec is not None and rec[0] is x else _node_base(x, t, kb, crec)
+    if known is None:
+        return False, state
+    clone = None
+    try:
+        for k, v in facts.items():
+            w = known.get(k, _MISSING)
+            if w is v:
+                continue
+            if w is True or w is False:         # a fact derived before, changed
+                return False, state
+            if clone is None:
+                if state is None:
+                    state = _RANDOM_GET()
+                clone = _sympy_clone(x, t, known)
+            if _SY["ask"](k, clone) is not v:
+                return False, state
+    except Exception:
+        return False, state
+    _FACTS[id(x)] = (x, kb, facts)
+    return True, state
+
+
+def _node_base(x, t, kb, crec):
+    """The facts a node was made with: a symbol's `_assumptions0` (part of what it is: its
+    equality and hash), or its class's default facts as they were before any generated code
+    ran when its facts grew from them; otherwise (a node made with facts of its own, an
+    `IndexedBase(..., real=True)`) its facts when it first crossed."""
+    for sl in _slots(t):
+        if sl.__name__ == "_assumptions0":
+            try:
+                a0 = sl.__get__(x, t)
+            except AttributeError:
+                return None
+            if _TYPE(a0) is not tuple or not all(_TYPE(p) is tuple and len(p) == 2 and _TYPE(p[0]) is str
+                                                 for p in tuple.__iter__(a0)):
+                return None
+            return _facts_of(dict(a0))
+    if crec is not None and crec[0] is t and crec[2] is not None and _kb_generator(kb) == crec[2]:
+        return dict(crec[1][1])
+    return _facts_of(kb)
+
+
+def _sympy_clone(x, t, known):
+    """A node of x's class holding what x holds, its facts only those in `known` (no cache):
+    what sympy derives for it is what x's facts must be."""
+    c = object.__new__(t)
+    for sl in _slots(t):
+        if sl.__name__ not in _LAZY:
+            try:
+                sl.__set__(c, sl.__get__(x, t))
+            except AttributeError:
+                pass
+    state = _instance_dict(x, t)
+    if state is not None:
+        dict.update(_instance_dict(c, t), state)
+    _SY["mhash"].__set__(c, None)
+    kb = _SY["kb"]()
+    dict.update(kb, {k: v for k, v in known.items() if v is not None})
+    _SY["slot"].__set__(c, kb)
+    return c
 
 
 def _copy_instance(v, t, budget, d, memo, library, data_base=False):
@@ -3298,6 +3517,16 @@ class Tampering(Exception):
 def _tampered(before, now=None):
     now, out = now or _snapshot(whole=False), []
     for (m, n), v in before.items():
+        if n == "**":       # a module the tests reach (_watch_modules): the same module, no name rebound
+            mod, vals, tag = v
+            d = _MODULE_DICT(mod)
+            if _sys.modules.get(m) is mod and tag is not None and _DICT_TAG(d) == tag:
+                continue        # (its dict not written since it was last found unchanged)
+            if _sys.modules.get(m) is not mod or dict.__len__(d) < len(vals) or not all(map(_is, dict.values(d), vals)):
+                out += [f"{m}.{k}" for k, x in zip(list(d), vals) if dict.get(d, k, _MISSING) is not x][:3] or [f"{m}.*"]
+            elif tag is not None:
+                before[(m, n)] = (mod, vals, _DICT_TAG(d))
+            continue
         if n == "*":        # a whole module's names, live: new ones may appear (lazy imports), none change
             d = vars(_sys.modules[m]) if m in _sys.modules else {}
             if len(d) < len(v) or not all(map(_is, d.values(), v)):
@@ -3350,13 +3579,198 @@ def _library_classes_changed(out):
         if k is None or not _class_changed(k, state):
             continue
         now = _TYPE_DICT(k)         # a method, descriptor or hook replaced, removed or added (a library's own
-        keys = [key for key, val in dict.items(state) if now.get(key, _MISSING) is not val]     # counters and
+        keys = [key for key, val in dict.items(state) if now.get(key, _MISSING) is not val     # counters and
+                and not _rewrapped(val, now.get(key, _MISSING))]
         keys += [key for key in now.keys() - state.keys() if key in _HOOKS or _method_like(now[key])]  # caches,
         if any(key in _HOOKS or _method_like(state.get(key)) or _method_like(now.get(key)) for key in keys):  # data
             msg = f"the library class {_NAME(k)} (a method replaced on the class itself)"      # it rebinds, pass:
             if msg not in out:                                                                  # sympy's Dummy._count)
                 out.append(msg)
+    _modules_changed(out)
+    for rec in list(_SY_CLASSES.values()):      # sympy's default facts and fact handlers, changed in place
+        if rec is not None and _sympy_class_changed(rec):
+            msg = f"the sympy class {_NAME(rec[0])} (its default assumptions or fact handlers changed)"
+            if msg not in out:
+                out.append(msg)
     return out
+
+
+_MODS = {}          # every module loaded before any generated code ran (at the step's context point): name ->
+                    # (module, its names then, their values then), compared after each case and at the step's end
+_MODULE_DICT = _MODULE.__dict__["__dict__"].__get__
+
+
+def _dict_tag():
+    """CPython's version tag of a dict (PEP 509: a new value from a global counter at every
+    write; an unwritten dict keeps its tag), read in place: a module's namespace not written
+    since it was last found unchanged is skipped without comparing its names.  Used only
+    where a self-test shows it behaves so (a value replaced changes it, a read does not);
+    otherwise None (every comparison in full)."""
+    try:
+        import ctypes
+        at, off = ctypes.c_uint64.from_address, object.__basicsize__ + ctypes.sizeof(ctypes.c_ssize_t)
+
+        def tag(d):
+            return at(id(d) + off).value
+        d = {"a": 1, "b": 2}
+        t0 = tag(d)
+        x = d["a"]
+        t1 = tag(d)
+        d["a"] = x + 1
+        t2 = tag(d)
+        d["b"] = 3
+        t3 = tag(d)
+        return tag if t0 == t1 and len({t1, t2, t3}) == 3 and tag({}) != t3 else None
+    except BaseException:
+        return None
+
+
+_DICT_TAG = _dict_tag()
+_IMPORT_MODULE = __import__("importlib").import_module
+_AST = __import__("ast")
+
+
+def _tests_modules(sources):
+    """The modules the tests and the problem's dependency lines reach by name: those they
+    import (with their parent packages), the names they import from a module (a submodule
+    when it is one), and the dotted names they reach by attribute through an import alias
+    (`scipy.special.gamma` after `import scipy`, `np.fft.fft`); the cases share one
+    namespace, so aliases carry across them.  Returns (the modules imported, the names reached)."""
+    imported, reached, alias, trees = {}, {}, {}, []
+    for src in sources:
+        try:
+            trees.append(_AST.parse(src))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+    for tree in trees:
+        for node in _AST.walk(tree):
+            if _TYPE(node) is _AST.Import:
+                for a in node.names:
+                    imported[a.name] = True
+                    top = a.name.split(".")[0]
+                    alias[a.asname or top] = a.name if a.asname else top
+            elif _TYPE(node) is _AST.ImportFrom and node.module and not node.level:
+                imported[node.module] = True
+                for a in node.names:
+                    if a.name != "*":
+                        reached[node.module + "." + a.name] = True
+                        alias[a.asname or a.name] = node.module + "." + a.name
+    for tree in trees:
+        for node in _AST.walk(tree):
+            if _TYPE(node) is _AST.Attribute and _TYPE(node.ctx) is _AST.Load:
+                chain, x = [], node
+                while _TYPE(x) is _AST.Attribute:
+                    chain.append(x.attr)
+                    x = x.value
+                if _TYPE(x) is _AST.Name and x.id in alias:
+                    name = alias[x.id]
+                    for a in reversed(chain):
+                        name += "." + a
+                        reached[name] = True
+    return list(imported), list(reached)
+
+
+def _watch_modules(sources, before):
+    """Before any generated code runs (after the dependency lines): the modules the tests
+    import are imported (as their own import would, only earlier: generated code finds them
+    loaded and cannot stand in for one), a submodule they reach by attribute too when its
+    package has not loaded it; the namespace of each module they reach (and its packages)
+    is recorded in `before` and checked at every return of generated code, as numpy's is
+    (`Tampering`: `scipy.integrate.simpson` rebound by a later call answered the tests'
+    `(simpson(y) > 100) == target`, issue 22 round 5).  Every other loaded module is
+    recorded in _MODS, checked after each case and when the step ends (_modules_changed)."""
+    imported, reached = _tests_modules(sources)
+    for name in imported:
+        if name not in _sys.modules:
+            try:
+                _IMPORT_MODULE(name)
+            except BaseException:
+                pass
+    for name in reached:
+        parent, _, last = name.rpartition(".")
+        pmod = _sys.modules.get(parent)
+        if name in _sys.modules or not isinstance(pmod, _MODULE):
+            continue
+        pd = _MODULE_DICT(pmod)
+        if "__path__" in pd and last not in pd:     # (a package's submodule not loaded yet, a lazy one)
+            try:
+                _IMPORT_MODULE(name)
+            except BaseException:
+                pass
+    names = {}
+    for name in imported + reached:
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):
+            names[".".join(parts[:i])] = True
+    for name in names:
+        mod = _sys.modules.get(name)
+        if name not in ("sys", "__main__") and isinstance(mod, _MODULE):
+            d = _MODULE_DICT(mod)
+            before[(name, "**")] = (mod, tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
+    _record_modules()
+
+
+def _record_modules():
+    """Every loaded module's names and values into _MODS: when the worker is warm (the step's
+    process inherits them), then at the step's context point those new or written since
+    (the dependency lines, the tests' imports loaded ahead)."""
+    for name, mod in list(_sys.modules.items()):
+        if name != "__main__" and isinstance(mod, _MODULE):
+            d = _MODULE_DICT(mod)
+            rec = _MODS.get(name)
+            if rec is None or rec[0] is not mod or rec[3] is None or _DICT_TAG(d) != rec[3]:
+                _MODS[name] = (mod, tuple(d), tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
+
+
+def _modules_changed(out):
+    """The loaded library modules against what they were before any generated code ran:
+    a function, class, module or other callable or descriptor rebound in one is `Tampering`
+    (a helper of `scipy.integrate._quadrature` rebound rigs `simpson`); a data value rebound
+    (a module's own counters and caches) passes, as new names do.  About 3 ms for 1,400
+    modules, so after each case and at the step's end, not at every return."""
+    for name, (mod, keys, vals, tag) in list(_MODS.items()):
+        d = _MODULE_DICT(mod)
+        if tag is not None and _DICT_TAG(d) == tag:
+            continue
+        if dict.__len__(d) >= len(vals) and all(map(_is, dict.values(d), vals)):
+            if tag is not None:
+                _MODS[name] = (mod, keys, vals, _DICT_TAG(d))
+            continue
+        bad = [k for k, x in zip(keys, vals) if dict.get(d, k, _MISSING) is not x
+               and (_method_like(x) or _method_like(dict.get(d, k))) and not _rewrapped(x, dict.get(d, k, _MISSING))]
+        msg = f"the library module {name} ({', '.join(map(str, bad[:3]))} rebound)"
+        if bad and msg not in out:
+            out.append(msg)
+    return out
+
+
+_FN_CODE, _FN_GLOBALS = _types.FunctionType.__code__.__get__, _types.FunctionType.__globals__.__get__
+_FN_CLOSURE, _FN_DEFAULTS = _types.FunctionType.__closure__.__get__, _types.FunctionType.__defaults__.__get__
+_CELL = _types.CellType.cell_contents.__get__
+
+
+def _rewrapped(a, b, depth=0):
+    """b is a new closure of a's very code over the same objects (mpmath's `_wrap_specfun`
+    sets fresh wrappers of its own functions on `MPContext` whenever a context is made: a
+    sympy `solve` then failed as `Tampering`); a wrapper of other code or over another
+    function (a library's wrapper around a generated function) is not."""
+    if a is b:
+        return True
+    if _TYPE(a) is not _types.FunctionType or _TYPE(b) is not _types.FunctionType or depth > 4:
+        return False
+    if _FN_CODE(a) is not _FN_CODE(b) or _FN_GLOBALS(a) is not _FN_GLOBALS(b) or _FN_DEFAULTS(a) is not _FN_DEFAULTS(b):
+        return False
+    ca, cb = _FN_CLOSURE(a) or (), _FN_CLOSURE(b) or ()
+    if len(ca) != len(cb):
+        return False
+    for x, y in zip(ca, cb):
+        try:
+            vx, vy = _CELL(x), _CELL(y)
+        except ValueError:
+            return False
+        if not _rewrapped(vx, vy, depth + 1):
+            return False
+    return True
 
 
 def _method_like(x):
@@ -3937,8 +4351,10 @@ def _recorder_state():
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
-        "_attr_key", "_held", "_keep_watch", "_kept_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
-        "_deque_filled", "_plain_iter", "_library_classes_changed",
+        "_attr_key", "_held", "_keep_watch", "_kept_changed", "_facts_ok", "_node_facts_ok", "_node_base",
+        "_sympy_clone", "_facts_of", "_kb_generator", "_same_items", "_sympy_class_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
+        "_deque_filled", "_plain_iter", "_library_classes_changed", "_modules_changed", "_watch_modules",
+        "_tests_modules", "_rewrapped", "_record_modules", "_sympy_class_tags",
         "_method_like")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
@@ -3948,7 +4364,8 @@ def _recorder_state():
                                          "_NAME", "_DATA_BASES", "_USER_DATA", "_NUMPY_HOOKS",
                                          "_ENUM", "_GETSET", "_MEMBER", "_BASE_EXC", "_EXC_ARGS",
                                          "_COPIED_IN", "_WRAPPED_DUNDERS", "_CLASS_HOOKS",
-                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT",
+                                         "_WRAPPED_CLASSES", "_HANDED_DATA", "_SHAPE", "_KEPT", "_LAZY", "_LAYOUT", "_SY", "_SY_CLASSES", "_FACTS", "_MODS", "_DICT_TAG",
+                                         "_MODULE_DICT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
                                          "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_CODE_SET", "_CODE_ATTRS")),
@@ -4074,9 +4491,11 @@ def _child(jfd, wfd, token, out_path):
         if phase == "context":      # what the dependency lines bound; their new classes are the library's
             library_ns = dict(ns)
             if not job["dry"]:
-                _sys.addaudithook(_audit)
+                _watch_modules([job["deps"] or ""] + [c for c in job["cases"] if _TYPE(c) is str], before)
             if len(_sys.modules) != _PRE_MODULES[0]:
                 _learn_classes()
+            if not job["dry"]:          # (after the library's own imports: the generation's first line is next)
+                _sys.addaudithook(_audit)
         if not src or not src.strip() or (job["dry"] and phase != "deps"):
             continue
         try:
@@ -4390,6 +4809,7 @@ def _private_tmp(step_dir, size):
 
 
 _learn_classes()            # warm: every class that exists now is the library's
+_record_modules()           # (the step's process adds what its dependency lines load)
 send({"ready": True, "shim": _SHIM_OK, "runtime": {
     "python": _sys.version.split()[0], "executable": _sys.executable, "prefix": _sys.prefix,
     "modules": {_n: getattr(_sys.modules.get(_n), "__version__", None) for _n in ("numpy", "scipy", "h5py")}}})

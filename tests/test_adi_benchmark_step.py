@@ -1,9 +1,10 @@
 """The benchmark step witness (issue 21, round 5): the hidden-family witness proves the solver's
 map on the hidden family only, so a solver that recognises the public benchmark could grade with
 another method there.  The benchmark's data are separable in time (f, g = exp(-3t) times a fixed
-field), so for any scheme of the family U_{n+1} = M U_n + E^n d; from the runs to T = 1, (N-1)h and
-(N-2)h, V_a = U_{N-1} - E U_{N-2} and V_b = U_N - E U_{N-1} satisfy V_b = M V_a with the scheme's
-zero-data map M.  In-process: the survey's variants are called directly (no recorder involved)."""
+field), so for any scheme of the family U_{n+1} = M U_n + E^n d; from the runs to T = 1, (N-1)h, h and
+2h (anchor a = 1), with w = E^(N-2), V_a = U_{N-1} - w U_1 and V_b = U_N - w U_2 satisfy V_b = M V_a
+with the scheme's zero-data map M (the last step's data term is the first steps' one, decayed).
+In-process: the survey's variants are called directly (no recorder involved)."""
 import math
 
 import numpy as np
@@ -15,7 +16,7 @@ COARSE = (0, 1, 2)
 
 
 def step_jobs(solve, ps=COARSE):
-    """bench:p, bench-1:p, bench-2:p as the driver would return them, made in-process."""
+    """bench:p, bench-1:p, bench-t1:p, bench-t2:p as the driver would return them, made in-process."""
     G = grader()
     out = {}
     for job in [{"tag": f"bench:{p}", "h": G.h_value(p)} for p in ps] + G.step_jobs(ps):
@@ -37,26 +38,34 @@ def test_the_benchmark_data_are_separable_in_time():
         assert np.allclose(pb.g(X, Y, t + s), E * pb.g(X, Y, t), rtol=1e-13, atol=1e-17)
 
 
-def test_step_runs_take_exactly_n_minus_j_steps_of_h():
+def test_step_runs_take_exactly_their_steps_of_h():
+    """Per mesh one near-full run (N - 1 steps) and two short ones (a, a + 1 steps, a = 1); the fine
+    meshes' runs after every coarse job, the finest mesh's run to (N - 1)h first of them."""
     G = grader()
+    a = G.SPEC["bench_step_anchor"]
+    assert a == 1
     jobs = G.step_jobs(range(5))
-    assert len(jobs) == 10
+    assert len(jobs) == 15
     for job in jobs:
-        n = G.mesh_m(job["h"]) - int(job["tag"][len("bench-")])
+        kind = job["tag"].split(":")[0]
+        n = {"bench-1": G.mesh_m(job["h"]) - 1, "bench-t1": a, "bench-t2": a + 1}[kind]
         assert job["T"] / job["h"] == n and int(job["T"] / job["h"]) == n and job["T"] / n == job["h"]
     tags = [j["tag"] for j in G.plan_jobs()]
-    steps = [f"bench-{j}:{p}" for p in range(5) for j in (1, 2)]
+    steps = [f"{k}:{p}" for p in range(5) for k in ("bench-1", "bench-t1", "bench-t2")]
     assert sorted(t for t in tags if t.startswith("bench-")) == sorted(steps)
-    fine = [i for i, t in enumerate(tags) if t in steps[6:]]
-    coarse = [i for i, t in enumerate(tags) if t not in steps[6:] + ["bench:3", "bench:4"]]
+    fine_tags = steps[9:] + ["bench:3"]
+    fine = [i for i, t in enumerate(tags) if t in fine_tags]
+    coarse = [i for i, t in enumerate(tags) if t not in fine_tags + ["bench:4"]]
     assert min(fine) > max(coarse)                          # the fine step runs after every coarse job
+    assert tags[0] == "bench:4" and tags[max(coarse) + 1] == "bench-1:4"
 
 
 @pytest.mark.parametrize("pinned", [True, False], ids=["witness_scheme", "recorder_theta"])
 def test_every_family_row_of_the_survey_passes(pinned):
     """Every scheme of the survey (Douglas, CS, MCS, HV, theta from 1/3 to 20), pinned by the
-    hidden-family witness or found at the recorder's theta; measured worst 3.7e-15 on h <= 0.0125
-    and 6.4e-15 on h = 0.00625 (reference/adi/problem_spec.md), limit 1e-10."""
+    hidden-family witness or found at the recorder's theta; measured worst 6.0e-15 on h = 0.025,
+    9.8e-15 on h = 0.0125 and 3.0e-14 on h = 0.00625 (MCS theta = 20; reference/adi/problem_spec.md),
+    limit 1e-10."""
     G = grader()
     worst = 0.0
     for label, scheme, theta, mixed, _ in survey().ROWS:
@@ -69,6 +78,23 @@ def test_every_family_row_of_the_survey_passes(pinned):
         assert f"{scheme}, theta = {theta:.8g}" in c[0].message or not pinned, (label, c[0].message)
         worst = max(worst, c[0].measured)
     assert worst < 1e-3 * G.SPEC["bench_step_rtol"], worst
+
+
+@pytest.mark.parametrize("label", ["MCS θ=1/3", "HV θ=1/2+√3/6", "CS θ=1/3"])
+def test_theta_as_recorded_passes_on_every_mesh(label):
+    """Through the grader the scheme's theta is the recorder's, printed to 11 digits; V_a is not small
+    (max |V_a| up to ~max |U|), so a 5e-11 error in theta showed (1.3e-13 of max |U|, HV theta = 0.79,
+    h = 0.1): the replay moves theta within bench_step_theta_rtol of the named one (round-off again).
+    CS theta = 1/3 grows without bound on the fine meshes: its short runs are compared with each other
+    at their own size, not max |U_N| (they read as 'the same field' before)."""
+    G = grader()
+    row = {r[0]: r for r in survey().ROWS}[label]
+    theta = float(f"{row[2]:.10e}")
+    assert theta != row[2]
+    mod = survey().load_variant(row[1], row[2], row[3])
+    c = G.benchmark_step_check(step_jobs(mod.solve, range(5)), {"scheme": row[1], "theta": theta}, theta)
+    assert [x.status for x in c] == [G.Status.PASS], [x.message for x in c]
+    assert c[0].measured < 1e-4 * c[0].limit, c[0].message
 
 
 def _cn_solver():
@@ -105,7 +131,7 @@ def test_crank_nicolson_is_identified_as_monolithic():
     c = G.benchmark_step_check(step_jobs(_cn_solver(), (0,)), {"scheme": "MCS", "theta": 1 / 3}, 1 / 3)
     assert [x.status for x in c] == [G.Status.FAIL], [x.message for x in c]
     assert "monolithic 2-D Crank-Nicolson step" in c[0].message
-    assert c[0].measured > 1e6 * c[0].limit, c[0].message        # MCS misses it by 9.4e-3
+    assert c[0].measured > 1e6 * c[0].limit, c[0].message        # MCS misses it by 3.0e-3
 
 
 def test_a_different_method_on_the_graded_call_only_fails_or_is_reviewed():
@@ -137,7 +163,7 @@ def test_missing_step_runs():
     G = grader()
     mcs = survey().load_variant("MCS", 1 / 3, True).solve
     jobs = step_jobs(mcs, (0,))
-    broken = dict(jobs, **{"bench-2:0": {"status": "error", "error": "ValueError: T must be 1", "U": None}})
+    broken = dict(jobs, **{"bench-t2:0": {"status": "error", "error": "ValueError: T must be 1", "U": None}})
     c = G.benchmark_step_check(broken, {"scheme": "MCS", "theta": 1 / 3}, 1 / 3)
     assert [x.status for x in c] == [G.Status.FAIL] and "T must be 1" in c[0].message, c[0].message
     fine = dict(jobs, **{"bench:3": jobs["bench:0"]})         # a stand-in T = 1 run on h = 0.0125
@@ -152,11 +178,9 @@ def test_missing_step_runs():
 
 def _doctored_solver():
     """The residual the step witness leaves open: Crank-Nicolson on the graded call (T = 1), MCS on
-    the run to (N - 1)h, and for the run to (N - 2)h the field that makes the last step an MCS step:
-    U_{N-2} = (U_{N-1} - M^-1 V_b) / E with V_b = U_N - E U_{N-1}, M^-1 by GMRES on the solver's own
-    zero-data MCS map (in-process; through the driver the inner iteration would be hand-written,
-    since the recorder sizes scipy's gmres)."""
-    from scipy.sparse.linalg import LinearOperator, gmres
+    the runs to (N - 1)h and h, and for the run to 2h the field that makes the last step an MCS step
+    with the first steps' data term: U_2 = (U_N - M (U_{N-1} - w U_1)) / w, w = E^(N-2) (V_b = M V_a by
+    construction; one application of the solver's own zero-data MCS step, no inverse needed)."""
     G = grader()
     mcs, cn = survey().load_variant("MCS", 1 / 3, True).solve, _cn_solver()
 
@@ -164,26 +188,22 @@ def _doctored_solver():
         if problem is not None or abs(T - 1.0) < 1e-12:
             return (mcs if problem is not None else cn)(h, T, problem)
         m = int(round(1.0 / h))
-        N, j = m, m - int(round(T / h))
-        if j == 1:
+        if int(round(T / h)) != 2:
             return mcs(h, T, problem)
         X, Y, UN = cn(h, 1.0, None)
-        U1 = mcs(h, (N - 1) * h, None)[2]
-        E = math.exp(-3.0 * h)
-        Vb = (UN - E * U1)[1:-1, 1:-1]
+        UN1, U1 = mcs(h, (m - 1) * h, None)[2], mcs(h, h, None)[2]
+        w = math.exp(-3.0 * (m - 2) * h)
         M = G.adi_map("MCS", 1 / 3, G.witness_operators(m, h, 1.0, 0.8, 0.5), h)
-        n = m - 1
-        op = LinearOperator((n * n, n * n), matvec=lambda v: M(v.reshape(n, n)).ravel(), dtype=float)
-        Va, info = gmres(op, Vb.ravel(), rtol=1e-15, atol=0.0, restart=n * n, maxiter=50)
         U = U1.copy()
-        U[1:-1, 1:-1] = (U1[1:-1, 1:-1] - Va.reshape(n, n)) / E
+        U[1:-1, 1:-1] = (UN[1:-1, 1:-1] - M((UN1 - w * U1)[1:-1, 1:-1])) / w
         return X, Y, U
     return solve
 
 
 @pytest.mark.xfail(strict=True, reason="residual of the benchmark step witness (measured): step runs recognised "
                    "(benchmark data, T < 1) and answered with fields made consistent with a Crank-Nicolson U_N pass "
-                   "(residual 2.8e-16 of max |U| on h = 0.1 against the limit 1e-10); done for every T = jh this is "
+                   "(residual 1.5e-16 of max |U| on h = 0.1 against the limit 1e-10; U_2 from one step of M, no inverse); "
+                   "done for every T = jh this is "
                    "an ADI trajectory with a source vector chosen to land on the CN field, which no per-step "
                    "check can tell from an unusual source treatment")
 def test_step_runs_doctored_to_match_a_crank_nicolson_final_field_are_not_a_pass():
@@ -228,6 +248,33 @@ def test_honest_implementations_with_other_data_treatments_pass():
         assert c[0].measured < 1e-3 * c[0].limit, c[0].message
 
 
+def _gold_first_step_special(steps=1):
+    """The gold whose first `steps` steps take the source elsewhere (f at t + k/2 where t < steps k;
+    the homogeneous map unchanged): a data start-up the hidden-family witness cannot see."""
+    import types
+    src = survey().variant_source("MCS", 1 / 3, True)
+    old = "memo[t] = (G, np.asarray(pb.f(Xi, Yi, t), dtype=float))"
+    assert src.count(old) == 1
+    new = old.replace("t), dtype", f"t + 0.5 * k * (t < {steps - 0.5} * k)), dtype")
+    mod = types.ModuleType("gold_first_step")
+    exec(compile(src.replace(old, new), "gold_first_step", "exec"), mod.__dict__)
+    return mod.solve
+
+
+def test_a_special_first_step_of_the_data_passes():
+    """The anchor is the step from T = h to 2h, not the first one: a solver whose first step treats the
+    data differently (a start-up of a multi-level source formula) passes on every mesh.  A start-up of
+    two steps or more is outside the witness's premise (the step from h to 2h is then special too):
+    FAIL, as the statement says (reference/adi/problem_spec.md)."""
+    G = grader()
+    c = G.benchmark_step_check(step_jobs(_gold_first_step_special(1)), {"scheme": "MCS", "theta": 1 / 3}, 1 / 3)
+    assert [x.status for x in c] == [G.Status.PASS], [x.message for x in c]
+    assert c[0].measured < 1e-3 * c[0].limit, c[0].message
+    c = G.benchmark_step_check(step_jobs(_gold_first_step_special(2), (0,)), {"scheme": "MCS", "theta": 1 / 3},
+                               1 / 3)
+    assert [x.status for x in c] == [G.Status.FAIL], [x.message for x in c]
+
+
 def _separable(h, T=1.0, problem=None):
     """A manufactured benchmark field with a synthetic O(h^2) error that decays like the solution:
     U(T) = exp(-3T) (psi + h^2 phi); its trajectory is separable, so V_a = V_b = 0."""
@@ -240,7 +287,7 @@ def _separable(h, T=1.0, problem=None):
 
 
 def test_a_separable_manufactured_field_is_not_witnessed():
-    """V_b = 0 = M V_a would pass vacuously: on h = 0.1 the family's rows keep max |V_b| >= 1.1e-5 of
+    """V_b = 0 = M V_a would pass vacuously: on h = 0.1 the family's rows keep max |V_b| >= 6.4e-4 of
     max |U| (MCS theta = 1/3), a separable field has round-off (limit 1e-8): REVIEW."""
     G = grader()
     c = G.benchmark_step_check(step_jobs(_separable), {"scheme": "MCS", "theta": 1 / 3}, 1 / 3)
@@ -250,7 +297,7 @@ def test_a_separable_manufactured_field_is_not_witnessed():
 
 @pytest.mark.xfail(strict=True, reason="residual (measured): a separable manufactured field plus a homogeneous "
                    "trajectory of the scheme, U(T) = exp(-3T) W + M^N z (z a fixed field, M^N by the scheme's own "
-                   "zero-data steps), is a step of M from its predecessor on every mesh: PASS (residual 8.1e-16 of max |U|); the same class as "
+                   "zero-data steps), is a step of M from its predecessor, with the first steps' data term, on every mesh: PASS (residual 6.6e-16 of max |U|); the same class as "
                    "the doctored step runs (a free source vector)")
 def test_a_separable_field_plus_a_homogeneous_trajectory_is_not_a_pass():
     G = grader()

@@ -78,7 +78,7 @@ def test_honest_form_passes_structure(tmp_path, name):
     import numpy as np
     G = grader()
     jobs = [{"tag": "bench:0", "h": 0.1, "problem": "benchmark"}, {"tag": "hidden:0.1", "h": 0.1, "problem": "hidden"}]
-    jobs += G.step_jobs((0,))                    # the benchmark step witness's runs (T = 0.9, 0.8)
+    jobs += G.step_jobs((0,))                    # the benchmark step witness's runs (T = 0.9, 0.1, 0.2)
     ready, J, viol, _ = drive(tmp_path / "sub", VARIANTS[name], jobs)
     assert all(j["status"] == "ok" for j in J.values()), {t: j["error"] for t, j in J.items()}
     bad = [(c.id, c.message) for c in G.structure_checks(J, viol, ready) if c.status is not G.Status.PASS]

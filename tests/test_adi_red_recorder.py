@@ -24,7 +24,7 @@ end to end under --strict, SCORE 1.0 with no REVIEW line; see /work/notes/redtea
   - round 4's re-aim: CN only where the problem is the public benchmark (its coefficients), honest
     MCS on every hidden-family run, the audits dodged by the probe: the hidden-family witness
     cannot see it.  Fixed in round 5 by the benchmark step witness (the benchmark's own last step,
-    replayed from the runs to T = 1, (N - 1)h and (N - 2)h): witness.benchmark_step FAIL.
+    replayed from the runs to T = 1, (N - 1)h, h and 2h): witness.benchmark_step FAIL.
 """
 import pytest
 

@@ -30,18 +30,23 @@ CASES = {"patches_shim_internals": "from scicode.compare.cmp import cmp_tuple_or
 def run():
     probs, h5, gen, steps = one_step_set("numpy-internals", REPLIES, cases=CASES)
     rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--jobs", "2", "--timeout", "30")
-    return out, steps, keys
+    return out, steps, keys, doc
 
 
 @pytest.mark.parametrize("label", [k for k in REPLIES if k != "honest"])
 def test_patched_internals_fail_the_step(run, label):
-    out, steps, keys = run
+    out, steps, keys, doc = run
     line = step_line(out, steps[label])
     assert line.startswith("FAIL") and "[model]" in line, line
-    assert "AssertionError" in line and "is False" in line, line      # judged by the grader
+    case = doc["steps"][steps[label]]["cases"][0]       # judged by the grader (the shim's module, which
+    assert not case["ok"], case                         # the tests import, is checked at every return: there
+    assert ("AssertionError" in case["error"] and "is False" in case["error"]) or \
+        (label == "patches_shim_internals" and case["error"].startswith("Tampering")), case   # the call fails)
+    # since every loaded module is watched after each case, the rebinding is Tampering too
+    assert "Tampering" in line and "rebound" in line, line
 
 
 def test_honest_step_passes_and_the_run_is_graded(run):
-    out, steps, keys = run
+    out, steps, keys, doc = run
     assert step_line(out, steps["honest"]).startswith("PASS")
     assert keys["steps_passed"] == f"1/{len(REPLIES)}" and keys["harness_fault_steps"] == "0"

@@ -301,16 +301,14 @@ def test_round5_library_identity_attacks_fail():
     assert rc == 1 and keys["SCORE"] == "0.0", out
 
 
-# found this round, not fixed: a function of a library module outside the watched ones (numpy,
-# numpy.linalg, numpy.random, math, cmath, builtins) rebound by a later call answers the tests
+# found this round: a function of a library module outside the watched ones (numpy, numpy.linalg,
+# numpy.random, math, cmath, builtins) rebound by a later call answered the tests; closed since (the
+# modules the tests reach are watched at every return, every loaded one after each case; its variants:
+# tests/test_scicode_red_watch.py)
 LIBRARY_MODULE_REBOUND = ("def f(x):\n" + RIG + "    import scipy.integrate\n    if x > 1.5:\n"
                           "        scipy.integrate.simpson = lambda *a, **k: R(1000.0)\n    return x + 1\n")
 
 
-@pytest.mark.xfail(strict=True, reason="a library module's namespace (scipy.integrate ...) is not watched: "
-                   "comparing every loaded module's names (1468 modules, 59405 names with scipy's subpackages "
-                   "and sympy) at each return of generated code measured 50 ms per check at load 13; watching "
-                   "only the modules the tests import is not built")
 def test_round5_library_module_rebound_fails():
     probs, h5, gen, steps = one_step_set("red-r5-module", {"module": LIBRARY_MODULE_REBOUND}, target=True,
                                          cases={"module": "import scipy.integrate\nf(1.0)\nf(2.0)\n"

@@ -103,14 +103,9 @@ ATTACK_CASES = {
     "sympy_assumption_forged": "s = f(1.0)\nf(2.0)\nassert (s.is_positive is True) == target",
 }
 DEPENDENCIES = "import numpy as np\\nimport sympy\\nimport scipy.sparse"
-# rows measured PASS (attack accepted) and not fixed: strict xfail with the reason
-OPEN = {
-    "sympy_assumption_forged": (
-        "sympy's lazily filled `_assumptions` cache is excluded from the watch of kept expressions (sympy "
-        "fills it on the tests' first query), so a fact forged into it after the expression crossed "
-        "(`s._assumptions['positive'] = True`) answers `s.is_positive` (measured PASS); telling a forged fact "
-        "from a derived one needs re-deriving each new fact on a fresh expression at every check"),
-}
+# rows measured PASS (attack accepted) and not fixed: strict xfail with the reason (sympy_assumption_forged,
+# open in round 6, is closed: the facts cached in kept sympy nodes are derived again, tests/test_scicode_red_watch.py)
+OPEN = {}
 
 
 @pytest.fixture(scope="module")
@@ -229,11 +224,6 @@ HONEST_OPEN = {
         "_random.Random) crosses as it is (its attributes settled in place), so a later call rewrites what the "
         "tests hold (measured PASS, h.v = 1000.0); documented in Known limits ('a subclass of a C type'); "
         "refusing such objects outright would fail honest Random subclasses, copying needs each C type's state"),
-    "sympy_assumption_forged": (
-        "sympy's lazily filled `_assumptions` cache is excluded from the watch of kept expressions (sympy "
-        "fills it on the tests' first query), so a fact forged into it after the expression crossed "
-        "(`s._assumptions['positive'] = True`) answers `s.is_positive` (measured PASS); telling a forged fact "
-        "from a derived one needs re-deriving each new fact on a fresh expression at every check"),
 }
 
 

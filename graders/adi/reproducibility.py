@@ -17,9 +17,10 @@ def plan_jobs() -> list:
     afresh for every grading run (a solver that counts its calls cannot tell
     which one is audited); the fine meshes outside the shuffle: the finest
     first (with SPEC["job_concurrency"] = 2 jobs at once it runs beside all the
-    others: a quarter of the run's work, no longer its tail), the next finest
-    last.  A hang on either leaves everything else graded (-> 0.5): the other
-    job slot runs on."""
+    others: a quarter of the run's work, no longer its tail), the other fine runs
+    (the next finest, the step witness's) last, the longest first.  A hang on a
+    fine mesh leaves everything else graded (-> 0.5): the other job slot runs on,
+    and no second fine run starts before every coarse job has."""
     jobs = [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["coarse"]]
     jobs += [{"tag": f"hidden:{h:g}", "h": h, "problem": "hidden"} for h in SPEC["hidden_h"]]
     jobs.append({"tag": f"audit:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "hidden",
@@ -36,22 +37,27 @@ def plan_jobs() -> list:
     jobs += step_jobs(SPEC["coarse"])
     secrets.SystemRandom().shuffle(jobs)
     fine = [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
-    steps = step_jobs(SPEC["fine"][::-1])                # the finest mesh's step runs first
-    if SPEC["job_concurrency"] > 1:
-        return fine[-1:] + jobs + steps + fine[:-1]
+    steps = step_jobs(SPEC["fine"][::-1])
+    if SPEC["job_concurrency"] > 1:     # the rest of the fine runs, the longest first (the finest
+        tail = sorted(steps + fine[:-1], key=lambda j: -j.get("T", 1.0) / j["h"] ** 3)    # mesh's
+        return fine[-1:] + jobs + tail  # run to (N - 1) h): work ~ steps x grid = T / h^3
     return jobs + fine + steps
 
 
 def step_jobs(meshes) -> list:
-    """The benchmark step witness's runs (ours): solve(h) to T = (N - j) h, j = 1, 2, on every
-    benchmark mesh, beside the T = 1 run (N = 1/h steps).  T is the float product (N - j) * h, for
-    which T / h is the integer N - j exactly and T / (N - j) == h (so int(T / h), round(T / h) and a
-    loop to T all take the same N - j steps of k = h)."""
+    """The benchmark step witness's runs (ours), beside the T = 1 run (N = 1/h steps) on every
+    benchmark mesh: solve(h) to T = (N - 1) h (the graded run's predecessor), and to T = a h and
+    (a + 1) h with a = SPEC["bench_step_anchor"] (a few steps: the anchor of the data term).  T is
+    the float product j * h, for which T / h is the integer j exactly and T / j == h (so int(T / h),
+    round(T / h) and a loop to T all take the same j steps of k = h).  Tags: bench-1:p (to
+    (N - 1) h), bench-t1:p and bench-t2:p (to a h and (a + 1) h)."""
+    a = SPEC["bench_step_anchor"]
     out = []
     for p in meshes:
         h = h_value(p)
         n = mesh_m(h)
-        out += [{"tag": f"bench-{j}:{p}", "h": h, "problem": "benchmark", "T": (n - j) * h} for j in (1, 2)]
+        out += [{"tag": tag, "h": h, "problem": "benchmark", "T": j * h}
+                for tag, j in ((f"bench-1:{p}", n - 1), (f"bench-t1:{p}", a), (f"bench-t2:{p}", a + 1))]
     return out
 
 
