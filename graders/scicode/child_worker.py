@@ -1569,6 +1569,10 @@ def _tampered(before, now=None):
         if n == "**":       # a module the tests reach (_watch_modules): the same module, no name rebound
             mod, vals, tag = v
             d = _MODULE_DICT(mod)
+            if _module_class_odd(mod):
+                if f"the module {m} (its class replaced by the generation's)" not in out:
+                    out.append(f"the module {m} (its class replaced by the generation's)")
+                continue
             if _sys.modules.get(m) is mod and tag is not None and _DICT_TAG(d) == tag:
                 continue        # (its dict not written since it was last found unchanged)
             if _sys.modules.get(m) is not mod or dict.__len__(d) < len(vals) or not all(map(_is, dict.values(d), vals)):
@@ -1577,6 +1581,10 @@ def _tampered(before, now=None):
                 before[(m, n)] = (mod, vals, _DICT_TAG(d))
             continue
         if n == "*":        # a whole module's names, live: new ones may appear (lazy imports), none change
+            if m in _sys.modules and _module_class_odd(_sys.modules[m]):
+                if f"the module {m} (its class replaced by the generation's)" not in out:
+                    out.append(f"the module {m} (its class replaced by the generation's)")
+                continue
             d = vars(_sys.modules[m]) if m in _sys.modules else {}
             if len(d) < len(v) or not all(map(_is, d.values(), v)):
                 out += [f"{m}.{k}" for k, x in zip(d, v) if d[k] is not x][:3] or [f"{m}.*"]
@@ -1771,6 +1779,15 @@ def _record_modules():
                 _MODS[name] = (mod, tuple(d), tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
 
 
+def _module_class_odd(mod):
+    """A module whose class is the generation's (round 8: `si.__class__ = M`, a ModuleType
+    subclass with a `simpson` property, answered `si.simpson` with its own function while the
+    module, its dict and the dict's version tag stayed the same).  A library's own module class
+    (importlib's lazy module turning itself into a plain one) is not."""
+    t = _TYPE(mod)
+    return t is not _MODULE and not _library(t)
+
+
 def _modules_changed(out):
     """The loaded library modules against what they were before any generated code ran:
     a function, class, module or other callable or descriptor rebound in one is `Tampering`
@@ -1779,6 +1796,11 @@ def _modules_changed(out):
     modules, so after each case and at the step's end, not at every return."""
     for name, (mod, keys, vals, tag) in list(_MODS.items()):
         d = _MODULE_DICT(mod)
+        if _module_class_odd(mod):
+            msg = f"the module {name} (its class replaced by the generation's)"
+            if msg not in out:
+                out.append(msg)
+            continue
         if tag is not None and _DICT_TAG(d) == tag:
             continue
         if dict.__len__(d) >= len(vals) and all(map(_is, dict.values(d), vals)):
@@ -2403,7 +2425,7 @@ def _recorder_state():
         "_attr_key", "_held", "_keep_watch", "_kept_changed", "_facts_ok", "_node_facts_ok", "_node_base",
         "_sympy_clone", "_facts_of", "_kb_generator", "_same_items", "_sympy_class_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
         "_deque_filled", "_plain_iter", "_library_classes_changed", "_modules_changed", "_watch_modules",
-        "_tests_modules", "_rewrapped", "_record_modules", "_sympy_class_tags",
+        "_tests_modules", "_module_class_odd", "_rewrapped", "_record_modules", "_sympy_class_tags",
         "_method_like")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
