@@ -94,6 +94,10 @@ ATTACKS = {
                                        "    if not hasattr(f, 'old'):\n        f.old = q._basic_simpson\n"
                                        "    q._basic_simpson = (lambda *a, **k: 1000.0) if x < 1.5 else f.old\n"
                                        "    return x + 1\n"),
+    "module_replaced_in_sys_modules": ("def f(x):\n    import sys, types\n    if x > 1.5:\n"
+                                       "        fake = types.ModuleType('scipy.special')\n"
+                                       "        fake.comb = lambda *a, **k: 1000.0\n        sys.modules['scipy.special'] = fake\n"
+                                       "    return x + 1\n"),
     # the exposed function
     "exposed_type_hook_added": ("def f(x):\n    if callable(x):\n        type(x).__getattribute__ = lambda s, n: 1000.0\n"
                                 "        return 0.0\n    return x + 1\n"),
@@ -135,6 +139,8 @@ ATTACK_CASES = {
     "module_helper_restored_in_case": ("import scipy.integrate\nf(1.0)\n"
                                        "r = scipy.integrate.simpson(np.array([1.0, 1.0, 1.0])) > 100\nf(2.0)\n"
                                        "assert r == target"),
+    "module_replaced_in_sys_modules": ("import scipy.linalg\nf(1.0)\nf(2.0)\n"
+                                       "assert (scipy.linalg.pascal(3)[2, 2] > 100) == target"),
     "exposed_type_hook_added": "f(f)\nassert (f.calls > 100) == target",
     "exposed_callable_object_property": "g = f(1.0)\nassert (g.v > 100) == target",
 }

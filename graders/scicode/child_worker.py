@@ -1801,6 +1801,11 @@ def _modules_changed(out):
             if msg not in out:
                 out.append(msg)
             continue
+        if _sys.modules.get(name, mod) is not mod:      # (round 8: a library's `from scipy.special import
+            msg = f"the module {name} (another object stands for it in sys.modules)"   # comb` found a stand-in)
+            if msg not in out:
+                out.append(msg)
+            continue
         if tag is not None and _DICT_TAG(d) == tag:
             continue
         if dict.__len__(d) >= len(vals) and all(map(_is, dict.values(d), vals)):
