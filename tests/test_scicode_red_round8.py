@@ -98,6 +98,8 @@ ATTACKS = {
                                        "        fake = types.ModuleType('scipy.special')\n"
                                        "        fake.comb = lambda *a, **k: 1000.0\n        sys.modules['scipy.special'] = fake\n"
                                        "    return x + 1\n"),
+    "module_builtin_shadowed": ("def f(x):\n    import statistics\n    if x > 1.5:\n"
+                                "        statistics.len = lambda d: 0.001\n    return x + 1\n"),
     # the exposed function
     "exposed_type_hook_added": ("def f(x):\n    if callable(x):\n        type(x).__getattribute__ = lambda s, n: 1000.0\n"
                                 "        return 0.0\n    return x + 1\n"),
@@ -141,6 +143,8 @@ ATTACK_CASES = {
                                        "assert r == target"),
     "module_replaced_in_sys_modules": ("import scipy.linalg\nf(1.0)\nf(2.0)\n"
                                        "assert (scipy.linalg.pascal(3)[2, 2] > 100) == target"),
+    "module_builtin_shadowed": ("import statistics\nf(1.0)\nf(2.0)\n"
+                                "assert (statistics.fmean([1.0, 2.0, 3.0]) > 100) == target"),
     "exposed_type_hook_added": "f(f)\nassert (f.calls > 100) == target",
     "exposed_callable_object_property": "g = f(1.0)\nassert (g.v > 100) == target",
 }

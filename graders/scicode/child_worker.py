@@ -1577,6 +1577,9 @@ def _tampered(before, now=None):
                 continue        # (its dict not written since it was last found unchanged)
             if _sys.modules.get(m) is not mod or dict.__len__(d) < len(vals) or not all(map(_is, dict.values(d), vals)):
                 out += [f"{m}.{k}" for k, x in zip(list(d), vals) if dict.get(d, k, _MISSING) is not x][:3] or [f"{m}.*"]
+            elif _shadowing(d, len(vals)):
+                out.append(f"the module {m} (a new name in it shadows a builtin its functions call: "
+                           f"{', '.join(_shadowing(d, len(vals))[:3])})")
             elif tag is not None:
                 before[(m, n)] = (mod, vals, _DICT_TAG(d))
             continue
@@ -1779,6 +1782,17 @@ def _record_modules():
                 _MODS[name] = (mod, tuple(d), tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
 
 
+_BUILTIN_NAMES = {k: x for k, x in vars(builtins).items() if not k.startswith("__")}
+
+
+def _shadowing(d, n):
+    """The names added to a module's dict since it held n (a dict keeps insertion order: they
+    follow the first n) that shadow a builtin (round 8: `statistics.len = ...`, a new name,
+    answered `len` in `statistics.fmean`: new names pass as lazy imports do)."""
+    return [k for k in list(d)[n:] if _TYPE(k) is str and k in _BUILTIN_NAMES
+            and dict.get(d, k) is not _BUILTIN_NAMES[k]]
+
+
 def _module_class_odd(mod):
     """A module whose class is the generation's (round 8: `si.__class__ = M`, a ModuleType
     subclass with a `simpson` property, answered `si.simpson` with its own function while the
@@ -1809,7 +1823,13 @@ def _modules_changed(out):
         if tag is not None and _DICT_TAG(d) == tag:
             continue
         if dict.__len__(d) >= len(vals) and all(map(_is, dict.values(d), vals)):
-            if tag is not None:
+            bad = _shadowing(d, len(vals))
+            if bad:
+                msg = f"the library module {name} (a new name in it shadows a builtin its functions call: " \
+                      f"{', '.join(bad[:3])})"
+                if msg not in out:
+                    out.append(msg)
+            elif tag is not None:
                 _MODS[name] = (mod, keys, vals, _DICT_TAG(d))
             continue
         bad = [k for k, x in zip(keys, vals) if dict.get(d, k, _MISSING) is not x
@@ -2430,7 +2450,7 @@ def _recorder_state():
         "_attr_key", "_held", "_keep_watch", "_kept_changed", "_facts_ok", "_node_facts_ok", "_node_base",
         "_sympy_clone", "_facts_of", "_kb_generator", "_same_items", "_sympy_class_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
         "_deque_filled", "_plain_iter", "_library_classes_changed", "_modules_changed", "_watch_modules",
-        "_tests_modules", "_module_class_odd", "_rewrapped", "_record_modules", "_sympy_class_tags",
+        "_tests_modules", "_module_class_odd", "_shadowing", "_rewrapped", "_record_modules", "_sympy_class_tags",
         "_method_like")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
