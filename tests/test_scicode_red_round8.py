@@ -150,16 +150,6 @@ ATTACK_CASES = {
 }
 # rows measured PASS (attack accepted) and not fixed: strict xfail with the reason
 OPEN = {
-    "hooked_via_deepcopy_dispatch": (
-        "a generated callable the generation put into a library's registry (`copy._deepcopy_dispatch`, a dict "
-        "held by a library module: its contents are not watched, only module names are) is called unwrapped by "
-        "the library on the tests' behalf; its result (an object of a class with a rigged __gt__ that never "
-        "crossed, so it has no construction guard) reaches the tests unconverted (measured PASS)"),
-    "library_instance_method_set": (
-        "a method set in the instance dict of a library object a module holds (`scipy.stats.norm._ppf`, set by a "
-        "later call) answers the tests' `st.norm.ppf(0.5)`: neither the module's names nor the library classes "
-        "change, and instance dicts of module-level objects are not watched (measured PASS; 4,263 such objects, "
-        "21,346 entries with numpy, scipy's usual subpackages and sympy loaded, walked in 31 ms)"),
     "module_helper_restored_in_case": (
         "a helper of a module the tests do not name (`scipy.integrate._quadrature._basic_simpson`) rebound by one "
         "call and restored by the next within the same case: every loaded module is compared after each case, "
