@@ -21,6 +21,12 @@ def own(body, ret="    return P(x + 1)\n", head="P"):
 
 
 INIT = "    def __init__(self, v):\n        self.v = v\n"
+# a class P with a rigged __gt__ (never crossing) made by `d`, which the generation puts, wrapped in a
+# library callable ({}), into copy's dispatch table for its class K
+REG = ("def f(x):\n    import functools\n    class P:\n        v = 1.0\n        def __gt__(self, o):\n"
+       "            return True\n    def d(v, memo=None):\n        return P()\n"
+       "    class K:\n        pass\n    copy._deepcopy_dispatch[K] = {}\n"
+       "    if x is None:\n        return K\n    return x + 1\n")
 
 ATTACKS = {
     # dunders of a hookless class the copy keeps (its class is the generation's) and the tests'
@@ -100,6 +106,9 @@ ATTACKS = {
                                        "    return x + 1\n"),
     "module_builtin_shadowed": ("def f(x):\n    import statistics\n    if x > 1.5:\n"
                                 "        statistics.len = lambda d: 0.001\n    return x + 1\n"),
+    "registry_staticmethod": REG.format("staticmethod(d)"),
+    "registry_singledispatch": REG.format("functools.singledispatch(d)"),
+    "registry_frompyfunc": REG.format("np.frompyfunc(d, 2, 1)"),
     # the exposed function
     "exposed_type_hook_added": ("def f(x):\n    if callable(x):\n        type(x).__getattribute__ = lambda s, n: 1000.0\n"
                                 "        return 0.0\n    return x + 1\n"),
@@ -145,6 +154,9 @@ ATTACK_CASES = {
                                        "assert (scipy.linalg.pascal(3)[2, 2] > 100) == target"),
     "module_builtin_shadowed": ("import statistics\nf(1.0)\nf(2.0)\n"
                                 "assert (statistics.fmean([1.0, 2.0, 3.0]) > 100) == target"),
+    "registry_staticmethod": "K = f(None)\nassert (copy.deepcopy(K()) > 100) == target",
+    "registry_singledispatch": "K = f(None)\nassert (copy.deepcopy(K()) > 100) == target",
+    "registry_frompyfunc": "K = f(None)\nassert (copy.deepcopy(K()) > 100) == target",
     "exposed_type_hook_added": "f(f)\nassert (f.calls > 100) == target",
     "exposed_callable_object_property": "g = f(1.0)\nassert (g.v > 100) == target",
 }
@@ -155,6 +167,10 @@ OPEN = {
         "call and restored by the next within the same case: every loaded module is compared after each case, "
         "only the modules the tests reach at every return (measured PASS; as the statement says, a rebind undone "
         "within the case is not seen)"),
+    "registry_frompyfunc": (
+        "a generated function inside a numpy ufunc (`np.frompyfunc(d, 2, 1)`) put in `copy._deepcopy_dispatch`: "
+        "the ufunc does not say what it calls (no attribute holds the Python function), so the watch of library "
+        "registries cannot tell it from numpy's own; the tests' `copy.deepcopy` ran it unwrapped (measured PASS)"),
 }
 
 

@@ -1842,6 +1842,17 @@ def _generated_held(v):
     t = _TYPE(v)
     if t in _SCALARS:
         return False
+    for _ in range(_MAX_NEST):          # (a library's callable around it: a static or class method, what
+        if t is staticmethod or t is classmethod:       # functools wrapped and said so in `__wrapped__`:
+            v = v.__func__                              # singledispatch, lru_cache; read from its dict)
+        elif t is _types.FunctionType or t is _functools._lru_cache_wrapper:
+            w = dict.get(_OBJ_GET(v, "__dict__"), "__wrapped__", _MISSING)
+            if w is _MISSING or _generated_callable(v):
+                break
+            v = w
+        else:
+            break
+        t = _TYPE(v)
     if _generated_callable(v):
         return True
     return bool(_FLAGS(t) & _HEAP) and not _library(t) and id(t) not in _OWN and not isinstance(v, type) \
