@@ -3549,33 +3549,9 @@ def _tampered(before, now=None):
     for k, state in list(_WATCHED.values()):     # the library classes whose objects crossed
         if _class_changed(k, state):
             out.append(f"the class {_NAME(k)} (a method replaced on the class itself)")
-    out += [f"the library function {str(getattr(fn, '__qualname__', '?'))[:80]} (its {attr} set)"
-            for fn, attr in list(_CODE_SET)[:3]]
     return out + _classes_rigged() + _kept_changed()
 
 
-_CODE_SET = []      # (function, attribute): a library function whose code or defaults were set (_audit)
-_CODE_ATTRS = frozenset(("__code__", "__defaults__", "__kwdefaults__"))
-
-
-def _audit(event, args, _code=_types.FunctionType.__code__.__get__, _rec=_CODE_SET):
-    """An audit hook of the step's process, from the generation's first line on (round 8): a
-    library function (one defined in a module's file; not one made from a string: a
-    namedtuple's `__new__`, whose defaults the library sets as it makes the class) whose
-    `__code__`, `__defaults__` or `__kwdefaults__` is set (CPython audits these as
-    `object.__setattr__`) is recorded, and the tamper check reports it.  The function object,
-    and so its module's names, stay the same: `scipy.integrate.simpson.__code__ = ...` or
-    numpy's `np.sum._implementation.__code__` rigged the tests' own computation, seen by no
-    check.  A hook cannot be removed; one that set its own code is seen doing so."""
-    if event == "object.__setattr__" and len(args) > 1 and _TYPE(args[0]) is _types.FunctionType \
-            and args[1] in _CODE_ATTRS:
-        try:
-            name = _code(args[0]).co_filename
-            if _TYPE(name) is str and name.startswith("<"):
-                return
-        except BaseException:
-            pass
-        _rec.append((args[0], str(args[1])))
 
 
 def _library_classes_changed(out):
@@ -3599,6 +3575,7 @@ def _library_classes_changed(out):
                 out.append(msg)
     _modules_changed(out)
     _held_changed(out)
+    _functions_changed(out)
     for rec in list(_SY_CLASSES.values()):      # sympy's default facts and fact handlers, changed in place
         if rec is not None and _sympy_class_changed(rec):
             msg = f"the sympy class {_NAME(rec[0])} (its default assumptions or fact handlers changed)"
@@ -3734,6 +3711,50 @@ def _record_modules():
                 _MODS[name] = (mod, tuple(d), tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
                 if _DICT_TAG is not None:
                     _record_held(d)
+                _record_functions(d)
+
+
+_FN_RECS = {}   # id of a library function -> (it, its code, defaults, kwdefaults) before any generated code ran
+_DISPATCHER = _TYPE(numpy.sum)      # (numpy's array-function dispatcher: its Python implementation)
+
+
+def _record_functions(md):
+    """The functions a module holds, its dispatchers' implementations and its classes' methods,
+    with their code and defaults (round 8: `scipy.integrate.simpson.__code__ = ...` or
+    `np.sum._implementation.__code__` set by a later call rigged the tests' own computation; the
+    function object, its module's names and every dict stayed as they were)."""
+    fns = []
+    for x in list(dict.values(md)):
+        t = _TYPE(x)
+        if t is _types.FunctionType:
+            fns.append(x)
+        elif t is _DISPATCHER:
+            try:
+                fns.append(_DISPATCHER._implementation.__get__(x, t))
+            except Exception:
+                pass
+        elif issubclass(t, type) and _FLAGS(x) & _HEAP:
+            for y in list(_TYPE_DICT(x).values()):
+                if _TYPE(y) is staticmethod or _TYPE(y) is classmethod:
+                    y = y.__func__
+                if _TYPE(y) is _types.FunctionType:
+                    fns.append(y)
+    for f in fns:
+        if _TYPE(f) is _types.FunctionType and id(f) not in _FN_RECS:
+            _FN_RECS[id(f)] = (f, _FN_CODE(f), _FN_DEFAULTS(f), _FN_KWDEFAULTS(f))
+
+
+def _functions_changed(out):
+    """The recorded library functions whose code or defaults were set since (after each case and
+    at the step's end: about 10 ms for the 26,790 functions with numpy, scipy's usual
+    subpackages and sympy loaded; a change undone within the case is not seen)."""
+    bad = [f for f, c, d, k in list(_FN_RECS.values())
+           if _FN_CODE(f) is not c or _FN_DEFAULTS(f) is not d or _FN_KWDEFAULTS(f) is not k]
+    for f in bad[:3]:
+        msg = f"the library function {str(_FN_QUALNAME(f))[:80]} (its code or defaults set)"
+        if msg not in out:
+            out.append(msg)
+    return out
 
 
 _HELD = {}      # id of a dict a module holds, or of the instance dict of an object a module holds (before any
@@ -3869,6 +3890,7 @@ def _modules_changed(out):
 
 
 _FN_CODE, _FN_GLOBALS = _types.FunctionType.__code__.__get__, _types.FunctionType.__globals__.__get__
+_FN_KWDEFAULTS, _FN_QUALNAME = _types.FunctionType.__kwdefaults__.__get__, _types.FunctionType.__dict__["__qualname__"].__get__
 _FN_CLOSURE, _FN_DEFAULTS = _types.FunctionType.__closure__.__get__, _types.FunctionType.__defaults__.__get__
 _CELL = _types.CellType.cell_contents.__get__
 
@@ -4471,14 +4493,14 @@ def _recorder_state():
         "_dataclass_fields", "_namedtuple_fields", "_own_class", "_class_changed", "_settle_args", "_scan",
         "_odd_descriptor", "_wrapped_descriptor", "_unwrapped_descriptor", "_guard_constants", "_guard_dataclass", "_guard_construction",
         "_constructed_by_tests",
-        "_own_hooks", "_audit", "_dc_compare", "_dc_hash", "_dataclass_compared", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
+        "_own_hooks", "_dc_compare", "_dc_hash", "_dataclass_compared", "_dc_frozen", "_void_check", "_generated_callable", "_same_namespace", "_is_wrapped",
         "_copy_instance", "_state_value", "_fields_record", "_instance_dict", "_slots", "_data_of", "_user_data",
         "_keeps_identity", "_numpy_hooked", "_copy_in", "_copy_in_new", "_write_back", "_class_data",
         "_recheck_classes", "_classes_rigged", "_crossing_exception",
         "_attr_key", "_held", "_keep_watch", "_kept_changed", "_facts_ok", "_node_facts_ok", "_node_base",
         "_sympy_clone", "_facts_of", "_kb_generator", "_same_items", "_sympy_class_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
         "_deque_filled", "_plain_iter", "_library_classes_changed", "_modules_changed", "_watch_modules",
-        "_tests_modules", "_module_class_odd", "_shadowing", "_record_held", "_held_changed", "_generated_held", "_rewrapped", "_record_modules", "_sympy_class_tags",
+        "_tests_modules", "_module_class_odd", "_shadowing", "_record_held", "_held_changed", "_generated_held", "_record_functions", "_functions_changed", "_rewrapped", "_record_modules", "_sympy_class_tags",
         "_method_like")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
@@ -4492,7 +4514,7 @@ def _recorder_state():
                                          "_MODULE_DICT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_CODE_SET", "_CODE_ATTRS")),
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_FN_RECS")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
@@ -4618,8 +4640,6 @@ def _child(jfd, wfd, token, out_path):
                 _watch_modules([job["deps"] or ""] + [c for c in job["cases"] if _TYPE(c) is str], before)
             if len(_sys.modules) != _PRE_MODULES[0]:
                 _learn_classes()
-            if not job["dry"]:          # (after the library's own imports: the generation's first line is next)
-                _sys.addaudithook(_audit)
         if not src or not src.strip() or (job["dry"] and phase != "deps"):
             continue
         try:
