@@ -1,8 +1,10 @@
 """Issue 22, round 8 (second engineer, source in hand): round 7's routes (the tests holding the
 grader's `_Exposed` for a generated function, wrapped descriptor classes, `_ClassConst`, the
 grader's dataclass hooks, the construction guard, a wrapped `__missing__`) and the dunders around
-them attacked.  Each attack must fail as the model's (FAIL [model], score 0); each honest twin
-must pass.  Grouped in one grader run per table (fast)."""
+them attacked, then scattack's module watch (a module's class swapped, a builtin shadowed, a
+stand-in in sys.modules, a library function's code or defaults set, what library registries and
+module-level objects hold).  Each attack must fail as the model's (FAIL [model], score 0); each
+honest twin must pass.  Grouped in one grader run per table (fast)."""
 import pytest
 
 from test_scicode_plain_data import RIG
