@@ -239,3 +239,107 @@ def test_honest_twin_a_fine_step_run_not_reached_is_tier3_unverified():
     assert [(x.id, x.status) for x in c] == [("witness.benchmark_step", G.Status.PASS),
                                              ("tier3.benchmark_step", G.Status.FAIL)], [x.message for x in c]
     assert "not reached" in c[1].message
+
+
+# -- the integrity check by dict version tags ---------------------------------------------------------
+# After each job the driver compares only the dicts whose PEP 509 version tag moved since driver start
+# (graders/adi/child_driver.py _moved_items).  Every change made through Python bumps the tag
+# (tests/test_adi_exploit_tamper.py); what the full comparison caught and the tag skip misses is a change
+# whose tag is put back by hand: ctypes (already loaded by the driver, so sys.modules holds it and no
+# import is spelled) writes the 8 bytes after ma_used.  Measured on CPython 3.11.7, h = 0.1, the gold
+# with the change inside solve(): numpy.linalg.cond replaced by numpy.linalg.norm, the tag restored:
+# reported as tamper by the grader before the tag skip (234ae7a, numpy.linalg.cond), not after; the
+# static scan flags nothing.  The same capability defeated the full comparison already: the driver's
+# state is reachable through a wrapper's globals (a computed "__glob" + "als__", as in
+# test_adi_red_recorder.py), and refreshing its reference (_SNAP before, _TAGS0 now) hides the same
+# change from both (measured: not reported before or after).  Neither buys a pass by itself: the
+# witnesses are behavioural and run the replays outside the child.
+SWAP_BODY = ("    import sys as _s\n"
+             "    _m = _s.modules['numpy.linalg']\n"
+             "    setattr(_m, 'cond', _m.norm)\n")
+TAG_PUT_BACK = ("    import sys as _s\n"
+                "    _m = _s.modules['numpy.linalg']\n"
+                "    _c = _s.modules['ctypes'].c_uint64.from_address(id(vars(_m)) + 24)\n"
+                "    _v = _c.value\n"
+                "    setattr(_m, 'cond', _m.norm)\n"
+                "    _c.value = _v\n")
+REFERENCE_REFRESHED = ("    import sys as _s\n"
+                       "    _m = _s.modules['numpy.linalg']\n"
+                       "    setattr(_m, 'cond', _m.norm)\n"
+                       "    _G = getattr(solve_banded, '__glob' + 'als__')\n"
+                       "    if _G.get('_TAGS0') is not None:\n"
+                       "        _G['_TAGS0'] = [None if _a is None else _G['_TAG'](_a) for _a in _G['_ADDRS']]\n"
+                       "    else:\n"
+                       "        _G['_SNAP'] = _G['_snapshot']()\n")
+HONEST_TAG_READ = ("    import sys as _s\n"
+                   "    _m = _s.modules['numpy.linalg']\n"
+                   "    _v = _s.modules['ctypes'].c_uint64.from_address(id(vars(_m)) + 24).value\n"
+                   "    setattr(_m, 'cond', _m.cond)\n")
+
+
+def _tamper_run(tmp_path, body):
+    from test_adi_support import drive, gold_variant_source
+    G = grader()
+    anchor = '    pb = BenchmarkProblem() if problem is None else problem\n'
+    src = gold_variant_source(anchor, body + anchor)
+    static = [c for c in G.import_audit(src, "static") if c.status is not G.Status.PASS]
+    ready, J, viol, _ = drive(tmp_path / "drv", src)
+    assert J["bench:0"]["status"] == "ok", J["bench:0"]["error"]
+    return [w for v in viol if v.get("kind") == "tamper" for w in v["what"]], static
+
+
+def test_a_plain_swap_is_reported(tmp_path):
+    """Control: the same swap, tag not touched: reported (numpy.linalg.cond), static scan silent."""
+    what, static = _tamper_run(tmp_path, SWAP_BODY)
+    assert "numpy.linalg.cond" in what and not static, (what, static)
+
+
+@pytest.mark.xfail(strict=True, reason="regression of the tag skip (measured, CPython 3.11.7): a swap whose "
+                   "version tag is written back through ctypes (sys.modules['ctypes'], loaded by the driver; no "
+                   "import spelled, static scan silent) is not reported; the full comparison before the tag skip "
+                   "(234ae7a) reported numpy.linalg.cond.  Not a new capability: the same change hidden by "
+                   "refreshing the driver's reference through a wrapper's globals went unreported before and after "
+                   "(next test); closing either needs the child's state out of the child's reach")
+def test_a_swap_with_its_tag_put_back_is_reported(tmp_path):
+    what, static = _tamper_run(tmp_path, TAG_PUT_BACK)
+    assert "numpy.linalg.cond" in what or static, (what, static)
+
+
+@pytest.mark.xfail(strict=True, reason="pre-existing (measured before and after the tag skip): the driver's "
+                   "reference state (_SNAP before, _TAGS0 now) refreshed through a wrapper's __globals__ (a computed "
+                   "name, which the static scan does not see) hides a swap from the integrity check; only the "
+                   "behavioural witnesses stand against what such a swap could buy")
+def test_a_swap_with_the_reference_refreshed_is_reported(tmp_path):
+    what, static = _tamper_run(tmp_path, REFERENCE_REFRESHED)
+    assert "numpy.linalg.cond" in what or static, (what, static)
+
+
+def test_honest_twin_a_tag_read_and_a_same_object_assignment_are_not_reported(tmp_path):
+    what, static = _tamper_run(tmp_path, HONEST_TAG_READ)
+    assert not what and not static, (what, static)
+
+
+TYPE_SETATTR = ("    import sys as _s\n"
+                "    _sp = _s.modules['scipy.sparse']\n"
+                "    type.__setattr__(_sp.csr_matrix, 'tocoo', _sp.csr_matrix.tocsc)\n")
+MODULE_CLASS_SWAPPED = ("    import sys as _s\n"
+                        "    _m = _s.modules['numpy.linalg']\n"
+                        "    class _Lying(type(_s)):\n"
+                        "        def __getattribute__(self, k):\n"
+                        "            return object.__getattribute__(self, 'norm' if k == 'cond' else k)\n"
+                        "    _m.__class__ = _Lying\n")
+
+
+def test_a_class_attribute_set_through_type_setattr_is_reported(tmp_path):
+    """type.__setattr__ on a library class writes its dict: the tag moves (reported before and after)."""
+    what, _ = _tamper_run(tmp_path, TYPE_SETATTR)
+    assert "scipy.sparse._csr.csr_matrix.tocoo" in what, what
+
+
+@pytest.mark.xfail(strict=True, reason="pre-existing (measured before and after the tag skip): a library module's "
+                   "__class__ reassigned to a ModuleType subclass whose __getattribute__ answers numpy.linalg.cond "
+                   "with norm leaves the module's dict (and its tag) as it was: no comparison of dicts can see it, "
+                   "and the static scan does not flag it")
+def test_a_library_module_with_its_class_swapped_is_reported(tmp_path):
+    what, static = _tamper_run(tmp_path, MODULE_CLASS_SWAPPED)
+    assert what or static, (what, static)
