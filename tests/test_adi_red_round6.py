@@ -197,6 +197,19 @@ def test_through_the_driver(tmp_path):
     assert failed(checks) == {"witness.benchmark_step"}, {k: c.message[:200] for k, c in checks.items()}
 
 
+def test_graded_end_to_end(tmp_path):
+    """The whole grader on the step-index solver's own consistent submission (its five-mesh study):
+    measured before (grade_adi.py at 6effe09), RESULT: PASS, SCORE: 1.0, review_required 0; now
+    witness.benchmark_step FAIL on h = 0.1 (2.9e-2 of max |U|), SCORE 0.0."""
+    from test_adi_support import grade, submission_from_solver
+    sub = submission_from_solver(tmp_path / "sub", hybrid_source(BY_INDEX))
+    rc, stdout, stderr, doc = grade(sub)
+    assert "SCORE: 0.0" in stdout and "RESULT: FAIL" in stdout, stdout[-2000:]
+    bad = [c for c in doc["checks"] if c["status"] == "FAIL"]
+    assert [c["id"] for c in bad] == ["witness.benchmark_step"], [(c["id"], c["message"][:200]) for c in bad]
+    assert "the steps before it are not" in bad[0]["message"]
+
+
 def test_honest_twin_through_the_driver(tmp_path):
     checks, J, _ = judge(tmp_path, hybrid_source("False"), STEP_JOBS)
     bad = {k: c.message[:200] for k, c in checks.items() if c.status.value in ("FAIL", "REVIEW")}
