@@ -371,7 +371,9 @@ def benchmark_step_check(jobs: dict, found: dict, theta_hint) -> list:
                 r = Vb - np.asarray(step(Va)).reshape(Vb.shape)
             return float(np.max(np.abs(r))) / scale if np.all(np.isfinite(r)) else math.inf
         defect = float(np.max(np.abs(Vb))) / scale
-        if p == SPEC["coarse"][0] and defect <= SPEC["bench_step_min_defect"]:    # the other meshes still run
+        if vacuous is None and defect <= SPEC["bench_step_min_defect"]:    # on any mesh (red team round 6:
+            # on h = 0.1 alone, a separable field on the finer meshes beside ADI on h = 0.1 passed); the
+            # other meshes still run
             vacuous = Check(cid, Status.REVIEW, f"on the benchmark mesh h = {h:g} the returned fields are separable "
                             f"in time to {defect:.1e} of max |U| (U(T) = exp(-3 T) W: V_b = U_N - w U_{a + 1} "
                             f"vanishes, limit {SPEC['bench_step_min_defect']:g}), which no scheme of the family is "
