@@ -5,7 +5,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+# The tests' own numpy (studies written in the test process, judges called in process) runs with
+# one BLAS thread, as every grader's children and the FEM/ADI graders themselves do (their env is
+# built afresh, so this pins nothing they would not pin).  With OpenBLAS's default, one spinning
+# thread per core under three xdist workers on two cores, one test that writes a dense-solve study
+# (tests/test_adi_exploit_dense.py) took 77 s of wall time in a full run, against 9.5 s pinned (24 s with two threads, the same minute, load 3.7).
+for _key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+             "NUMEXPR_NUM_THREADS"):
+    os.environ.setdefault(_key, "1")
+
+import pytest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "reference"
