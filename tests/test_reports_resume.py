@@ -63,10 +63,10 @@ def alive(pid: int) -> bool:
         return False
 
 
-def interrupt_when(cmd, ready, timeout=120) -> tuple:
+def interrupt_when(cmd, ready, timeout=120, env=None) -> tuple:
     """Start cmd, send SIGINT once ready() holds; (exit code, stderr, its children at that moment)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
+                            preexec_fn=default_sigint, env=env)
     deadline = time.monotonic() + timeout
     while not ready() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -82,12 +82,15 @@ def test_scicode_interrupted_then_resumed_grades_only_the_rest(scicode, tmp_path
                                        "--json", tmp_path / "full.json")
     assert rc == 0 and full["keys"]["steps_in_scope"] == 6
     kept = tmp_path / "run" / "resume"
+    (tmp_path / "tmp").mkdir()
     rc, out, err, kids = interrupt_when(
         [sys.executable, grader, *scicode, "--out", str(tmp_path / "run")],
-        lambda: kept.is_dir() and len(list(kept.glob("*.json"))) >= 3)
+        lambda: kept.is_dir() and len(list(kept.glob("*.json"))) >= 3,
+        env=dict(os.environ, TMPDIR=str(tmp_path / "tmp")))
     done = len(list(kept.glob("*.json")))
     assert rc == 130 and "Traceback" not in err and "interrupted" in err and 3 <= done < 6
     assert "RESULT:" not in out and kids and not any(alive(p) for p in kids)
+    assert not list((tmp_path / "tmp").iterdir())     # the workers' folder removed too
     rc, out, err, doc = run_grader(grader, *scicode, "--out", tmp_path / "run", "--json", tmp_path / "r.json")
     assert f"resume: {done} of 6 step(s) already graded" in err
     assert f"steps {6 - done}/{6 - done}" in err                       # only the rest ran
@@ -149,7 +152,8 @@ def test_ctrl_c_is_exit_130_children_gone_no_traceback(tmp_path, host):
     shutil.copytree(REFERENCE / "fem" / "gold", sub)
     (sub / "fem_solver.py").write_text("import time\n\n\ndef solve(n):\n    while True:\n        time.sleep(1)\n")
     cmd = [sys.executable, str(REPO / "grade_fem.py"), str(sub), "--json", str(tmp_path / "r.json")]
-    env = dict(os.environ)
+    env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))      # where its work dirs go
+    (tmp_path / "tmp").mkdir()
     if host == "no-user-namespaces":
         (tmp_path / "bin").mkdir()
         (tmp_path / "bin" / "unshare").write_text(NO_USERNS)
@@ -170,6 +174,7 @@ def test_ctrl_c_is_exit_130_children_gone_no_traceback(tmp_path, host):
     assert time.monotonic() - t_sig < 20, err
     assert kids and not any(alive(p) for p in kids)
     assert not (tmp_path / "r.json").exists()
+    assert not list((tmp_path / "tmp").iterdir())     # its staging and work dirs removed too
 
 
 STUCK_AFTER_INTERRUPT = """

@@ -67,9 +67,10 @@ def test_sigkilled_grader_leaves_no_process(tmp_path):
     sub = tmp_path / "sub"
     shutil.copytree(REPO / "reference" / "fem" / "gold", sub)
     (sub / "fem_solver.py").write_text(SPAWN % mark + "_t.sleep(300)\n" + (sub / "fem_solver.py").read_text())
+    (tmp_path / "tmp").mkdir()      # a SIGKILLed grader cannot remove its work dirs: not in /tmp
     grader = subprocess.Popen([sys.executable, str(REPO / "grade_fem.py"), str(sub)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+                              start_new_session=True, env=dict(os.environ, TMPDIR=str(tmp_path / "tmp")))
     try:
         # both phases: job child + 2 pool workers + daemon, each
         assert wait_for(lambda: len(holders(mark)) >= 4, 60), holders(mark)

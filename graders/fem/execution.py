@@ -80,11 +80,13 @@ class Execution:
 
     def join(self):
         """The run's RunOutcome, once it is over."""
-        for t in self.threads:
-            if not join_unless_interrupted(t):
-                return None             # Ctrl-C: the unwind goes on (the children are killed)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        return self.outcome
+        try:
+            for t in self.threads:
+                if not join_unless_interrupted(t):
+                    return None         # Ctrl-C: the unwind goes on (the children are killed)
+            return self.outcome
+        finally:                        # the staged copy, however the wait ended
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def execution_checks(run: Execution, arrs: dict, report: Report) -> list:

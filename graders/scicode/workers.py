@@ -281,16 +281,19 @@ class WorkerPool:
         return item
 
     def close(self) -> None:
-        if not join_unless_interrupted(self.launcher):
-            return                      # Ctrl-C: the workers are killed with the grader's children
-        while True:
-            try:
-                item = self.started.get_nowait()
-            except queue.Empty:
-                break
-            if isinstance(item, Worker):
-                item.stop()
-        shutil.rmtree(self.base, ignore_errors=True)
+        try:
+            if not join_unless_interrupted(self.launcher):
+                return                  # Ctrl-C: the workers are killed with the grader's children
+            while True:
+                try:
+                    item = self.started.get_nowait()
+                except queue.Empty:
+                    break
+                if isinstance(item, Worker):
+                    item.stop()
+        finally:                        # the workers' folder, however the wait ended (twice: a
+            for _ in range(2):          # worker's folder made during the first pass stops it)
+                shutil.rmtree(self.base, ignore_errors=True)
 
 
 _PRESTARTED = {}        # "pool": the WorkerPool prestart_workers launched for the coming steps
