@@ -4277,6 +4277,7 @@ class RunOutcome:
 #                started in the order given (up to `concurrency` at once), each in its own
 #                process group and user namespace, its messages tagged {"job": id} by this
 #                parent, then {"kind": "job_end", ...} per job.
+#                In a gated run (run_isolated(gate=...)) it waits for the grader's go first.
 # _LIM (the request's "runner" entry) holds the runner's limits and "isolated": whether this
 # run was started in the allow-list root (file isolation; a run where it did not hold is
 # discarded and started again at the level the probe finds).
@@ -4763,6 +4764,10 @@ def fork_jobs(jobs, run_job, concurrency=1):
     then holds no plan of the jobs after it, as it would in a list it inherited (with
     concurrency 1 only: the next job is drawn when no job is running)."""
     report_runtime()
+    if _REQ.get("gated"):                   # the grader says go before any job (run_isolated(gate=)):
+        word = receive()                    # nothing of the submission runs until then; anything
+        if not (isinstance(word, dict) and word.get("go") is True):     # else ends the run
+            _os._exit(0)
     libc = _libc()
     if libc is not None:
         libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent
@@ -4997,7 +5002,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                  interact=None, followup=None, rearm=None, lib_files: dict | None = None,
                  cpu_seconds: int | None = None, mem_bytes: int | None = None,
                  memory: str = "address", env_pass: tuple = (), ro_paths: tuple = (),
-                 no_site: tuple = (), launched=None) -> RunOutcome:
+                 no_site: tuple = (), launched=None, gate=None) -> RunOutcome:
     """Run DRIVER_PROLOGUE + driver_body in a fresh sandboxed interpreter on a private copy of
     the submission, with resource limits and a wall-clock deadline enforced from outside.
     Only token-tagged lines on the runner's own pipe count.
@@ -5020,7 +5025,13 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                                 path; else it starts as usual;
       launched()                called (in the runner's thread) once the child process is
                                 started: a grader holding back its own work until then gives
-                                the launch the interpreter lock (FEM)."""
+                                the launch the interpreter lock (FEM);
+      gate() -> bool            the child starts at once but runs no job before the grader says
+                                go: called in a runner thread once the child is started, it may
+                                block (e.g. while the grader's static checks run beside the
+                                child's start-up); True lets fork_jobs start the jobs and the
+                                deadline counts from then, False ends the run before any job
+                                (the request says "gated"; fork_jobs waits for the word)."""
     limits = {k: SPEC[f"runner_{k}"] for k in ("mem_bytes", "fsize_bytes", "cpu_slack_s",
                                                "term_grace_s", "output_cap_bytes",
                                                "reply_cap_bytes", "copy_cap_bytes")}
@@ -5035,7 +5046,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     level = {k: v for k, v in known.items() if k not in ("prefix", "root")}
     again = dict(interact=interact, followup=followup, rearm=rearm, lib_files=lib_files,
                  cpu_seconds=cpu_seconds, mem_bytes=mem_bytes, memory=memory, env_pass=env_pass,
-                 ro_paths=ro_paths, no_site=no_site, launched=launched)
+                 ro_paths=ro_paths, no_site=no_site, launched=launched, gate=gate)
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
@@ -5066,6 +5077,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                            "job_ipc_net": bool(JOB_AREAS.get("ipc_net", True)),
                            "path": site_dirs or _grader_site_dirs(), "pth": site_dirs is None,
                            "prefix": [sys.prefix, sys.exec_prefix]})
+        if gate is not None:
+            req["gated"] = True
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
         # BLAS threads pinned to 1 (CONVENTIONS): the verdict must not depend on the grading
@@ -5153,7 +5166,21 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                     pending.clear()
                     lines.put(obj)
             reader.on_message = on_message
-        if interact is None and followup is None:
+        if gate is not None:
+            def open_gate():
+                held = time.monotonic()
+                try:
+                    go = gate() is True
+                except Exception as exc:          # the grader's own callback failed
+                    failure.append(f"the grader's gate callback raised {exc!r}"[:300])
+                    go = False
+                with reader.lock:      # the time the grader held the child is not its budget's;
+                    deadline[0] = (deadline[0] + time.monotonic() - held) if go else time.monotonic()
+                lines.put({"go": go})  # (stopped: the deadline is now, the child goes at once)
+                if interact is None and followup is None:
+                    lines.put(None)
+            threading.Thread(target=open_gate, daemon=True).start()
+        elif interact is None and followup is None:
             lines.put(None)            # nothing more will be said: the child's input ends
         cap = limits["output_cap_bytes"]
         threads = [threading.Thread(target=_drain, args=(proc.stdout, out, cap), daemon=True),
@@ -5831,9 +5858,66 @@ def keep_heap() -> None:
     mallopt(-3, 16 << 20)           # M_MMAP_THRESHOLD: blocks below 16 MiB from the heap
 
 
+class EarlyRun:
+    """The isolated run, started before the static checks and held at its gate: the child's
+    start-up (sandbox, interpreter, numpy/scipy and the recorder's set-up, a few tenths of a
+    second) overlaps the grader's static checks; no job (nothing of the submission) runs before
+    go(), and stop() ends it when the static checks already score 0.0.  The request does not
+    depend on the static checks (a fresh plan, seed and draws, as before)."""
+
+    def __init__(self, submission: str, budget: float):
+        self.launched = threading.Event()
+        self._said, self._word, self._box = threading.Event(), [False], {}
+        request = driver_request(plan_jobs(), perturb_seed())
+
+        def run():
+            try:
+                self._box["outcome"] = run_isolated(submission, DRIVER_BODY, request, budget,
+                                                    no_site=("numpy", "scipy"), launched=self.launched.set,
+                                                    gate=self._gate)
+            except BaseException as exc:     # surfaces in go() as a grader failure
+                self._box["error"] = exc
+            finally:
+                self.launched.set()
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        self.launched.wait(SPEC["launch_wait_s"])    # the launch first (the interpreter lock)
+
+    def _gate(self) -> bool:
+        self._said.wait()
+        return self._word[0]
+
+    def go(self):
+        """Let the jobs run; the run's outcome (raises what the runner raised)."""
+        self._word[0] = True
+        self._said.set()
+        self._thread.join()
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box["outcome"]
+
+    def stop(self) -> None:
+        """No job runs; the child is ended and its folder removed."""
+        if not self._said.is_set():
+            self._said.set()
+        self._thread.join()
+
+
 def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Report:
     """Every record of the seed's checks: files, imports, arrays, sidecar, tiers, then (unless
-    --no-exec or already 0.0) one isolated run of every job beside the hidden reference."""
+    --no-exec or already 0.0) one isolated run of every job beside the hidden reference.  The
+    run's child starts before the static checks and waits for them (EarlyRun)."""
+    early = None
+    if not no_exec and os.path.isfile(os.path.join(submission, SPEC["solver_file"])):
+        early = EarlyRun(submission, budget)
+    try:
+        return _grade(submission, early, strict=strict, no_exec=no_exec)
+    finally:
+        if early is not None:
+            early.stop()            # (after go(): nothing left to do)
+
+
+def _grade(submission: str, early, *, strict: bool, no_exec: bool) -> Report:
     report = Report(submission)
     checks, phases, outcomes, keys = report.checks, report.phases, report.outcomes, report.keys
     t0 = time.monotonic()
@@ -5888,7 +5972,8 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
         checks.append(Check("provenance.exec", Status.SKIP, "--no-exec: the solver was not run; "
                             "provenance unverified, no score"))
         return report
-    if sub.e is None or any(c.status is Status.FAIL and not c.id.startswith(TIER3_PREFIX) for c in checks):
+    if early is None or sub.e is None or any(c.status is Status.FAIL and not c.id.startswith(TIER3_PREFIX)
+                                             for c in checks):
         checks.append(Check("provenance.exec", Status.SKIP, "not executed: the static checks already "
                             "score 0.0"))
         return report
@@ -5896,12 +5981,9 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     keep_heap()
     t1 = time.monotonic()
     ref_box = {}
-    launched = threading.Event()
 
     def compute_reference():
-        # the child's launch (copy, driver file, Popen) is on the critical path: the reference
-        # waits for it rather than take the interpreter lock from it (as FEM's Execution)
-        launched.wait(SPEC["launch_wait_s"])
+        # (the child was launched before the static checks: EarlyRun)
         try:
             ref_box["ref"] = hidden_reference()
         except BaseException as exc:   # surfaces below as a grader failure
@@ -5914,11 +5996,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     worker = threading.Thread(target=compute_reference, daemon=True)
     worker.start()
     progress("solver jobs started in an isolated child; hidden reference computing")
-    try:
-        outcome = run_isolated(submission, DRIVER_BODY, driver_request(plan_jobs(), perturb_seed()), budget,
-                               no_site=("numpy", "scipy"), launched=launched.set)
-    finally:
-        launched.set()
+    outcome = early.go()
     checks.append(sandbox_check())          # after the run: it established the level
     outcomes["solve"] = outcome
     checks.append(sandbox_check())

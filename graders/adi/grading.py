@@ -43,9 +43,66 @@ def keep_heap() -> None:
     mallopt(-3, 16 << 20)           # M_MMAP_THRESHOLD: blocks below 16 MiB from the heap
 
 
+class EarlyRun:
+    """The isolated run, started before the static checks and held at its gate: the child's
+    start-up (sandbox, interpreter, numpy/scipy and the recorder's set-up, a few tenths of a
+    second) overlaps the grader's static checks; no job (nothing of the submission) runs before
+    go(), and stop() ends it when the static checks already score 0.0.  The request does not
+    depend on the static checks (a fresh plan, seed and draws, as before)."""
+
+    def __init__(self, submission: str, budget: float):
+        self.launched = threading.Event()
+        self._said, self._word, self._box = threading.Event(), [False], {}
+        request = driver_request(plan_jobs(), perturb_seed())
+
+        def run():
+            try:
+                self._box["outcome"] = run_isolated(submission, DRIVER_BODY, request, budget,
+                                                    no_site=("numpy", "scipy"), launched=self.launched.set,
+                                                    gate=self._gate)
+            except BaseException as exc:     # surfaces in go() as a grader failure
+                self._box["error"] = exc
+            finally:
+                self.launched.set()
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        self.launched.wait(SPEC["launch_wait_s"])    # the launch first (the interpreter lock)
+
+    def _gate(self) -> bool:
+        self._said.wait()
+        return self._word[0]
+
+    def go(self):
+        """Let the jobs run; the run's outcome (raises what the runner raised)."""
+        self._word[0] = True
+        self._said.set()
+        self._thread.join()
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box["outcome"]
+
+    def stop(self) -> None:
+        """No job runs; the child is ended and its folder removed."""
+        if not self._said.is_set():
+            self._said.set()
+        self._thread.join()
+
+
 def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Report:
     """Every record of the seed's checks: files, imports, arrays, sidecar, tiers, then (unless
-    --no-exec or already 0.0) one isolated run of every job beside the hidden reference."""
+    --no-exec or already 0.0) one isolated run of every job beside the hidden reference.  The
+    run's child starts before the static checks and waits for them (EarlyRun)."""
+    early = None
+    if not no_exec and os.path.isfile(os.path.join(submission, SPEC["solver_file"])):
+        early = EarlyRun(submission, budget)
+    try:
+        return _grade(submission, early, strict=strict, no_exec=no_exec)
+    finally:
+        if early is not None:
+            early.stop()            # (after go(): nothing left to do)
+
+
+def _grade(submission: str, early, *, strict: bool, no_exec: bool) -> Report:
     report = Report(submission)
     checks, phases, outcomes, keys = report.checks, report.phases, report.outcomes, report.keys
     t0 = time.monotonic()
@@ -100,7 +157,8 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
         checks.append(Check("provenance.exec", Status.SKIP, "--no-exec: the solver was not run; "
                             "provenance unverified, no score"))
         return report
-    if sub.e is None or any(c.status is Status.FAIL and not c.id.startswith(TIER3_PREFIX) for c in checks):
+    if early is None or sub.e is None or any(c.status is Status.FAIL and not c.id.startswith(TIER3_PREFIX)
+                                             for c in checks):
         checks.append(Check("provenance.exec", Status.SKIP, "not executed: the static checks already "
                             "score 0.0"))
         return report
@@ -108,12 +166,9 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     keep_heap()
     t1 = time.monotonic()
     ref_box = {}
-    launched = threading.Event()
 
     def compute_reference():
-        # the child's launch (copy, driver file, Popen) is on the critical path: the reference
-        # waits for it rather than take the interpreter lock from it (as FEM's Execution)
-        launched.wait(SPEC["launch_wait_s"])
+        # (the child was launched before the static checks: EarlyRun)
         try:
             ref_box["ref"] = hidden_reference()
         except BaseException as exc:   # surfaces below as a grader failure
@@ -126,11 +181,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     worker = threading.Thread(target=compute_reference, daemon=True)
     worker.start()
     progress("solver jobs started in an isolated child; hidden reference computing")
-    try:
-        outcome = run_isolated(submission, DRIVER_BODY, driver_request(plan_jobs(), perturb_seed()), budget,
-                               no_site=("numpy", "scipy"), launched=launched.set)
-    finally:
-        launched.set()
+    outcome = early.go()
     checks.append(sandbox_check())          # after the run: it established the level
     outcomes["solve"] = outcome
     checks.append(sandbox_check())

@@ -56,6 +56,7 @@ class RunOutcome:
 #                started in the order given (up to `concurrency` at once), each in its own
 #                process group and user namespace, its messages tagged {"job": id} by this
 #                parent, then {"kind": "job_end", ...} per job.
+#                In a gated run (run_isolated(gate=...)) it waits for the grader's go first.
 # _LIM (the request's "runner" entry) holds the runner's limits and "isolated": whether this
 # run was started in the allow-list root (file isolation; a run where it did not hold is
 # discarded and started again at the level the probe finds).
@@ -240,7 +241,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                  interact=None, followup=None, rearm=None, lib_files: dict | None = None,
                  cpu_seconds: int | None = None, mem_bytes: int | None = None,
                  memory: str = "address", env_pass: tuple = (), ro_paths: tuple = (),
-                 no_site: tuple = (), launched=None) -> RunOutcome:
+                 no_site: tuple = (), launched=None, gate=None) -> RunOutcome:
     """Run DRIVER_PROLOGUE + driver_body in a fresh sandboxed interpreter on a private copy of
     the submission, with resource limits and a wall-clock deadline enforced from outside.
     Only token-tagged lines on the runner's own pipe count.
@@ -263,7 +264,13 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                                 path; else it starts as usual;
       launched()                called (in the runner's thread) once the child process is
                                 started: a grader holding back its own work until then gives
-                                the launch the interpreter lock (FEM)."""
+                                the launch the interpreter lock (FEM);
+      gate() -> bool            the child starts at once but runs no job before the grader says
+                                go: called in a runner thread once the child is started, it may
+                                block (e.g. while the grader's static checks run beside the
+                                child's start-up); True lets fork_jobs start the jobs and the
+                                deadline counts from then, False ends the run before any job
+                                (the request says "gated"; fork_jobs waits for the word)."""
     limits = {k: SPEC[f"runner_{k}"] for k in ("mem_bytes", "fsize_bytes", "cpu_slack_s",
                                                "term_grace_s", "output_cap_bytes",
                                                "reply_cap_bytes", "copy_cap_bytes")}
@@ -278,7 +285,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     level = {k: v for k, v in known.items() if k not in ("prefix", "root")}
     again = dict(interact=interact, followup=followup, rearm=rearm, lib_files=lib_files,
                  cpu_seconds=cpu_seconds, mem_bytes=mem_bytes, memory=memory, env_pass=env_pass,
-                 ro_paths=ro_paths, no_site=no_site, launched=launched)
+                 ro_paths=ro_paths, no_site=no_site, launched=launched, gate=gate)
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
@@ -309,6 +316,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                            "job_ipc_net": bool(JOB_AREAS.get("ipc_net", True)),
                            "path": site_dirs or _grader_site_dirs(), "pth": site_dirs is None,
                            "prefix": [sys.prefix, sys.exec_prefix]})
+        if gate is not None:
+            req["gated"] = True
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
         # BLAS threads pinned to 1 (CONVENTIONS): the verdict must not depend on the grading
@@ -396,7 +405,21 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                     pending.clear()
                     lines.put(obj)
             reader.on_message = on_message
-        if interact is None and followup is None:
+        if gate is not None:
+            def open_gate():
+                held = time.monotonic()
+                try:
+                    go = gate() is True
+                except Exception as exc:          # the grader's own callback failed
+                    failure.append(f"the grader's gate callback raised {exc!r}"[:300])
+                    go = False
+                with reader.lock:      # the time the grader held the child is not its budget's;
+                    deadline[0] = (deadline[0] + time.monotonic() - held) if go else time.monotonic()
+                lines.put({"go": go})  # (stopped: the deadline is now, the child goes at once)
+                if interact is None and followup is None:
+                    lines.put(None)
+            threading.Thread(target=open_gate, daemon=True).start()
+        elif interact is None and followup is None:
             lines.put(None)            # nothing more will be said: the child's input ends
         cap = limits["output_cap_bytes"]
         threads = [threading.Thread(target=_drain, args=(proc.stdout, out, cap), daemon=True),
