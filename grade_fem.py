@@ -4894,7 +4894,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                  interact=None, followup=None, rearm=None, lib_files: dict | None = None,
                  cpu_seconds: int | None = None, mem_bytes: int | None = None,
                  memory: str = "address", env_pass: tuple = (), ro_paths: tuple = (),
-                 no_site: tuple = (), launched=None, gate=None) -> RunOutcome:
+                 no_site: tuple = (), launched=None, gate=None, env_set: dict | None = None) -> RunOutcome:
     """Run DRIVER_PROLOGUE + driver_body in a fresh sandboxed interpreter on a private copy of
     the submission, with resource limits and a wall-clock deadline enforced from outside.
     Only token-tagged lines on the runner's own pipe count.
@@ -4908,6 +4908,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                                 = RLIMIT_AS per process; "resident" = the child tree's resident
                                 memory polled from outside (GPU runtimes reserve huge address
                                 space), killed with a clean reason on excess;
+      env_set                   environment variables set in the child (e.g. its allocator's
+                                settings), before those passed through;
       env_pass, ro_paths        environment variables passed through, extra read-only paths
                                 the child may see (e.g. CUDA's);
       no_site                   modules the driver needs (e.g. ("numpy", "scipy")): when every one
@@ -4938,7 +4940,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     level = {k: v for k, v in known.items() if k not in ("prefix", "root")}
     again = dict(interact=interact, followup=followup, rearm=rearm, lib_files=lib_files,
                  cpu_seconds=cpu_seconds, mem_bytes=mem_bytes, memory=memory, env_pass=env_pass,
-                 ro_paths=ro_paths, no_site=no_site, launched=launched, gate=gate)
+                 ro_paths=ro_paths, no_site=no_site, launched=launched, gate=gate, env_set=env_set)
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
@@ -4978,6 +4980,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")})
         env.update(blas_kernel_env())
+        env.update({str(k): str(v) for k, v in (env_set or {}).items()})
         for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV") + tuple(env_pass):
             if key in os.environ:
                 env[key] = os.environ[key]
