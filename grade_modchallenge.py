@@ -4004,11 +4004,11 @@ def fork_jobs(jobs, run_job, concurrency=1):
     jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
     then holds no plan of the jobs after it, as it would in a list it inherited (with
     concurrency 1 only: the next job is drawn when no job is running)."""
-    report_runtime()
     if _REQ.get("gated"):                   # the grader says go before any job (run_isolated(gate=)):
         word = receive()                    # nothing of the submission runs until then; anything
         if not (isinstance(word, dict) and word.get("go") is True):     # else ends the run
             _os._exit(0)
+    report_runtime()
     libc = _libc()
     if libc is not None:
         libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent
@@ -4273,8 +4273,9 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                                 go: called in a runner thread once the child is started, it may
                                 block (e.g. while the grader's static checks run beside the
                                 child's start-up); True lets fork_jobs start the jobs and the
-                                deadline counts from then, False ends the run before any job
-                                (the request says "gated"; fork_jobs waits for the word)."""
+                                deadline (timeout) counts from then, False ends the run before
+                                any job, with no probe or second run (status "error"); the
+                                request says "gated" and fork_jobs waits for the word."""
     limits = {k: SPEC[f"runner_{k}"] for k in ("mem_bytes", "fsize_bytes", "cpu_slack_s",
                                                "term_grace_s", "output_cap_bytes",
                                                "reply_cap_bytes", "copy_cap_bytes")}
@@ -4410,17 +4411,21 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                     pending.clear()
                     lines.put(obj)
             reader.on_message = on_message
+        stopped = []                   # the gate said stop: no job ran
         if gate is not None:
+            deadline[0] = float("inf")            # held at the gate: no deadline yet
+
             def open_gate():
-                held = time.monotonic()
                 try:
                     go = gate() is True
                 except Exception as exc:          # the grader's own callback failed
                     failure.append(f"the grader's gate callback raised {exc!r}"[:300])
                     go = False
-                with reader.lock:      # the time the grader held the child is not its budget's;
-                    deadline[0] = (deadline[0] + time.monotonic() - held) if go else time.monotonic()
-                lines.put({"go": go})  # (stopped: the deadline is now, the child goes at once)
+                with reader.lock:      # the budget counts from the go (stop: the deadline is now)
+                    deadline[0] = time.monotonic() + (timeout if go else 0.0)
+                    if not go:
+                        stopped.append(True)
+                lines.put({"go": go})
                 if interact is None and followup is None:
                     lines.put(None)
             threading.Thread(target=open_gate, daemon=True).start()
@@ -4520,6 +4525,9 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
             rc = int(said.split()[1])
         elif said.startswith("signal "):
             rc = -int(said.split()[1])
+        if stopped:                    # (no probe, no second run: nothing was to run)
+            return RunOutcome("error", [], "stopped at the gate: no job ran", wall, rc, stdout, stderr,
+                              sandbox=level)
         if not known:
             full = _full_level(ready)
             if _INTERRUPT["at"] is not None:

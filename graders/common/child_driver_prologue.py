@@ -478,11 +478,11 @@ def fork_jobs(jobs, run_job, concurrency=1):
     jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
     then holds no plan of the jobs after it, as it would in a list it inherited (with
     concurrency 1 only: the next job is drawn when no job is running)."""
-    report_runtime()
     if _REQ.get("gated"):                   # the grader says go before any job (run_isolated(gate=)):
         word = receive()                    # nothing of the submission runs until then; anything
         if not (isinstance(word, dict) and word.get("go") is True):     # else ends the run
             _os._exit(0)
+    report_runtime()
     libc = _libc()
     if libc is not None:
         libc.prctl(4, 0, 0, 0, 0)           # PR_SET_DUMPABLE 0: no job may trace or read this parent
