@@ -256,8 +256,22 @@ def hidden_problem(draw=None):
 
     return Problem(a, b, c, u0, g, f)
 '''
-_PROBLEMS: dict = {}
-exec(compile(PROBLEM_SOURCE, "<grade_adi PROBLEMS>", "exec"), _PROBLEMS)
+class _LazyProblems(dict):
+    """PROBLEM_SOURCE's names, executed on the first look-up (it imports numpy: ~0.1 s the grader
+    spends after launching the isolated child rather than before, issue 21)."""
+
+    def __missing__(self, key):
+        with _PROBLEMS_LOCK:
+            if "__loaded__" not in self:
+                names = {}
+                exec(compile(PROBLEM_SOURCE, "<grade_adi PROBLEMS>", "exec"), names)
+                self.update(names)
+                dict.__setitem__(self, "__loaded__", True)
+        return dict.__getitem__(self, key)
+
+
+_PROBLEMS_LOCK = threading.Lock()
+_PROBLEMS: dict = _LazyProblems()
 
 
 def h_value(p: int) -> float:
@@ -1299,13 +1313,19 @@ def step_jobs(meshes) -> list:
     return out
 
 
-def driver_request(jobs: list, seed: int) -> dict:
-    """What the driver reads: its jobs, the problems' source and the limits it applies."""
-    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed, "hidden_draw": hidden_draw(),
-            "witness_draw": witness_draw(),
+def driver_request(jobs: list, seed: int, draws: bool = True) -> dict:
+    """What the driver reads: its jobs, the problems' source and the limits it applies; without
+    `draws`, not the hidden and witness draws (draws(): sent with the gate's go, EarlyRun)."""
+    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed,
+            **(request_draws() if draws else {}),
             "perturb_rel": SPEC["perturb_rel"], "dim_factor": SPEC["dim_factor"],
             "max_half_bandwidth": SPEC["max_half_bandwidth"], "adi_op_rtol": SPEC["adi_op_rtol"],
             "resid_rtol": SPEC["resid_rtol"], "concurrency": SPEC["job_concurrency"]}
+
+
+def request_draws() -> dict:
+    """The request's hidden and witness draws (the witness draw's gap test needs numpy)."""
+    return {"hidden_draw": hidden_draw(), "witness_draw": witness_draw()}
 
 
 def perturb_seed() -> int:
@@ -4804,6 +4824,8 @@ def fork_jobs(jobs, run_job, concurrency=1):
         word = receive()                    # nothing of the submission runs until then; anything
         if not (isinstance(word, dict) and word.get("go") is True):     # else ends the run
             _os._exit(0)
+        if isinstance(word.get("request"), dict):   # the request's late entries (e.g. draws the
+            _REQ.update(word["request"])            # grader makes while the child starts)
     report_runtime()
     libc = _libc()
     if libc is not None:
@@ -5065,10 +5087,11 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
       launched()                called (in the runner's thread) once the child process is
                                 started: a grader holding back its own work until then gives
                                 the launch the interpreter lock (FEM);
-      gate() -> bool            the child starts at once but runs no job before the grader says
+      gate() -> bool | dict     the child starts at once but runs no job before the grader says
                                 go: called in a runner thread once the child is started, it may
                                 block (e.g. while the grader's static checks run beside the
-                                child's start-up); True lets fork_jobs start the jobs and the
+                                child's start-up); True (or a dict: entries added to the
+                                driver's request first) lets fork_jobs start the jobs and the
                                 deadline (timeout) counts from then, False ends the run before
                                 any job, with no probe or second run (status "error"); the
                                 request says "gated" and fork_jobs waits for the word."""
@@ -5213,15 +5236,16 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
 
             def open_gate():
                 try:
-                    go = gate() is True
+                    word = gate()
                 except Exception as exc:          # the grader's own callback failed
                     failure.append(f"the grader's gate callback raised {exc!r}"[:300])
-                    go = False
+                    word = False
+                go = word is True or isinstance(word, dict)
                 with reader.lock:      # the budget counts from the go (stop: the deadline is now)
                     deadline[0] = time.monotonic() + (timeout if go else 0.0)
                     if not go:
                         stopped.append(True)
-                lines.put({"go": go})
+                lines.put({"go": go, "request": word} if isinstance(word, dict) else {"go": go})
                 if interact is None and followup is None:
                     lines.put(None)
             threading.Thread(target=open_gate, daemon=True).start()
@@ -5923,7 +5947,8 @@ class EarlyRun:
     def __init__(self, submission: str, budget: float):
         self.launched = threading.Event()
         self._said, self._word, self._box = threading.Event(), [False], {}
-        request = driver_request(plan_jobs(), perturb_seed())
+        request = driver_request(plan_jobs(), perturb_seed(), draws=False)    # (no numpy needed yet)
+        self._late = {}
 
         def run():
             try:
@@ -5938,12 +5963,14 @@ class EarlyRun:
         self._thread.start()
         self.launched.wait(SPEC["launch_wait_s"])    # the launch first (the interpreter lock)
 
-    def _gate(self) -> bool:
+    def _gate(self):
         self._said.wait()
-        return self._word[0]
+        return dict(self._late) if self._word[0] else False
 
     def go(self):
-        """Let the jobs run; the run's outcome (raises what the runner raised)."""
+        """Let the jobs run (the draws go with the word); the run's outcome (raises what the
+        runner raised)."""
+        self._late.update(request_draws())
         self._word[0] = True
         self._said.set()
         self._thread.join()

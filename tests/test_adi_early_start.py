@@ -47,3 +47,25 @@ def test_a_submission_the_static_checks_fail_is_not_run(tmp_path):
     assert st["provenance.exec"] == "SKIP" and not any(k.startswith(("witness.", "audit.", "hidden.error"))
                                                       for k in st)
     assert time.monotonic() - t0 < 30
+
+
+def test_the_child_is_launched_before_the_grader_imports_numpy():
+    """The request's draws (numpy) go with the gate's word: the launch waits for no import."""
+    import json
+    import subprocess
+    import sys
+    script = (
+        "import importlib.util, json, sys\n"
+        f"spec = importlib.util.spec_from_file_location('G', {str(grader().__file__)!r})\n"
+        "G = importlib.util.module_from_spec(spec); sys.modules['G'] = G; spec.loader.exec_module(G)\n"
+        "seen = []\n"
+        "popen = G.subprocess.Popen\n"
+        "def spy(*a, **k):\n"
+        "    seen.append('numpy' in sys.modules); return popen(*a, **k)\n"
+        "G.subprocess.Popen = spy\n"
+        f"sys.argv = ['grade_adi', {str(GOLD)!r}, '--quiet']\n"
+        "try:\n    G.main()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(seen))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen and seen[0] is False, out.stdout[-2000:] + out.stderr[-2000:]

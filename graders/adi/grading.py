@@ -8,7 +8,7 @@ from graders.adi.causal import (_job_label, _log_int, adi_counted, benchmark_ste
 from graders.adi.guarded import load_npz_file
 from graders.adi.hidden import hidden_checks, hidden_reference
 from graders.adi.reproducibility import (decode_jobs, driver_request, field_check, perturb_seed,
-    plan_jobs, regeneration_checks)
+    plan_jobs, regeneration_checks, request_draws)
 from graders.adi.schema import (MANDATORY_ARRAYS, Submitted, TIER3_ARRAYS, check_array_schema,
     check_tier3_arrays, fitted_order)
 from graders.adi.sidecar import (check_convergence_table, check_finest_mesh, check_observed_order,
@@ -60,7 +60,8 @@ class EarlyRun:
     def __init__(self, submission: str, budget: float):
         self.launched = threading.Event()
         self._said, self._word, self._box = threading.Event(), [False], {}
-        request = driver_request(plan_jobs(), perturb_seed())
+        request = driver_request(plan_jobs(), perturb_seed(), draws=False)    # (no numpy needed yet)
+        self._late = {}
 
         def run():
             try:
@@ -75,12 +76,14 @@ class EarlyRun:
         self._thread.start()
         self.launched.wait(SPEC["launch_wait_s"])    # the launch first (the interpreter lock)
 
-    def _gate(self) -> bool:
+    def _gate(self):
         self._said.wait()
-        return self._word[0]
+        return dict(self._late) if self._word[0] else False
 
     def go(self):
-        """Let the jobs run; the run's outcome (raises what the runner raised)."""
+        """Let the jobs run (the draws go with the word); the run's outcome (raises what the
+        runner raised)."""
+        self._late.update(request_draws())
         self._word[0] = True
         self._said.set()
         self._thread.join()

@@ -89,13 +89,19 @@ def step_jobs(meshes) -> list:
     return out
 
 
-def driver_request(jobs: list, seed: int) -> dict:
-    """What the driver reads: its jobs, the problems' source and the limits it applies."""
-    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed, "hidden_draw": hidden_draw(),
-            "witness_draw": witness_draw(),
+def driver_request(jobs: list, seed: int, draws: bool = True) -> dict:
+    """What the driver reads: its jobs, the problems' source and the limits it applies; without
+    `draws`, not the hidden and witness draws (draws(): sent with the gate's go, EarlyRun)."""
+    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed,
+            **(request_draws() if draws else {}),
             "perturb_rel": SPEC["perturb_rel"], "dim_factor": SPEC["dim_factor"],
             "max_half_bandwidth": SPEC["max_half_bandwidth"], "adi_op_rtol": SPEC["adi_op_rtol"],
             "resid_rtol": SPEC["resid_rtol"], "concurrency": SPEC["job_concurrency"]}
+
+
+def request_draws() -> dict:
+    """The request's hidden and witness draws (the witness draw's gap test needs numpy)."""
+    return {"hidden_draw": hidden_draw(), "witness_draw": witness_draw()}
 
 
 def perturb_seed() -> int:

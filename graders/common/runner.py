@@ -267,10 +267,11 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
       launched()                called (in the runner's thread) once the child process is
                                 started: a grader holding back its own work until then gives
                                 the launch the interpreter lock (FEM);
-      gate() -> bool            the child starts at once but runs no job before the grader says
+      gate() -> bool | dict     the child starts at once but runs no job before the grader says
                                 go: called in a runner thread once the child is started, it may
                                 block (e.g. while the grader's static checks run beside the
-                                child's start-up); True lets fork_jobs start the jobs and the
+                                child's start-up); True (or a dict: entries added to the
+                                driver's request first) lets fork_jobs start the jobs and the
                                 deadline (timeout) counts from then, False ends the run before
                                 any job, with no probe or second run (status "error"); the
                                 request says "gated" and fork_jobs waits for the word."""
@@ -415,15 +416,16 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
 
             def open_gate():
                 try:
-                    go = gate() is True
+                    word = gate()
                 except Exception as exc:          # the grader's own callback failed
                     failure.append(f"the grader's gate callback raised {exc!r}"[:300])
-                    go = False
+                    word = False
+                go = word is True or isinstance(word, dict)
                 with reader.lock:      # the budget counts from the go (stop: the deadline is now)
                     deadline[0] = time.monotonic() + (timeout if go else 0.0)
                     if not go:
                         stopped.append(True)
-                lines.put({"go": go})
+                lines.put({"go": go, "request": word} if isinstance(word, dict) else {"go": go})
                 if interact is None and followup is None:
                     lines.put(None)
             threading.Thread(target=open_gate, daemon=True).start()
