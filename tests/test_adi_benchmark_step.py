@@ -50,7 +50,8 @@ def test_step_runs_take_exactly_their_steps_of_h():
         kind = job["tag"].split(":")[0]
         n = {"bench-1": G.mesh_m(job["h"]) - 1, "bench-t1": a, "bench-t2": a + 1}[kind]
         assert job["T"] / job["h"] == n and int(job["T"] / job["h"]) == n and job["T"] / n == job["h"]
-    tags = [j["tag"] for j in G.plan_jobs()]
+    plan = G.plan_jobs()
+    tags = G.job_tags(plan)
     steps = [f"{k}:{p}" for p in range(5) for k in ("bench-1", "bench-t1", "bench-t2")]
     assert sorted(t for t in tags if t.startswith("bench-")) == sorted(steps)
     fine_tags = steps[9:] + ["bench:3"]
@@ -58,6 +59,15 @@ def test_step_runs_take_exactly_their_steps_of_h():
     coarse = [i for i, t in enumerate(tags) if t not in fine_tags + ["bench:4"]]
     assert min(fine) > max(coarse)                          # the fine step runs after every coarse job
     assert tags[0] == "bench:4" and tags[max(coarse) + 1] == "bench-1:4"
+    # one forked child per mesh for its short step runs (a child costs ~10-20 ms, the runs a few):
+    # on a coarse mesh all three, on a fine one the two anchors (its run to (N - 1)h is a long job
+    # of its own, sorted among the fine runs); each run keeps its own tag, T and message
+    batched = {j["tag"]: [r["tag"] for r in j.get("then") or ()] for j in plan if j.get("then")}
+    assert batched == {**{f"bench-1:{p}": [f"bench-t1:{p}", f"bench-t2:{p}"] for p in (0, 1, 2)},
+                       **{f"bench-t1:{p}": [f"bench-t2:{p}"] for p in (3, 4)}}
+    for j in plan:
+        for r in j.get("then") or ():
+            assert set(r) == {"tag", "T"} and r["T"] / j["h"] == {"bench-t1": a, "bench-t2": a + 1}[r["tag"][:8]]
 
 
 @pytest.mark.parametrize("pinned", [True, False], ids=["witness_scheme", "recorder_theta"])

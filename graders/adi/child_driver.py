@@ -1914,7 +1914,16 @@ def _fresh_solve():
 
 
 def _run_job(job):
-    """One job: the solve on its problem, with the instrumentation set for its mesh."""
+    """One job: its run, then those of job["then"] (the step witness's short runs of one mesh, one
+    child for all: each a fresh import of adi_solver with its own log, message and integrity check;
+    a run that raises does not stop the next)."""
+    _run_one(job)
+    for _more in job.get("then") or ():
+        _run_one(dict(job, then=None, **_more))
+
+
+def _run_one(job):
+    """One run: the solve on its problem, with the instrumentation set for its mesh."""
     _np.random.seed()               # numpy's global generator: fresh entropy, as in a fresh process
     # (forked, every job would inherit the warm parent's state: unseeded np.random draws would
     # repeat in every call and read as deterministic; Python's random reseeds itself at fork)

@@ -1,4 +1,5 @@
 """PROBLEMS (a part of grade_adi.py; see CONTRIBUTING.md)."""
+import threading
 from graders._embed import embed
 from graders.adi.spec import SPEC
 # -- end of source-tree preamble: the build keeps only what follows --
@@ -39,8 +40,22 @@ from graders.adi.spec import SPEC
 #   rows' finer drop stays <= 2.15x; a field precomputed for the centre drops < 1.5x.
 # =============================================================================
 PROBLEM_SOURCE = embed("adi/child_problems.py")
-_PROBLEMS: dict = {}
-exec(compile(PROBLEM_SOURCE, "<grade_adi PROBLEMS>", "exec"), _PROBLEMS)
+class _LazyProblems(dict):
+    """PROBLEM_SOURCE's names, executed on the first look-up (it imports numpy: ~0.1 s the grader
+    spends after launching the isolated child rather than before, issue 21)."""
+
+    def __missing__(self, key):
+        with _PROBLEMS_LOCK:
+            if "__loaded__" not in self:
+                names = {}
+                exec(compile(PROBLEM_SOURCE, "<grade_adi PROBLEMS>", "exec"), names)
+                self.update(names)
+                dict.__setitem__(self, "__loaded__", True)
+        return dict.__getitem__(self, key)
+
+
+_PROBLEMS_LOCK = threading.Lock()
+_PROBLEMS: dict = _LazyProblems()
 
 
 def h_value(p: int) -> float:

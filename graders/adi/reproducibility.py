@@ -34,14 +34,42 @@ def plan_jobs() -> list:
     jobs.append({"tag": f"iface:{h_value(0):g}", "h": h_value(0), "problem": "benchmark_object"})
     jobs.append({"tag": f"repeat:{h_value(0):g}", "h": h_value(0), "problem": "benchmark"})
     jobs += [{"tag": f"witness:{h:g}", "h": h, "problem": "witness"} for h in SPEC["witness_h"]]
-    jobs += step_jobs(SPEC["coarse"])
+    jobs += one_child(step_jobs(SPEC["coarse"]))
     secrets.SystemRandom().shuffle(jobs)
     fine = [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["fine"]]
     steps = step_jobs(SPEC["fine"][::-1])
+    steps = [j for j in steps if j["tag"].startswith("bench-1:")] + one_child(
+        [j for j in steps if not j["tag"].startswith("bench-1:")])
     if SPEC["job_concurrency"] > 1:     # the rest of the fine runs, the longest first (the finest
-        tail = sorted(steps + fine[:-1], key=lambda j: -j.get("T", 1.0) / j["h"] ** 3)    # mesh's
-        return fine[-1:] + jobs + tail  # run to (N - 1) h): work ~ steps x grid = T / h^3
+        tail = sorted(steps + fine[:-1], key=lambda j: -_work(j))   # mesh's run to (N - 1) h)
+        return fine[-1:] + jobs + tail
     return jobs + fine + steps
+
+
+def _work(job) -> float:
+    """A job's work ~ steps x grid = T / h^3, summed over its runs."""
+    return sum(r.get("T", 1.0) for r in [job] + list(job.get("then") or ())) / job["h"] ** 3
+
+
+def one_child(jobs: list) -> list:
+    """The step witness's runs of one mesh as one job (one forked child: the first run's tag, the
+    others in "then", run one after the other, each reported under its own tag).  A job child costs
+    ~10-20 ms (fork of the warm parent, its namespaces and areas) beside runs of a few ms; each run
+    is still a fresh import of adi_solver with its own log.  A solver learns nothing from sharing a
+    process here that T does not tell it: these runs are the only ones with T < 1 on their mesh."""
+    out, by_h = [], {}
+    for j in jobs:
+        if j["h"] in by_h:
+            by_h[j["h"]].setdefault("then", []).append({"tag": j["tag"], "T": j["T"]})
+        else:
+            by_h[j["h"]] = dict(j)
+            out.append(by_h[j["h"]])
+    return out
+
+
+def job_tags(plan: list) -> list:
+    """Every run's tag of a plan, in order (a job's own, then those of its "then")."""
+    return [t for j in plan for t in [j["tag"]] + [r["tag"] for r in j.get("then") or ()]]
 
 
 def step_jobs(meshes) -> list:
@@ -61,13 +89,19 @@ def step_jobs(meshes) -> list:
     return out
 
 
-def driver_request(jobs: list, seed: int) -> dict:
-    """What the driver reads: its jobs, the problems' source and the limits it applies."""
-    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed, "hidden_draw": hidden_draw(),
-            "witness_draw": witness_draw(),
+def driver_request(jobs: list, seed: int, draws: bool = True) -> dict:
+    """What the driver reads: its jobs, the problems' source and the limits it applies; without
+    `draws`, not the hidden and witness draws (draws(): sent with the gate's go, EarlyRun)."""
+    return {"jobs": jobs, "problem_source": PROBLEM_SOURCE, "perturb_seed": seed,
+            **(request_draws() if draws else {}),
             "perturb_rel": SPEC["perturb_rel"], "dim_factor": SPEC["dim_factor"],
             "max_half_bandwidth": SPEC["max_half_bandwidth"], "adi_op_rtol": SPEC["adi_op_rtol"],
             "resid_rtol": SPEC["resid_rtol"], "concurrency": SPEC["job_concurrency"]}
+
+
+def request_draws() -> dict:
+    """The request's hidden and witness draws (the witness draw's gap test needs numpy)."""
+    return {"hidden_draw": hidden_draw(), "witness_draw": witness_draw()}
 
 
 def perturb_seed() -> int:

@@ -478,6 +478,12 @@ def fork_jobs(jobs, run_job, concurrency=1):
     jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
     then holds no plan of the jobs after it, as it would in a list it inherited (with
     concurrency 1 only: the next job is drawn when no job is running)."""
+    if _REQ.get("gated"):                   # the grader says go before any job (run_isolated(gate=)):
+        word = receive()                    # nothing of the submission runs until then; anything
+        if not (isinstance(word, dict) and word.get("go") is True):     # else ends the run
+            _os._exit(0)
+        if isinstance(word.get("request"), dict):   # the request's late entries (e.g. draws the
+            _REQ.update(word["request"])            # grader makes while the child starts)
     report_runtime()
     libc = _libc()
     if libc is not None:

@@ -56,6 +56,7 @@ class RunOutcome:
 #                started in the order given (up to `concurrency` at once), each in its own
 #                process group and user namespace, its messages tagged {"job": id} by this
 #                parent, then {"kind": "job_end", ...} per job.
+#                In a gated run (run_isolated(gate=...)) it waits for the grader's go first.
 # _LIM (the request's "runner" entry) holds the runner's limits and "isolated": whether this
 # run was started in the allow-list root (file isolation; a run where it did not hold is
 # discarded and started again at the level the probe finds).
@@ -240,7 +241,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                  interact=None, followup=None, rearm=None, lib_files: dict | None = None,
                  cpu_seconds: int | None = None, mem_bytes: int | None = None,
                  memory: str = "address", env_pass: tuple = (), ro_paths: tuple = (),
-                 no_site: tuple = (), launched=None) -> RunOutcome:
+                 no_site: tuple = (), launched=None, gate=None, env_set: dict | None = None) -> RunOutcome:
     """Run DRIVER_PROLOGUE + driver_body in a fresh sandboxed interpreter on a private copy of
     the submission, with resource limits and a wall-clock deadline enforced from outside.
     Only token-tagged lines on the runner's own pipe count.
@@ -254,6 +255,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                                 = RLIMIT_AS per process; "resident" = the child tree's resident
                                 memory polled from outside (GPU runtimes reserve huge address
                                 space), killed with a clean reason on excess;
+      env_set                   environment variables set in the child (e.g. its allocator's
+                                settings), before those passed through;
       env_pass, ro_paths        environment variables passed through, extra read-only paths
                                 the child may see (e.g. CUDA's);
       no_site                   modules the driver needs (e.g. ("numpy", "scipy")): when every one
@@ -263,7 +266,15 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                                 path; else it starts as usual;
       launched()                called (in the runner's thread) once the child process is
                                 started: a grader holding back its own work until then gives
-                                the launch the interpreter lock (FEM)."""
+                                the launch the interpreter lock (FEM);
+      gate() -> bool | dict     the child starts at once but runs no job before the grader says
+                                go: called in a runner thread once the child is started, it may
+                                block (e.g. while the grader's static checks run beside the
+                                child's start-up); True (or a dict: entries added to the
+                                driver's request first) lets fork_jobs start the jobs and the
+                                deadline (timeout) counts from then, False ends the run before
+                                any job, with no probe or second run (status "error"); the
+                                request says "gated" and fork_jobs waits for the word."""
     limits = {k: SPEC[f"runner_{k}"] for k in ("mem_bytes", "fsize_bytes", "cpu_slack_s",
                                                "term_grace_s", "output_cap_bytes",
                                                "reply_cap_bytes", "copy_cap_bytes")}
@@ -278,7 +289,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     level = {k: v for k, v in known.items() if k not in ("prefix", "root")}
     again = dict(interact=interact, followup=followup, rearm=rearm, lib_files=lib_files,
                  cpu_seconds=cpu_seconds, mem_bytes=mem_bytes, memory=memory, env_pass=env_pass,
-                 ro_paths=ro_paths, no_site=no_site, launched=launched)
+                 ro_paths=ro_paths, no_site=no_site, launched=launched, gate=gate, env_set=env_set)
     work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
@@ -309,6 +320,8 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                            "job_ipc_net": bool(JOB_AREAS.get("ipc_net", True)),
                            "path": site_dirs or _grader_site_dirs(), "pth": site_dirs is None,
                            "prefix": [sys.prefix, sys.exec_prefix]})
+        if gate is not None:
+            req["gated"] = True
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home,
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
         # BLAS threads pinned to 1 (CONVENTIONS): the verdict must not depend on the grading
@@ -316,6 +329,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
         env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")})
         env.update(blas_kernel_env())
+        env.update({str(k): str(v) for k, v in (env_set or {}).items()})
         for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV") + tuple(env_pass):
             if key in os.environ:
                 env[key] = os.environ[key]
@@ -396,7 +410,26 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                     pending.clear()
                     lines.put(obj)
             reader.on_message = on_message
-        if interact is None and followup is None:
+        stopped = []                   # the gate said stop: no job ran
+        if gate is not None:
+            deadline[0] = float("inf")            # held at the gate: no deadline yet
+
+            def open_gate():
+                try:
+                    word = gate()
+                except Exception as exc:          # the grader's own callback failed
+                    failure.append(f"the grader's gate callback raised {exc!r}"[:300])
+                    word = False
+                go = word is True or isinstance(word, dict)
+                with reader.lock:      # the budget counts from the go (stop: the deadline is now)
+                    deadline[0] = time.monotonic() + (timeout if go else 0.0)
+                    if not go:
+                        stopped.append(True)
+                lines.put({"go": go, "request": word} if isinstance(word, dict) else {"go": go})
+                if interact is None and followup is None:
+                    lines.put(None)
+            threading.Thread(target=open_gate, daemon=True).start()
+        elif interact is None and followup is None:
             lines.put(None)            # nothing more will be said: the child's input ends
         cap = limits["output_cap_bytes"]
         threads = [threading.Thread(target=_drain, args=(proc.stdout, out, cap), daemon=True),
@@ -492,6 +525,9 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
             rc = int(said.split()[1])
         elif said.startswith("signal "):
             rc = -int(said.split()[1])
+        if stopped:                    # (no probe, no second run: nothing was to run)
+            return RunOutcome("error", [], "stopped at the gate: no job ran", wall, rc, stdout, stderr,
+                              sandbox=level)
         if not known:
             full = _full_level(ready)
             if _INTERRUPT["at"] is not None:
