@@ -4057,7 +4057,11 @@ class Execution:
         # The child's launch (copy, driver file, Popen) is on the critical path: the grader's
         # own work (numpy's import first) waits for it rather than take the interpreter lock
         # from it (~50 ms of the wall time on a busy machine).
-        self.launched.wait(SPEC["launch_wait_s"])
+        try:
+            self.launched.wait(SPEC["launch_wait_s"])
+        except BaseException:           # Ctrl-C before grade() holds this run: the copy goes now
+            self.discard()
+            raise
 
     def _run(self, stage: str, budget: float, request: dict) -> None:
         try:
@@ -4086,7 +4090,12 @@ class Execution:
                     return None         # Ctrl-C: the unwind goes on (the children are killed)
             return self.outcome
         finally:                        # the staged copy, however the wait ended
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove the staged copy (the runner copies it at each launch; grade() calls this
+        however it ends, an interrupt before the wait included)."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def execution_checks(run: Execution, arrs: dict, report: Report) -> list:
@@ -5756,12 +5765,23 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     the arrays, sidecar and tiers, and last the phases judged against the grader's solution."""
     t_start = time.monotonic()
     report = Report(submission)
-    checks, phases, keys = report.checks, report.phases, report.keys
+    checks = report.checks
     checks += check_files(submission)
     present = {c.id.split(".", 1)[1]: c.status is Status.PASS for c in checks}
     static = check_source(submission) if present[SPEC["solver_file"]] else []
     static_ok = present[SPEC["solver_file"]] and not any(c.status is Status.FAIL for c in static)
     run = Execution(submission, budget) if static_ok and not no_exec else None
+    try:
+        return judge_submission(submission, report, run, present, static, no_exec, t_start)
+    finally:                    # its staged copy, however the grading ends (Ctrl-C included)
+        if run is not None:
+            run.discard()
+
+
+def judge_submission(submission: str, report: Report, run, present: dict, static: list,
+                     no_exec: bool, t_start: float) -> Report:
+    """grade()'s body once the run is started: the arrays, sidecar and tiers, then the phases."""
+    checks, phases, keys = report.checks, report.phases, report.keys
     if run is not None:
         progress("phases regen and audit started in isolated children")
     arrs: dict = {}

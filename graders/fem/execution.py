@@ -57,7 +57,11 @@ class Execution:
         # The child's launch (copy, driver file, Popen) is on the critical path: the grader's
         # own work (numpy's import first) waits for it rather than take the interpreter lock
         # from it (~50 ms of the wall time on a busy machine).
-        self.launched.wait(SPEC["launch_wait_s"])
+        try:
+            self.launched.wait(SPEC["launch_wait_s"])
+        except BaseException:           # Ctrl-C before grade() holds this run: the copy goes now
+            self.discard()
+            raise
 
     def _run(self, stage: str, budget: float, request: dict) -> None:
         try:
@@ -86,7 +90,12 @@ class Execution:
                     return None         # Ctrl-C: the unwind goes on (the children are killed)
             return self.outcome
         finally:                        # the staged copy, however the wait ended
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove the staged copy (the runner copies it at each launch; grade() calls this
+        however it ends, an interrupt before the wait included)."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def execution_checks(run: Execution, arrs: dict, report: Report) -> list:

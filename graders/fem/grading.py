@@ -23,12 +23,23 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     the arrays, sidecar and tiers, and last the phases judged against the grader's solution."""
     t_start = time.monotonic()
     report = Report(submission)
-    checks, phases, keys = report.checks, report.phases, report.keys
+    checks = report.checks
     checks += check_files(submission)
     present = {c.id.split(".", 1)[1]: c.status is Status.PASS for c in checks}
     static = check_source(submission) if present[SPEC["solver_file"]] else []
     static_ok = present[SPEC["solver_file"]] and not any(c.status is Status.FAIL for c in static)
     run = Execution(submission, budget) if static_ok and not no_exec else None
+    try:
+        return judge_submission(submission, report, run, present, static, no_exec, t_start)
+    finally:                    # its staged copy, however the grading ends (Ctrl-C included)
+        if run is not None:
+            run.discard()
+
+
+def judge_submission(submission: str, report: Report, run, present: dict, static: list,
+                     no_exec: bool, t_start: float) -> Report:
+    """grade()'s body once the run is started: the arrays, sidecar and tiers, then the phases."""
+    checks, phases, keys = report.checks, report.phases, report.keys
     if run is not None:
         progress("phases regen and audit started in isolated children")
     arrs: dict = {}
