@@ -3724,12 +3724,18 @@ def _word_reader():
     try:
         import ctypes
         base, n = 4096, ((1 << 47) - 4096) >> 3
-        mem = numpy.frombuffer((ctypes.c_uint64 * n).from_address(base), dtype=numpy.uint64)
-        mem.flags.writeable = False
-        index = numpy.array
+        space, frombuffer, u64, intp = ctypes.c_uint64 * n, numpy.frombuffer, numpy.uint64, numpy.intp
+
+        def take(at):
+            """The words at positions `at` (a buffer of int64 word indices).  The view exists only
+            here, never while generated code runs: no object that spans unmapped memory is
+            left for code that walks frames or gc to print (its repr reads the view's ends)."""
+            mem = frombuffer(space.from_address(base), dtype=u64)
+            mem.flags.writeable = False
+            return mem[frombuffer(at, dtype=intp)]
 
         def read(addrs):
-            return mem[index([(a - base) >> 3 for a in addrs], dtype=numpy.intp)].tolist()
+            return take(numpy.array([(a - base) >> 3 for a in addrs], dtype=intp)).tolist()
 
         def probe(a=_MISSING, *, b=_MISSING):
             pass
@@ -3757,8 +3763,7 @@ def _word_reader():
         if _DICT_TAG is None or [t0, t1] != [t0, _DICT_TAG(d)] or t0 == t1 or \
                 read([id(d) + type_off, id(probe) + type_off]) != [id(dict), id(_types.FunctionType)]:
             return None
-        return {"mem": mem, "base": base, "limit": base + 8 * n, "fn": fn, "tag": tag_off, "type": type_off,
-                "intp": numpy.intp, "frombuffer": numpy.frombuffer}
+        return {"take": take, "base": base, "limit": base + 8 * n, "fn": fn, "tag": tag_off, "type": type_off}
     except BaseException:
         return None
 
@@ -3792,7 +3797,7 @@ class _Words:
             return None
         if not self.at:
             return []
-        now = _WORDS["mem"][_WORDS["frombuffer"](self.at, dtype=_WORDS["intp"])]
+        now = _WORDS["take"](self.at)
         if self._want is None:
             self._want = self.want.tobytes()
         got = now.tobytes()
@@ -4034,7 +4039,7 @@ _HELD_TAG_POS = {}
 def _read_word(addr):
     if _WORDS is None or not _WORDS["base"] <= addr < _WORDS["limit"] or addr & 7:
         return None
-    return int(_WORDS["mem"][(addr - _WORDS["base"]) >> 3])
+    return _WORDS["take"](_ARRAY("q", [(addr - _WORDS["base"]) >> 3])).tolist()[0]
 
 
 def _held_changed(out):
