@@ -2098,7 +2098,9 @@ def _held_changed(out):
     (round 8: a function put in `copy._deepcopy_dispatch` was called unwrapped by the tests'
     `copy.deepcopy`, `norm._ppf` set to one answered `norm.ppf`): a library calls what they
     hold on the tests' behalf, unwrapped.  After each case and at the step's end; about 1 ms
-    for the ~4,900 dicts with numpy, scipy's usual subpackages and sympy loaded."""
+    for the ~4,900 dicts with numpy, scipy's usual subpackages and sympy loaded, read in Python;
+    about 0.05 ms with their tags and owners' dict pointers and classes read in one pass (_Words:
+    only the dicts that moved are looked into)."""
     if _DICT_TAG is None:
         return out
     words = _HELD_WORDS[0].changed() if _HELD_WORDS[0] is not None else None
