@@ -3786,6 +3786,18 @@ class _Words:
         self.put(len(self.at) - 1, addr, want)
         return len(self.at) - 1
 
+    def extend(self, addrs, wants):
+        """add() for many at once (the functions a module holds: one call, not one per word)."""
+        if not addrs or not self.ok:
+            return
+        base = _WORDS["base"] if _WORDS is not None else 0
+        if _WORDS is None or min(addrs) < base or max(addrs) >= _WORDS["limit"] or any(a & 7 for a in addrs):
+            self.ok = False
+            return
+        self.at.extend([(a - base) >> 3 for a in addrs])
+        self.want.extend(wants)
+        self._want = None
+
     def put(self, pos, addr, want):
         if _WORDS is None or not _WORDS["base"] <= addr < _WORDS["limit"] or addr & 7:
             self.ok = False
@@ -3950,13 +3962,18 @@ def _record_functions(md):
                     y = y.__func__
                 if _TYPE(y) is _types.FunctionType:
                     fns.append(y)
+    addrs, wants = [], []
     for f in fns:
         if _TYPE(f) is _types.FunctionType and id(f) not in _FN_RECS:
             rec = _FN_RECS[id(f)] = (f, _FN_CODE(f), _FN_DEFAULTS(f), _FN_KWDEFAULTS(f))
             if _FN_WORDS.ok:
+                i = id(f)
                 for o, x in zip(_WORDS["fn"], rec[1:]):
-                    _FN_WORDS.add(id(f) + o, 0 if x is None else id(x))     # (None: NULL in the field)
-                    _FN_AT.append(id(f))
+                    addrs.append(i + o)
+                    wants.append(0 if x is None else id(x))     # (None: NULL in the field)
+    if addrs and _FN_WORDS.ok:
+        _FN_WORDS.extend(addrs, wants)
+        _FN_AT.extend([a - o for a, o in zip(addrs, _WORDS["fn"] * (len(addrs) // 3))])
 
 
 def _functions_changed(out):
