@@ -2090,13 +2090,19 @@ def _class_state(k):
     return dict(_TYPE_DICT(k))
 
 
+def _class_same(k, state):
+    """A class's namespace holds the very keys and values it held."""
+    now = _TYPE_DICT(k)
+    return len(now) == len(state) and all(map(_is, now.values(), state.values())) and now.keys() == state.keys()
+
+
 def _class_changed(k, state):
     """A class's namespace against what it was: an entry replaced or removed, or a new one
     that overrides its bases or is a hook (a cache a library adds, e.g. copyreg's
     __slotnames__, is none of these)."""
-    now = _TYPE_DICT(k)
-    if len(now) == len(state) and all(map(_is, now.values(), state.values())) and now.keys() == state.keys():
+    if _class_same(k, state):
         return False
+    now = _TYPE_DICT(k)
     for key, val in dict.items(state):
         if now.get(key, _MISSING) is not val:
             return True
@@ -2118,12 +2124,40 @@ def _learn_classes():
             _PRE[i] = k
             if _FLAGS(k) & (1 << 9):
                 _PRE_STATE[i] = _class_state(k)
+                _class_words(i, k)
                 if _SY and "default_assumptions" in _TYPE_DICT(k):
                     _SY_CLASSES[i] = _sympy_class_state(k)
+                    _sympy_words(i)
     _PRE_MODULES[0] = len(_sys.modules)
 
 
 _PRE_MODULES = [0]
+_CLS_SLOW = []
+_CLS_WORDS, _CLS_AT = [None], []     # the version tags of the library classes' namespaces (_Words), and
+                                    # for each: the class's id, its namespace (kept: its address is read)
+
+
+def _class_words(i, k):
+    """A library class's namespace's version tag, when its namespace is exactly as recorded
+    (_library_classes_changed compares only those whose tag moved since)."""
+    if _CLS_WORDS[0] is None:
+        _CLS_WORDS[0] = _Words()
+    if not _CLS_WORDS[0].ok:
+        return
+    try:
+        ns = _REFERENTS(_TYPE_DICT(k))
+    except BaseException:
+        ns = None
+    state = _PRE_STATE[i]
+    if _TYPE(ns) is not list or len(ns) != 1 or _TYPE(ns[0]) is not dict or dict.__len__(ns[0]) != len(state) \
+            or not all(map(_is, dict.values(ns[0]), state.values())) or not _class_same(k, state):
+        _CLS_SLOW.append(i)     # (compared in Python after each case)
+        return
+    _CLS_WORDS[0].add(id(ns[0]) + _WORDS["tag"], _DICT_TAG(ns[0]))
+    _CLS_AT.append((i, ns[0]))
+
+
+_REFERENTS = __import__("gc").get_referents
 _OWN = {}                       # classes this process made for converted values (namedtuple, dataclass)
 _OWN_FUNCS = {}                 # this process's wrappers of generated callables, by id
 
@@ -2662,6 +2696,57 @@ def _sympy_class_tags(rec):
     if _DICT_TAG is not None and rec[4][1] is not None:
         rec[5][0] = (_DICT_TAG(rec[1][0]), _DICT_TAG(_instance_dict(rec[1][0], _TYPE(rec[1][0]))),
                      _DICT_TAG(rec[4][0]), _DICT_TAG(rec[3][0]))
+
+
+_SY_WORDS, _SY_AT, _SY_SLOW = [None], [], []     # (_Words: a sympy class's namespace tag, its facts'
+                                                # and handlers' tags, the facts object's dict pointer and class)
+
+
+def _sympy_words(i):
+    if _SY_WORDS[0] is None:
+        _SY_WORDS[0] = _Words()
+    rec, words = _SY_CLASSES[i], _SY_WORDS[0]
+    if rec is None or not words.ok:
+        return
+    k, kb, gen, handlers, tags = rec[0], rec[1][0], rec[4][0], rec[3][0], rec[5][0]
+    try:
+        ns = _REFERENTS(_TYPE_DICT(k))
+        own = _instance_dict(kb, _TYPE(kb))
+    except BaseException:
+        ns = own = None
+    if tags is None or _TYPE(own) is not dict or _TYPE(ns) is not list or len(ns) != 1 or _TYPE(ns[0]) is not dict \
+            or not _FLAGS(_TYPE(kb)) & _MANAGED_DICT or _read_word(id(kb) - 3 * 8) != id(own):
+        _SY_SLOW.append(i)
+        return
+    for addr, want in ((id(ns[0]) + _WORDS["tag"], _DICT_TAG(ns[0])), (id(kb) - 3 * 8, id(own)),
+                       (id(kb) + _WORDS["type"], id(_TYPE(kb))),
+                       (id(kb) + _WORDS["tag"], tags[0]), (id(own) + _WORDS["tag"], tags[1]),
+                       (id(gen) + _WORDS["tag"], tags[2]), (id(handlers) + _WORDS["tag"], tags[3])):
+        words.add(addr, want)
+        _SY_AT.append(i)
+
+
+def _sympy_classes_changed(out):
+    """_sympy_class_changed for each recorded sympy class: those whose namespace's, facts'
+    or handlers' tags and facts object's dict are as recorded (read in one pass, _Words) are
+    not written since, so not changed."""
+    words = _SY_WORDS[0].changed() if _SY_WORDS[0] is not None else None
+    moved = {}
+    if words is None:
+        recs = list(_SY_CLASSES.values())
+    else:
+        for p, w in words:
+            moved.setdefault(_SY_AT[p], []).append((p, w))
+        recs = [_SY_CLASSES[i] for i in list(moved) + _SY_SLOW]
+    for rec in recs:
+        if rec is not None and _sympy_class_changed(rec):
+            msg = f"the sympy class {_NAME(rec[0])} (its default assumptions or fact handlers changed)"
+            if msg not in out:
+                out.append(msg)
+        elif rec is not None:
+            for p, w in moved.get(id(rec[0]), ()):
+                _SY_WORDS[0].expect(p, w)       # (read before the comparison)
+    return out
 
 
 def _sympy_class_changed(rec):
@@ -3559,9 +3644,23 @@ def _library_classes_changed(out):
     after each test case and when the step ends (round 6: `csr_matrix.toarray` replaced by a
     call, no csr object ever crossing, answered the tests' `sp.csr_matrix(f(x)).toarray()`;
     only classes whose objects crossed were watched).  About 20 ms for the 3,161 classes of
-    numpy, scipy's usual subpackages and sympy, so not at every return (a change undone by a
-    later call in the same case is not seen)."""
-    for i, state in list(_PRE_STATE.items()):
+    numpy, scipy's usual subpackages and sympy read in Python, so not at every return (a change
+    undone by a later call in the same case is not seen).  The namespaces' version tags are
+    read in one pass (_Words, well under 1 ms): one whose tag has not moved since it was found
+    exactly as recorded is not written since, so not changed; every other is compared."""
+    words = _CLS_WORDS[0].changed() if _CLS_WORDS[0] is not None else None
+    if words is None:
+        todo = list(_PRE_STATE.items())
+    else:
+        todo = [(i, _PRE_STATE[i]) for i in _CLS_SLOW]
+        for p, tag in words:
+            i = _CLS_AT[p][0]
+            k = _PRE.get(i)
+            if k is not None and _class_same(k, _PRE_STATE[i]):
+                _CLS_WORDS[0].expect(p, tag)    # (read before the comparison: a later write moves it again)
+            else:
+                todo.append((i, _PRE_STATE[i]))
+    for i, state in todo:
         k = _PRE.get(i)
         if k is None or not _class_changed(k, state):
             continue
@@ -3576,11 +3675,7 @@ def _library_classes_changed(out):
     _modules_changed(out)
     _held_changed(out)
     _functions_changed(out)
-    for rec in list(_SY_CLASSES.values()):      # sympy's default facts and fact handlers, changed in place
-        if rec is not None and _sympy_class_changed(rec):
-            msg = f"the sympy class {_NAME(rec[0])} (its default assumptions or fact handlers changed)"
-            if msg not in out:
-                out.append(msg)
+    _sympy_classes_changed(out)     # sympy's default facts and fact handlers, changed in place
     return out
 
 
@@ -3615,6 +3710,118 @@ def _dict_tag():
 
 
 _DICT_TAG = _dict_tag()
+
+
+def _word_reader():
+    """The machine words at many addresses, read in one pass: a read-only numpy view of the
+    address space indexed by an array of word positions.  What the checks after each case
+    compare for thousands of objects (a library function's code, defaults and keyword-defaults
+    pointers: the very objects `f.__code__` answers; a dict's version tag; an object's class)
+    is read so in well under a millisecond, not by one Python call per object (26,790
+    functions: about 10 ms).  Only the addresses of objects the checks hold are read.  Used only
+    where a self-test shows each field sits where it is read (a field set is read back changed);
+    otherwise None, and every check reads each object in Python as before."""
+    try:
+        import ctypes
+        base, n = 4096, ((1 << 47) - 4096) >> 3
+        space, frombuffer, u64, intp = ctypes.c_uint64 * n, numpy.frombuffer, numpy.uint64, numpy.intp
+
+        def take(at):
+            """The words at positions `at` (a buffer of int64 word indices).  The view exists only
+            here, never while generated code runs: no object that spans unmapped memory is
+            left for code that walks frames or gc to print (its repr reads the view's ends)."""
+            mem = frombuffer(space.from_address(base), dtype=u64)
+            mem.flags.writeable = False
+            return mem[frombuffer(at, dtype=intp)]
+
+        def read(addrs):
+            return take(numpy.array([(a - base) >> 3 for a in addrs], dtype=intp)).tolist()
+
+        def probe(a=_MISSING, *, b=_MISSING):
+            pass
+
+        def other(c=None, *, d=None):
+            pass
+        found = {}
+        for want in (_FN_CODE(probe), _FN_DEFAULTS(probe), _FN_KWDEFAULTS(probe)):
+            offs = [o for o, w in zip(range(8, 256, 8), read(range(id(probe) + 8, id(probe) + 256, 8))) if w == id(want)]
+            if len(offs) != 1:
+                return None
+            found[len(found)] = offs[0]
+        fn = (found[0], found[1], found[2])
+        probe.__code__, probe.__defaults__, probe.__kwdefaults__ = \
+            _FN_CODE(other), _FN_DEFAULTS(other), _FN_KWDEFAULTS(other)
+        if read([id(probe) + o for o in fn]) != [id(_FN_CODE(other)), id(_FN_DEFAULTS(other)),
+                                                 id(_FN_KWDEFAULTS(other))]:
+            return None
+        tag_off = object.__basicsize__ + ctypes.sizeof(ctypes.c_ssize_t)
+        d = {"a": 1}
+        t0 = read([id(d) + tag_off])[0]
+        d["a"] = 2
+        t1 = read([id(d) + tag_off])[0]
+        type_off = object.__basicsize__ - ctypes.sizeof(ctypes.c_void_p)
+        if _DICT_TAG is None or [t0, t1] != [t0, _DICT_TAG(d)] or t0 == t1 or \
+                read([id(d) + type_off, id(probe) + type_off]) != [id(dict), id(_types.FunctionType)]:
+            return None
+        return {"take": take, "base": base, "limit": base + 8 * n, "fn": fn, "tag": tag_off, "type": type_off}
+    except BaseException:
+        return None
+
+
+class _Words:
+    """Machine words the checks expect at given addresses (a position each, in the order
+    added); `changed()` reads them all in one pass and returns the (position, word now) of each
+    that differs, or None when they cannot be read so (the caller then checks in Python)."""
+    __slots__ = ("at", "want", "ok", "_want")
+
+    def __init__(self):
+        self.at, self.want, self.ok, self._want = _ARRAY("q"), _ARRAY("Q"), _WORDS is not None, None
+
+    def expect(self, pos, want):
+        self.want[pos], self._want = want, None
+
+    def add(self, addr, want):
+        self.at.append(0)
+        self.want.append(0)
+        self.put(len(self.at) - 1, addr, want)
+        return len(self.at) - 1
+
+    def extend(self, addrs, wants):
+        """add() for many at once (the functions a module holds: one call, not one per word)."""
+        if not addrs or not self.ok:
+            return
+        base = _WORDS["base"] if _WORDS is not None else 0
+        if _WORDS is None or min(addrs) < base or max(addrs) >= _WORDS["limit"] or any(a & 7 for a in addrs):
+            self.ok = False
+            return
+        self.at.extend([(a - base) >> 3 for a in addrs])
+        self.want.extend(wants)
+        self._want = None
+
+    def put(self, pos, addr, want):
+        if _WORDS is None or not _WORDS["base"] <= addr < _WORDS["limit"] or addr & 7:
+            self.ok = False
+            return
+        self.at[pos], self.want[pos], self._want = (addr - _WORDS["base"]) >> 3, want, None
+
+    def changed(self):
+        if not self.ok:
+            return None
+        if not self.at:
+            return []
+        now = _WORDS["take"](self.at)
+        if self._want is None:
+            self._want = self.want.tobytes()
+        got = now.tobytes()
+        if got == self._want:
+            return []
+        out, step = [], 8 * 512         # (the differing blocks of 512 words, then their words)
+        for s in range(0, len(got), step):
+            if got[s:s + step] != self._want[s:s + step]:
+                p0 = s >> 3
+                out += [(p0 + j, a) for j, (a, b) in enumerate(zip(now[p0:p0 + 512].tolist(), self.want[p0:p0 + 512]))
+                        if a != b]
+        return out
 _IMPORT_MODULE = __import__("importlib").import_module
 _AST = __import__("ast")
 
@@ -3702,16 +3909,32 @@ def _watch_modules(sources, before):
 def _record_modules():
     """Every loaded module's names and values into _MODS: when the worker is warm (the step's
     process inherits them), then at the step's context point those new or written since
-    (the dependency lines, the tests' imports loaded ahead)."""
-    for name, mod in list(_sys.modules.items()):
+    (the dependency lines, the tests' imports loaded ahead).  Those recorded before whose class
+    and dict's tag are as recorded (read in one pass, _Words) are not written since."""
+    tag = _DICT_TAG(_sys.modules) if _DICT_TAG is not None else None
+    words = _MOD_WORDS[0].changed() if _MOD_WORDS[0] is not None else None
+    moved = None if words is None else {_MOD_AT[p] for p, _ in words}
+    if moved is not None and tag is not None and tag == _SYSMOD["rec"]:
+        todo = [(name, _MODS[name][0]) for name in moved]   # (sys.modules not written since they were recorded)
+    else:
+        todo = list(_sys.modules.items())
+    for name, mod in todo:
+        rec = _MODS.get(name)
+        if moved is not None and rec is not None and rec[0] is mod and rec[3] is not None and name not in moved:
+            continue
         if name != "__main__" and isinstance(mod, _MODULE):
             d = _MODULE_DICT(mod)
-            rec = _MODS.get(name)
             if rec is None or rec[0] is not mod or rec[3] is None or _DICT_TAG(d) != rec[3]:
                 _MODS[name] = (mod, tuple(d), tuple(dict.values(d)), _DICT_TAG(d) if _DICT_TAG else None)
+                _module_words(name, mod, d)
                 if _DICT_TAG is not None:
                     _record_held(d)
                 _record_functions(d)
+    _SYSMOD["rec"] = _SYSMOD["same"] = tag
+
+
+_SYSMOD = {"rec": None, "same": None}   # sys.modules's version tag when every module in it was last recorded
+                                        # ("rec"), when every recorded one was last found still in it ("same")
 
 
 _FN_RECS = {}   # id of a library function -> (it, its code, defaults, kwdefaults) before any generated code ran
@@ -3739,16 +3962,29 @@ def _record_functions(md):
                     y = y.__func__
                 if _TYPE(y) is _types.FunctionType:
                     fns.append(y)
+    addrs, wants = [], []
     for f in fns:
         if _TYPE(f) is _types.FunctionType and id(f) not in _FN_RECS:
-            _FN_RECS[id(f)] = (f, _FN_CODE(f), _FN_DEFAULTS(f), _FN_KWDEFAULTS(f))
+            rec = _FN_RECS[id(f)] = (f, _FN_CODE(f), _FN_DEFAULTS(f), _FN_KWDEFAULTS(f))
+            if _FN_WORDS.ok:
+                i = id(f)
+                for o, x in zip(_WORDS["fn"], rec[1:]):
+                    addrs.append(i + o)
+                    wants.append(0 if x is None else id(x))     # (None: NULL in the field)
+    if addrs and _FN_WORDS.ok:
+        _FN_WORDS.extend(addrs, wants)
+        _FN_AT.extend([a - o for a, o in zip(addrs, _WORDS["fn"] * (len(addrs) // 3))])
 
 
 def _functions_changed(out):
     """The recorded library functions whose code or defaults were set since (after each case and
     at the step's end: about 10 ms for the 26,790 functions with numpy, scipy's usual
-    subpackages and sympy loaded; a change undone within the case is not seen)."""
-    bad = [f for f, c, d, k in list(_FN_RECS.values())
+    subpackages and sympy loaded, read in Python; about 0.3 ms read in one pass by _Words; a
+    change undone within the case is not seen)."""
+    words = _FN_WORDS.changed()
+    recs = list(_FN_RECS.values()) if words is None else [_FN_RECS[i] for i in dict.fromkeys(
+        _FN_AT[p] for p, _ in words)]
+    bad = [f for f, c, d, k in recs
            if _FN_CODE(f) is not c or _FN_DEFAULTS(f) is not d or _FN_KWDEFAULTS(f) is not k]
     for f in bad[:3]:
         msg = f"the library function {str(_FN_QUALNAME(f))[:80]} (its code or defaults set)"
@@ -3777,6 +4013,50 @@ def _record_held(md):
                 continue
         if id(x) not in _HELD:
             _HELD[id(x)] = (owner, x, _DICT_TAG(x))
+            _held_words(id(x), owner, x)
+
+
+_HELD_WORDS, _HELD_AT, _HELD_SLOW = [None], [], []     # (_Words: each recorded dict's version tag, and where
+                                                        # an object holds it, the object's pointer to it and class)
+_MANAGED_DICT = 1 << 4      # (CPython 3.11: the instance dict's pointer sits 3 words before the object)
+_TYPE_SIZE, _TYPE_ITEMSIZE = type.__dict__["__basicsize__"].__get__, type.__dict__["__itemsize__"].__get__
+
+
+def _held_words(key, owner, d):
+    if _HELD_WORDS[0] is None:
+        _HELD_WORDS[0] = _Words()
+    words = _HELD_WORDS[0]
+    if not words.ok:
+        return
+    if owner is not None:
+        t = _TYPE(owner)
+        off, addr = type.__dict__["__dictoffset__"].__get__(t), None
+        if _FLAGS(t) & _MANAGED_DICT:
+            addr = id(owner) - 3 * 8
+        elif off > 0:
+            addr = id(owner) + off
+        elif off < 0:           # (a variable-size object, an int subclass's: after its items, as CPython finds it)
+            size = _read_word(id(owner) + 2 * 8)
+            if size is not None:
+                size = size - (1 << 64) if size >= 1 << 63 else size
+                addr = id(owner) + ((_TYPE_SIZE(t) + abs(size) * _TYPE_ITEMSIZE(t) + 7) & ~7) + off
+        if addr is None or _read_word(addr) != id(d):
+            _HELD_SLOW.append(key)      # (checked in Python after each case)
+            return
+        words.add(addr, id(d))
+        words.add(id(owner) + _WORDS["type"], id(t))
+        _HELD_AT.extend((key, key))
+    _HELD_TAG_POS[key] = words.add(id(d) + _WORDS["tag"], _HELD[key][2])
+    _HELD_AT.append(key)
+
+
+_HELD_TAG_POS = {}
+
+
+def _read_word(addr):
+    if _WORDS is None or not _WORDS["base"] <= addr < _WORDS["limit"] or addr & 7:
+        return None
+    return _WORDS["take"](_ARRAY("q", [(addr - _WORDS["base"]) >> 3])).tolist()[0]
 
 
 def _held_changed(out):
@@ -3786,10 +4066,15 @@ def _held_changed(out):
     (round 8: a function put in `copy._deepcopy_dispatch` was called unwrapped by the tests'
     `copy.deepcopy`, `norm._ppf` set to one answered `norm.ppf`): a library calls what they
     hold on the tests' behalf, unwrapped.  After each case and at the step's end; about 1 ms
-    for the ~4,900 dicts with numpy, scipy's usual subpackages and sympy loaded."""
+    for the ~4,900 dicts with numpy, scipy's usual subpackages and sympy loaded, read in Python;
+    about 0.05 ms with their tags and owners' dict pointers and classes read in one pass (_Words:
+    only the dicts that moved are looked into)."""
     if _DICT_TAG is None:
         return out
-    for key, (owner, d, tag) in list(_HELD.items()):
+    words = _HELD_WORDS[0].changed() if _HELD_WORDS[0] is not None else None
+    keys = list(_HELD) if words is None else list(dict.fromkeys([_HELD_AT[p] for p, _ in words] + _HELD_SLOW))
+    for key in keys:
+        owner, d, tag = _HELD[key]
         now = d
         if owner is not None:           # (an object's __dict__ can be replaced whole)
             try:
@@ -3807,6 +4092,8 @@ def _held_changed(out):
                 out.append(msg)
         elif now is d:
             _HELD[key] = (owner, d, _DICT_TAG(d))
+            if words is not None and key not in _HELD_SLOW:
+                _HELD_WORDS[0].expect(_HELD_TAG_POS[key], _HELD[key][2])
     return out
 
 
@@ -3851,13 +4138,48 @@ def _module_class_odd(mod):
     return t is not _MODULE and not _library(t)
 
 
+_MOD_WORDS, _MOD_AT, _MOD_POS = [None], [], {}     # (_Words: each recorded module's class and its dict's tag)
+
+
+def _module_words(name, mod, d):
+    if _MOD_WORDS[0] is None:
+        _MOD_WORDS[0] = _Words()
+    words = _MOD_WORDS[0]
+    if not words.ok:
+        return
+    pos = _MOD_POS.get(name)
+    if pos is None:
+        pos = _MOD_POS[name] = words.add(id(mod) + _WORDS["type"], id(_TYPE(mod)))
+        words.add(id(d) + _WORDS["tag"], _MODS[name][3])
+        _MOD_AT.extend((name, name))
+    else:
+        words.put(pos, id(mod) + _WORDS["type"], id(_TYPE(mod)))
+        words.put(pos + 1, id(d) + _WORDS["tag"], _MODS[name][3])
+
+
 def _modules_changed(out):
     """The loaded library modules against what they were before any generated code ran:
     a function, class, module or other callable or descriptor rebound in one is `Tampering`
     (a helper of `scipy.integrate._quadrature` rebound rigs `simpson`); a data value rebound
     (a module's own counters and caches) passes, as new names do.  About 3 ms for 1,400
-    modules, so after each case and at the step's end, not at every return."""
-    for name, (mod, keys, vals, tag) in list(_MODS.items()):
+    modules read in Python, so after each case and at the step's end, not at every return;
+    about 0.2 ms with the modules' classes and their dicts' tags read in one pass (_Words: a
+    module whose class and tag are as recorded is compared no further)."""
+    words = _MOD_WORDS[0].changed() if _MOD_WORDS[0] is not None else None
+    if words is None:
+        names = list(_MODS)
+    else:
+        names = [_MOD_AT[p] for p, _ in words]
+        tag = _DICT_TAG(_sys.modules)
+        if tag != _SYSMOD["same"]:      # (sys.modules written since: each recorded module looked up)
+            recs = list(_MODS.items())
+            mods = [r[0] for _, r in recs]
+            if all(map(_is, map(_sys.modules.get, [n for n, _ in recs], mods), mods)):
+                _SYSMOD["same"] = tag
+            else:
+                names += [n for n, r in recs if _sys.modules.get(n, r[0]) is not r[0]]
+    for name in dict.fromkeys(names):
+        mod, keys, vals, tag = _MODS[name]
         d = _MODULE_DICT(mod)
         if _module_class_odd(mod):
             msg = f"the module {name} (its class replaced by the generation's)"
@@ -3880,6 +4202,8 @@ def _modules_changed(out):
                     out.append(msg)
             elif tag is not None:
                 _MODS[name] = (mod, keys, vals, _DICT_TAG(d))
+                if words is not None:
+                    _MOD_WORDS[0].expect(_MOD_POS[name] + 1, _MODS[name][3])
             continue
         bad = [k for k, x in zip(keys, vals) if dict.get(d, k, _MISSING) is not x
                and (_method_like(x) or _method_like(dict.get(d, k))) and not _rewrapped(x, dict.get(d, k, _MISSING))]
@@ -3893,6 +4217,8 @@ _FN_CODE, _FN_GLOBALS = _types.FunctionType.__code__.__get__, _types.FunctionTyp
 _FN_KWDEFAULTS, _FN_QUALNAME = _types.FunctionType.__kwdefaults__.__get__, _types.FunctionType.__dict__["__qualname__"].__get__
 _FN_CLOSURE, _FN_DEFAULTS = _types.FunctionType.__closure__.__get__, _types.FunctionType.__defaults__.__get__
 _CELL = _types.CellType.cell_contents.__get__
+_WORDS = _word_reader()
+_FN_WORDS, _FN_AT = _Words(), []     # the recorded functions' code, defaults, keyword defaults (their ids)
 
 
 def _rewrapped(a, b, depth=0):
@@ -4607,7 +4933,15 @@ def _child(jfd, wfd, token, out_path):
     main = types.ModuleType("__main__")
     ns = main.__dict__
     ns["__builtins__"] = builtins
+    tag = _DICT_TAG(_sys.modules) if _DICT_TAG is not None else None
     _sys.modules["__main__"] = main
+    if tag is not None and tag == _SYSMOD["rec"]:   # (the one name no record holds: sys.modules as recorded)
+        _SYSMOD["rec"] = _SYSMOD["same"] = _DICT_TAG(_sys.modules)
+    rec = _HELD.get(id(_sys.modules))       # (sys.modules as a dict the sys module holds: found clean before, it
+    if tag is not None and rec is not None and rec[1] is _sys.modules and rec[2] == tag:   # holds no more
+        _HELD[id(_sys.modules)] = (rec[0], rec[1], _DICT_TAG(_sys.modules))               # than `main` now)
+        if id(_sys.modules) in _HELD_TAG_POS:
+            _HELD_WORDS[0].expect(_HELD_TAG_POS[id(_sys.modules)], _HELD[id(_sys.modules)][2])
     _CUR["send"] = csend
     before = _snapshot()
     chunks = []
