@@ -2309,10 +2309,13 @@ def _job_label(tag: str) -> str:
 # module function or class attribute changed since driver start.
 # =============================================================================
 DRIVER_BODY = r'''
+_SUBDIR = _sys.path.pop(0)             # nothing this warm parent imports may be a submission's file
+#   (numpy/scipy, and the standard modules below: a submitted base64.py or inspect.py imported here
+#   ran before the gate's go, before the recorder bound its references, in a stopped run too, and
+#   held the driver's globals; red team round 7).  Only a job child puts the folder on its path.
 import base64 as _b64, builtins as _builtins, inspect as _inspect, threading as _threading, time as _time
 __builtins__ = dict(_builtins.__dict__)    # the functions below look builtins up here: a submission
 #                                            reassigning builtins.max (or any) changes nothing they see
-_SUBDIR = _sys.path.pop(0)             # numpy/scipy must not be shadowed by submission files
 import numpy as _np
 import numpy.fft as _npfft
 import numpy.linalg as _npl
@@ -4143,7 +4146,6 @@ def _moved_items():
     return [i for i, (a, t) in enumerate(zip(_ADDRS, _TAGS0)) if a is None or tag(a) != t]
 
 
-_sys.path.insert(0, _SUBDIR)
 # the driver's state is not offered to the submission as sys.modules["__main__"]
 _sys.modules["__main__"] = type(_sys)("__main__")
 
@@ -4286,8 +4288,17 @@ _CODE = _compiled()
 # The import check runs as the first job, beside the first solve (not alone before every job: ~0.03 s
 # of the wall time on the critical path).  A solver whose import fails fails every job at its own
 # import as well; the grader reads no job without the import check's "ready" (grading.py).
-fork_jobs([{"id": "import"}] + [dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]],
-          lambda _job: _import_job() if _job["id"] == "import" else _run_job(_job), _REQ.get("concurrency", 1))
+
+
+def _job(job):
+    """A job child: the submission's folder on its path (its sibling modules import; never in the
+    warm parent, whose own lazy imports, e.g. fork_jobs's, must be the standard library's), then
+    its runs."""
+    _sys.path.insert(0, _SUBDIR)
+    return _import_job() if job["id"] == "import" else _run_job(job)
+
+
+fork_jobs([{"id": "import"}] + [dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]], _job, _REQ.get("concurrency", 1))
 send({"kind": "done"})
 for _stream in (_sys.stdout, _sys.stderr):
     _stream.flush()
@@ -5933,8 +5944,13 @@ def keep_heap() -> None:
 # glibc's malloc in the child kept from handing every freed 161 x 161 array back to the system
 # (what keep_heap does in the grader): the solver's own steps allocate a few such arrays each, and
 # with the defaults each comes back as fresh zeroed pages (measured: the gold's finest run ~15 %
-# less CPU).  No result changes; other C libraries ignore the variables.
-CHILD_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(256 << 20), "MALLOC_MMAP_THRESHOLD_": str(16 << 20)}
+# less CPU).  No result changes; other C libraries ignore the variables.  Blocks from 256 KiB up
+# (a 161 x 161 array is 203 KiB) are still mapped on their own and unmapped when freed, and at most
+# 64 MiB of free heap top is kept (glibc's own dynamic maximum): with a 16 MiB mapping threshold and
+# 256 MiB kept, an honest solver's dropped 8 MiB temporaries stayed a hole in the heap below a small
+# array it kept, and its later workspace, within the address-space limit under the defaults, raised
+# MemoryError (red team round 7, tests/test_adi_red_round7.py).
+CHILD_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(64 << 20), "MALLOC_MMAP_THRESHOLD_": str(256 << 10)}
 
 
 class EarlyRun:
