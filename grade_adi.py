@@ -1333,8 +1333,23 @@ def perturb_seed() -> int:
     return secrets.randbits(63)
 
 
+def run_of_job(tag: str, job) -> bool:
+    """Whether a run's result (tag) may come from the forked child of job `job` (the tag the warm
+    parent puts on everything that child writes, which the child cannot forge): its own, or a step
+    run of the same mesh (one_child: the step runs of one mesh share a child)."""
+    if tag == job:
+        return True
+    steps = ("bench-1:", "bench-t1:", "bench-t2:")
+    return (isinstance(job, str) and tag.startswith(steps) and job.startswith(steps)
+            and tag.split(":", 1)[1] == job.split(":", 1)[1])
+
+
 def decode_jobs(outcome) -> tuple:
-    """(ready message or None, {tag: job result}, [violations]) from the runner's messages."""
+    """(ready message or None, {tag: job result}, [violations]) from the runner's messages.  A result
+    is read only from the child that ran it (run_of_job), once: one written by another job's child
+    (a job can write on its channel what the driver writes: measured, the last job overwrote an
+    earlier run's result, red team round 7) is a "forged_result" violation and not read; a second
+    result for one run makes that run an error."""
     import numpy as np
     ready, jobs, violations = None, {}, []
     for msg in outcome.messages:
@@ -1345,6 +1360,12 @@ def decode_jobs(outcome) -> tuple:
             ready = msg
         elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
             violations.append(msg)
+        elif kind == "job" and isinstance(msg.get("tag"), str) and not run_of_job(msg["tag"], msg.get("job")):
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80]})
+        elif kind == "job" and isinstance(msg.get("tag"), str) and msg["tag"] in jobs:
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80]})
+            jobs[msg["tag"]] = dict(jobs[msg["tag"]], status="error", error="more than one result for this run "
+                                    "(one not written by the driver)")
         elif kind == "job" and isinstance(msg.get("tag"), str):
             r = {"status": msg.get("status"), "error": str(msg.get("error", ""))[:400],
                  "log": msg.get("log") if isinstance(msg.get("log"), dict) else {},
@@ -2123,6 +2144,12 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
         out.append(Check("structure.instrumentation", Status.FAIL,
                          f"the submission altered the grader's instrumentation ({_job_label(str(tamper[0].get('job')))}"
                          f": {', '.join(what[:5])})", what))
+    forged = [v for v in violations if v.get("kind") == "forged_result"]
+    if forged:
+        out.append(Check("structure.result_channel", Status.FAIL,
+                         f"a result message for the run {_job_label(str(forged[0].get('tag')))} was written by "
+                         f"the child of {_job_label(str(forged[0].get('job')))}, or a run had two: the submission "
+                         f"wrote on the driver's channel ({len(forged)} message(s) not read)"))
     lim_of = lambda v: SPEC["dim_factor"] * (v["m"] + 1)   # noqa: E731
     violations_ = violations
     violations = [v for v in violations_ if v.get("kind", "violation") == "violation"]

@@ -239,3 +239,57 @@ def test_honest_twin_other_tridiagonal_solvers_pass_the_banded_replay(tmp_path, 
     c = checks["witness.benchmark_step"]
     assert c.status.value == "PASS", c.message
     assert "FAIL" not in {x.status.value for x in checks.values() if x.id.startswith("witness")}
+
+
+# -- the result channel: a job writing another run's result ----------------------------------------
+
+FORGE = '''
+import json as _js_f, os as _os_f, stat as _st_f, time as _tm_f
+
+
+def _forge(tag, wait):
+    """A result message for the run `tag`, written on every pipe this process may write (the
+    driver's channel among them: a job child writes there what the driver writes)."""
+    _tm_f.sleep(wait)
+    line = (_js_f.dumps({"body": {"kind": "job", "tag": tag, "status": "error", "error": "FORGED"}})
+            + "\\n").encode()
+    for fd in range(3, 64):
+        try:
+            if _st_f.S_ISFIFO(_os_f.fstat(fd).st_mode):
+                _os_f.write(fd, line)
+        except OSError:
+            pass
+'''
+FORGE_JOBS = [{"tag": "bench:0", "h": 0.1, "problem": "benchmark"},
+              {"tag": "hidden:0.1", "h": 0.1, "problem": "hidden"},
+              {"tag": "bench:1", "h": 0.05, "problem": "benchmark"}]
+
+
+@pytest.mark.parametrize("target,wait", [("bench:0", 1.0), ("bench:1", 0.0)], ids=["another-run", "its-own-run"])
+def test_a_result_written_by_the_submission_is_not_read(tmp_path, target, wait):
+    """Measured before the fix: the last job (bench:1, after a 1 s wait) overwrote bench:0's result
+    with its own message (the grader read the message's tag, not the child it came from).  A run's
+    own forged message, written before the driver's, was overwritten by it (the last one read: one
+    a thread wrote after the driver's would have won).  Now: the forged message is not read (a run
+    with two results is an error), and structure.result_channel FAILs."""
+    src = gold_variant_source("def solve(h, T=1.0, problem=None):\n",
+                              FORGE + "\n\ndef solve(h, T=1.0, problem=None):\n    if h < 0.07:\n"
+                              f"        _forge({target!r}, {wait!r})\n")
+    ready, jobs, viol, outcome = drive(tmp_path / "sub", src, FORGE_JOBS)
+    assert "FORGED" not in {j["error"] for j in jobs.values()}, {t: j["error"] for t, j in jobs.items()}
+    if target == "bench:0":
+        assert jobs["bench:0"]["status"] == "ok"
+    else:
+        assert jobs["bench:1"]["status"] == "error" and "more than one result" in jobs["bench:1"]["error"]
+    c = [c for c in G.structure_checks(jobs, viol, ready) if c.id == "structure.result_channel"]
+    assert c and c[0].status.value == "FAIL", c
+
+
+def test_honest_twin_the_step_runs_of_a_shared_child_are_read(tmp_path):
+    """The runs of one child (bench-t1/-t2 under bench-1's job id) are its own: read, no FAIL."""
+    ready, jobs, viol, outcome = drive(tmp_path / "sub", (GOLD / "adi_solver.py").read_text(),
+                                       JOBS[:1] + G.one_child(G.step_jobs((0,))))
+    assert {t: j["status"] for t, j in jobs.items()} == {t: "ok" for t in ["bench:0"] + G.job_tags(
+        G.one_child(G.step_jobs((0,))))}
+    assert not [v for v in viol if v.get("kind") == "forged_result"]
+    assert not [c for c in G.structure_checks(jobs, viol, ready) if c.id == "structure.result_channel"]

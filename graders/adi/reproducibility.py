@@ -109,8 +109,23 @@ def perturb_seed() -> int:
     return secrets.randbits(63)
 
 
+def run_of_job(tag: str, job) -> bool:
+    """Whether a run's result (tag) may come from the forked child of job `job` (the tag the warm
+    parent puts on everything that child writes, which the child cannot forge): its own, or a step
+    run of the same mesh (one_child: the step runs of one mesh share a child)."""
+    if tag == job:
+        return True
+    steps = ("bench-1:", "bench-t1:", "bench-t2:")
+    return (isinstance(job, str) and tag.startswith(steps) and job.startswith(steps)
+            and tag.split(":", 1)[1] == job.split(":", 1)[1])
+
+
 def decode_jobs(outcome) -> tuple:
-    """(ready message or None, {tag: job result}, [violations]) from the runner's messages."""
+    """(ready message or None, {tag: job result}, [violations]) from the runner's messages.  A result
+    is read only from the child that ran it (run_of_job), once: one written by another job's child
+    (a job can write on its channel what the driver writes: measured, the last job overwrote an
+    earlier run's result, red team round 7) is a "forged_result" violation and not read; a second
+    result for one run makes that run an error."""
     import numpy as np
     ready, jobs, violations = None, {}, []
     for msg in outcome.messages:
@@ -121,6 +136,12 @@ def decode_jobs(outcome) -> tuple:
             ready = msg
         elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
             violations.append(msg)
+        elif kind == "job" and isinstance(msg.get("tag"), str) and not run_of_job(msg["tag"], msg.get("job")):
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80]})
+        elif kind == "job" and isinstance(msg.get("tag"), str) and msg["tag"] in jobs:
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80]})
+            jobs[msg["tag"]] = dict(jobs[msg["tag"]], status="error", error="more than one result for this run "
+                                    "(one not written by the driver)")
         elif kind == "job" and isinstance(msg.get("tag"), str):
             r = {"status": msg.get("status"), "error": str(msg.get("error", ""))[:400],
                  "log": msg.get("log") if isinstance(msg.get("log"), dict) else {},
