@@ -293,3 +293,18 @@ def test_honest_twin_the_step_runs_of_a_shared_child_are_read(tmp_path):
         G.one_child(G.step_jobs((0,))))}
     assert not [v for v in viol if v.get("kind") == "forged_result"]
     assert not [c for c in G.structure_checks(jobs, viol, ready) if c.id == "structure.result_channel"]
+
+
+def test_a_ready_written_by_the_import_is_a_fail(tmp_path):
+    """The import check's "ready" (signature, import-time solves) is the first one its child
+    writes: measured before the fix, an import that wrote its own ("signature_ok": true,
+    "import_solves": 0) before the driver's was read for a solve(h, T=0.5) whose signature is wrong
+    (provenance.solver PASS).  Now its second one is structure.result_channel FAIL."""
+    src = gold_variant_source("def solve(h, T=1.0, problem=None):\n",
+                              FORGE.replace('{"kind": "job", "tag": tag, "status": "error", "error": "FORGED"}',
+                                            '{"kind": "ready", "signature": "(h, T=1.0, problem=None)", '
+                                            '"signature_ok": True, "import_solves": 0}')
+                              + "\n\n_forge('import', 0.0)\n\n\ndef solve(h, T=0.5, problem=None):\n")
+    ready, jobs, viol, outcome = drive(tmp_path / "sub", src, JOBS[:1])
+    c = [c for c in G.structure_checks(jobs, viol, ready) if c.id == "structure.result_channel"]
+    assert c and c[0].status.value == "FAIL", (ready, viol)

@@ -125,7 +125,8 @@ def decode_jobs(outcome) -> tuple:
     is read only from the child that ran it (run_of_job), once: one written by another job's child
     (a job can write on its channel what the driver writes: measured, the last job overwrote an
     earlier run's result, red team round 7) is a "forged_result" violation and not read; a second
-    result for one run makes that run an error."""
+    result for one run makes that run an error; so is a second "ready" of the import check (the first
+    one is read: the submission's import can write one before the driver's)."""
     import numpy as np
     ready, jobs, violations = None, {}, []
     for msg in outcome.messages:
@@ -134,6 +135,8 @@ def decode_jobs(outcome) -> tuple:
         kind = msg.get("kind")
         if kind in ("ready", "import_error") and ready is None and msg.get("job") == "import":
             ready = msg
+        elif kind in ("ready", "import_error") and msg.get("job") == "import":     # the driver sends one
+            violations.append({"kind": "forged_result", "job": "import", "tag": "import"})
         elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
             violations.append(msg)
         elif kind == "job" and isinstance(msg.get("tag"), str) and not run_of_job(msg["tag"], msg.get("job")):
