@@ -1360,13 +1360,16 @@ def decode_jobs(outcome) -> tuple:
         if kind in ("ready", "import_error") and ready is None and msg.get("job") == "import":
             ready = msg
         elif kind in ("ready", "import_error") and msg.get("job") == "import":     # the driver sends one
-            violations.append({"kind": "forged_result", "job": "import", "tag": "import"})
+            violations.append({"kind": "forged_result", "job": "import", "tag": "import",
+                               "why": "a second ready of the import check"})
         elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
             violations.append(msg)
         elif kind == "job" and isinstance(msg.get("tag"), str) and not run_of_job(msg["tag"], msg.get("job")):
-            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80]})
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80],
+                               "why": "a result written by another run's child"})
         elif kind == "job" and isinstance(msg.get("tag"), str) and msg["tag"] in jobs:
-            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80]})
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80],
+                               "why": "a second result for one run"})
             jobs[msg["tag"]] = dict(jobs[msg["tag"]], status="error", error="more than one result for this run "
                                     "(one not written by the driver)")
         elif kind == "job" and isinstance(msg.get("tag"), str):
@@ -1381,7 +1384,14 @@ def decode_jobs(outcome) -> tuple:
                 except (KeyError, ValueError, TypeError) as exc:
                     r = dict(r, status="error", error=f"garbled reply: {exc}")
             jobs[msg["tag"]] = r
-        elif kind == "job_end" and isinstance(msg.get("job"), str) and msg["job"] in jobs:
+        if kind == "job_end" and isinstance(msg.get("garbage"), int) and msg["garbage"] > 0:
+            # (counted by the warm parent: lines on a job's channel the driver did not write -- a
+            # partial line written first spoils the driver's result after it, and a run "not reached"
+            # reads as a harness gap: INCONCLUSIVE instead of the FAIL its result would earn)
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80],
+                               "tag": str(msg.get("job"))[:80],
+                               "why": f"{msg['garbage']} unreadable line(s) on its channel"})
+        if kind == "job_end" and isinstance(msg.get("job"), str) and msg["job"] in jobs:
             left = msg.get("left") if msg.get("isolation") != "private" else []
             jobs[msg["job"]]["left"] = [str(p)[:200] for p in left[:20]] if isinstance(left, list) \
                 else ["(unreadable list)"]
@@ -2150,9 +2160,9 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
     forged = [v for v in violations if v.get("kind") == "forged_result"]
     if forged:
         out.append(Check("structure.result_channel", Status.FAIL,
-                         f"a result message for the run {_job_label(str(forged[0].get('tag')))} was written by "
-                         f"the child of {_job_label(str(forged[0].get('job')))}, or a run had two: the submission "
-                         f"wrote on the driver's channel ({len(forged)} message(s) not read)"))
+                         f"the submission wrote on the driver's result channel ({str(forged[0].get('why'))[:80]}: "
+                         f"the run {_job_label(str(forged[0].get('tag')))}, the child of "
+                         f"{_job_label(str(forged[0].get('job')))}; {len(forged)} such): what it wrote is not read"))
     lim_of = lambda v: SPEC["dim_factor"] * (v["m"] + 1)   # noqa: E731
     violations_ = violations
     violations = [v for v in violations_ if v.get("kind", "violation") == "violation"]

@@ -308,3 +308,47 @@ def test_a_ready_written_by_the_import_is_a_fail(tmp_path):
     ready, jobs, viol, outcome = drive(tmp_path / "sub", src, JOBS[:1])
     c = [c for c in G.structure_checks(jobs, viol, ready) if c.id == "structure.result_channel"]
     assert c and c[0].status.value == "FAIL", (ready, viol)
+
+
+SPOIL = '''
+import os as _os_s, stat as _st_s
+
+
+def _spoil():
+    """A partial line on every pipe this process may write: the driver's result after it is
+    unreadable, and the run reads as not reached."""
+    for fd in range(3, 64):
+        try:
+            if _st_s.S_ISFIFO(_os_s.fstat(fd).st_mode):
+                _os_s.write(fd, b"{")
+        except OSError:
+            pass
+'''
+
+
+def test_a_run_that_spoils_its_own_result_is_a_fail_not_a_gap(tmp_path):
+    """Measured before the fix: the witness run (the one that would show a monolithic map) spoiled
+    its own result with a partial line: witness.adi_step REVIEW (INCONCLUSIVE: not reached) and
+    provenance.channel REVIEW -- a harness gap the submission made.  Now structure.result_channel
+    FAILs (the warm parent counted the unreadable line on that job's channel)."""
+    src = gold_variant_source("def solve(h, T=1.0, problem=None):\n",
+                              SPOIL + "\n\ndef solve(h, T=1.0, problem=None):\n"
+                              "    if problem is not None and abs(problem.a - 0.02) > 1e-12:\n"
+                              "        _spoil()\n")
+    # (the witness draw differs from the hidden one, whose a is drawn too: spoil both runs but the
+    # centre's; what matters is a run whose result the submission made unreadable)
+    ready, jobs, viol, outcome = drive(tmp_path / "sub", src, JOBS)
+    assert "witness:0.1" not in jobs or jobs["witness:0.1"]["status"] != "ok"
+    c = [c for c in G.structure_checks(jobs, viol, ready) if c.id == "structure.result_channel"]
+    assert c and c[0].status.value == "FAIL", viol
+
+
+def test_honest_twin_a_chatty_solver_writes_no_unreadable_line(tmp_path):
+    """stdout and stderr are the submission's own pipes: printing (a lot, without newlines too) is
+    not writing on the result channel."""
+    src = gold_variant_source("def solve(h, T=1.0, problem=None):\n",
+                              "import sys as _sys_c\n\n\ndef solve(h, T=1.0, problem=None):\n"
+                              "    print('{' * 5000, end='')\n    _sys_c.stderr.write('{\"body\": 1}')\n")
+    ready, jobs, viol, outcome = drive(tmp_path / "sub", src, JOBS[:2])
+    assert all(j["status"] == "ok" for j in jobs.values())
+    assert not [v for v in viol if v.get("kind") == "forged_result"], viol
