@@ -352,3 +352,17 @@ def test_honest_twin_a_chatty_solver_writes_no_unreadable_line(tmp_path):
     ready, jobs, viol, outcome = drive(tmp_path / "sub", src, JOBS[:2])
     assert all(j["status"] == "ok" for j in jobs.values())
     assert not [v for v in viol if v.get("kind") == "forged_result"], viol
+
+
+def test_honest_twin_the_y_sweep_first_passes_the_banded_replay(tmp_path):
+    """The y-line solves before the x-line ones: with zero data the same map M (the 1-D operators
+    commute; round-off differs), with the data another data term, which the step witness eliminates."""
+    src = gold_variant_source("""        Z1 = implicit(Z0 - th * k * P1, t1, 0)
+        return implicit(Z1 - th * k * P2, t1, 1)""", """        Z1 = implicit(Z0 - th * k * P2, t1, 1)
+        return implicit(Z1 - th * k * P1, t1, 0)""")
+    checks, jobs, viol = judge(tmp_path, src, ONE_CHILD_JOBS)
+    assert all(j["status"] == "ok" for t, j in jobs.items() if not t.startswith("audit")), \
+        {t: j["error"] for t, j in jobs.items()}
+    assert not failed(checks), failed(checks)
+    c = checks["witness.benchmark_step"]
+    assert c.status.value == "PASS", c.message
