@@ -1333,8 +1333,24 @@ def perturb_seed() -> int:
     return secrets.randbits(63)
 
 
+def run_of_job(tag: str, job) -> bool:
+    """Whether a run's result (tag) may come from the forked child of job `job` (the tag the warm
+    parent puts on everything that child writes, which the child cannot forge): its own, or a step
+    run of the same mesh (one_child: the step runs of one mesh share a child)."""
+    if tag == job:
+        return True
+    steps = ("bench-1:", "bench-t1:", "bench-t2:")
+    return (isinstance(job, str) and tag.startswith(steps) and job.startswith(steps)
+            and tag.split(":", 1)[1] == job.split(":", 1)[1])
+
+
 def decode_jobs(outcome) -> tuple:
-    """(ready message or None, {tag: job result}, [violations]) from the runner's messages."""
+    """(ready message or None, {tag: job result}, [violations]) from the runner's messages.  A result
+    is read only from the child that ran it (run_of_job), once: one written by another job's child
+    (a job can write on its channel what the driver writes: measured, the last job overwrote an
+    earlier run's result, red team round 7) is a "forged_result" violation and not read; a second
+    result for one run makes that run an error; so is a second "ready" of the import check (the first
+    one is read: the submission's import can write one before the driver's)."""
     import numpy as np
     ready, jobs, violations = None, {}, []
     for msg in outcome.messages:
@@ -1343,8 +1359,19 @@ def decode_jobs(outcome) -> tuple:
         kind = msg.get("kind")
         if kind in ("ready", "import_error") and ready is None and msg.get("job") == "import":
             ready = msg
+        elif kind in ("ready", "import_error") and msg.get("job") == "import":     # the driver sends one
+            violations.append({"kind": "forged_result", "job": "import", "tag": "import",
+                               "why": "a second ready of the import check"})
         elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
             violations.append(msg)
+        elif kind == "job" and isinstance(msg.get("tag"), str) and not run_of_job(msg["tag"], msg.get("job")):
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80],
+                               "why": "a result written by another run's child"})
+        elif kind == "job" and isinstance(msg.get("tag"), str) and msg["tag"] in jobs:
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80],
+                               "why": "a second result for one run"})
+            jobs[msg["tag"]] = dict(jobs[msg["tag"]], status="error", error="more than one result for this run "
+                                    "(one not written by the driver)")
         elif kind == "job" and isinstance(msg.get("tag"), str):
             r = {"status": msg.get("status"), "error": str(msg.get("error", ""))[:400],
                  "log": msg.get("log") if isinstance(msg.get("log"), dict) else {},
@@ -1357,7 +1384,14 @@ def decode_jobs(outcome) -> tuple:
                 except (KeyError, ValueError, TypeError) as exc:
                     r = dict(r, status="error", error=f"garbled reply: {exc}")
             jobs[msg["tag"]] = r
-        elif kind == "job_end" and isinstance(msg.get("job"), str) and msg["job"] in jobs:
+        if kind == "job_end" and isinstance(msg.get("garbage"), int) and msg["garbage"] > 0:
+            # (counted by the warm parent: lines on a job's channel the driver did not write -- a
+            # partial line written first spoils the driver's result after it, and a run "not reached"
+            # reads as a harness gap: INCONCLUSIVE instead of the FAIL its result would earn)
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80],
+                               "tag": str(msg.get("job"))[:80],
+                               "why": f"{msg['garbage']} unreadable line(s) on its channel"})
+        if kind == "job_end" and isinstance(msg.get("job"), str) and msg["job"] in jobs:
             left = msg.get("left") if msg.get("isolation") != "private" else []
             jobs[msg["job"]]["left"] = [str(p)[:200] for p in left[:20]] if isinstance(left, list) \
                 else ["(unreadable list)"]
@@ -2123,6 +2157,12 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
         out.append(Check("structure.instrumentation", Status.FAIL,
                          f"the submission altered the grader's instrumentation ({_job_label(str(tamper[0].get('job')))}"
                          f": {', '.join(what[:5])})", what))
+    forged = [v for v in violations if v.get("kind") == "forged_result"]
+    if forged:
+        out.append(Check("structure.result_channel", Status.FAIL,
+                         f"the submission wrote on the driver's result channel ({str(forged[0].get('why'))[:80]}: "
+                         f"the run {_job_label(str(forged[0].get('tag')))}, the child of "
+                         f"{_job_label(str(forged[0].get('job')))}; {len(forged)} such): what it wrote is not read"))
     lim_of = lambda v: SPEC["dim_factor"] * (v["m"] + 1)   # noqa: E731
     violations_ = violations
     violations = [v for v in violations_ if v.get("kind", "violation") == "violation"]
@@ -2309,10 +2349,13 @@ def _job_label(tag: str) -> str:
 # module function or class attribute changed since driver start.
 # =============================================================================
 DRIVER_BODY = r'''
+_SUBDIR = _sys.path.pop(0)             # nothing this warm parent imports may be a submission's file
+#   (numpy/scipy, and the standard modules below: a submitted base64.py or inspect.py imported here
+#   ran before the gate's go, before the recorder bound its references, in a stopped run too, and
+#   held the driver's globals; red team round 7).  Only a job child puts the folder on its path.
 import base64 as _b64, builtins as _builtins, inspect as _inspect, threading as _threading, time as _time
 __builtins__ = dict(_builtins.__dict__)    # the functions below look builtins up here: a submission
 #                                            reassigning builtins.max (or any) changes nothing they see
-_SUBDIR = _sys.path.pop(0)             # numpy/scipy must not be shadowed by submission files
 import numpy as _np
 import numpy.fft as _npfft
 import numpy.linalg as _npl
@@ -4143,7 +4186,6 @@ def _moved_items():
     return [i for i, (a, t) in enumerate(zip(_ADDRS, _TAGS0)) if a is None or tag(a) != t]
 
 
-_sys.path.insert(0, _SUBDIR)
 # the driver's state is not offered to the submission as sys.modules["__main__"]
 _sys.modules["__main__"] = type(_sys)("__main__")
 
@@ -4286,8 +4328,17 @@ _CODE = _compiled()
 # The import check runs as the first job, beside the first solve (not alone before every job: ~0.03 s
 # of the wall time on the critical path).  A solver whose import fails fails every job at its own
 # import as well; the grader reads no job without the import check's "ready" (grading.py).
-fork_jobs([{"id": "import"}] + [dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]],
-          lambda _job: _import_job() if _job["id"] == "import" else _run_job(_job), _REQ.get("concurrency", 1))
+
+
+def _job(job):
+    """A job child: the submission's folder on its path (its sibling modules import; never in the
+    warm parent, whose own lazy imports, e.g. fork_jobs's, must be the standard library's), then
+    its runs."""
+    _sys.path.insert(0, _SUBDIR)
+    return _import_job() if job["id"] == "import" else _run_job(job)
+
+
+fork_jobs([{"id": "import"}] + [dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]], _job, _REQ.get("concurrency", 1))
 send({"kind": "done"})
 for _stream in (_sys.stdout, _sys.stderr):
     _stream.flush()
@@ -5933,8 +5984,13 @@ def keep_heap() -> None:
 # glibc's malloc in the child kept from handing every freed 161 x 161 array back to the system
 # (what keep_heap does in the grader): the solver's own steps allocate a few such arrays each, and
 # with the defaults each comes back as fresh zeroed pages (measured: the gold's finest run ~15 %
-# less CPU).  No result changes; other C libraries ignore the variables.
-CHILD_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(256 << 20), "MALLOC_MMAP_THRESHOLD_": str(16 << 20)}
+# less CPU).  No result changes; other C libraries ignore the variables.  Blocks from 256 KiB up
+# (a 161 x 161 array is 203 KiB) are still mapped on their own and unmapped when freed, and at most
+# 64 MiB of free heap top is kept (glibc's own dynamic maximum): with a 16 MiB mapping threshold and
+# 256 MiB kept, an honest solver's dropped 8 MiB temporaries stayed a hole in the heap below a small
+# array it kept, and its later workspace, within the address-space limit under the defaults, raised
+# MemoryError (red team round 7, tests/test_adi_red_round7.py).
+CHILD_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(64 << 20), "MALLOC_MMAP_THRESHOLD_": str(256 << 10)}
 
 
 class EarlyRun:

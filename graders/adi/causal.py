@@ -700,6 +700,12 @@ def structure_checks(jobs: dict, violations: list, ready: dict) -> list:
         out.append(Check("structure.instrumentation", Status.FAIL,
                          f"the submission altered the grader's instrumentation ({_job_label(str(tamper[0].get('job')))}"
                          f": {', '.join(what[:5])})", what))
+    forged = [v for v in violations if v.get("kind") == "forged_result"]
+    if forged:
+        out.append(Check("structure.result_channel", Status.FAIL,
+                         f"the submission wrote on the driver's result channel ({str(forged[0].get('why'))[:80]}: "
+                         f"the run {_job_label(str(forged[0].get('tag')))}, the child of "
+                         f"{_job_label(str(forged[0].get('job')))}; {len(forged)} such): what it wrote is not read"))
     lim_of = lambda v: SPEC["dim_factor"] * (v["m"] + 1)   # noqa: E731
     violations_ = violations
     violations = [v for v in violations_ if v.get("kind", "violation") == "violation"]

@@ -1,10 +1,13 @@
 """Child program (embedded as text by the build; runs after common/child_driver_prologue.py)."""
 from graders.common.child_driver_prologue import _REQ, _json, _os, _sys, fork_jobs, send
 # -- end of source-tree preamble: the build keeps only what follows --
+_SUBDIR = _sys.path.pop(0)             # nothing this warm parent imports may be a submission's file
+#   (numpy/scipy, and the standard modules below: a submitted base64.py or inspect.py imported here
+#   ran before the gate's go, before the recorder bound its references, in a stopped run too, and
+#   held the driver's globals; red team round 7).  Only a job child puts the folder on its path.
 import base64 as _b64, builtins as _builtins, inspect as _inspect, threading as _threading, time as _time
 __builtins__ = dict(_builtins.__dict__)    # the functions below look builtins up here: a submission
 #                                            reassigning builtins.max (or any) changes nothing they see
-_SUBDIR = _sys.path.pop(0)             # numpy/scipy must not be shadowed by submission files
 import numpy as _np
 import numpy.fft as _npfft
 import numpy.linalg as _npl
@@ -1835,7 +1838,6 @@ def _moved_items():
     return [i for i, (a, t) in enumerate(zip(_ADDRS, _TAGS0)) if a is None or tag(a) != t]
 
 
-_sys.path.insert(0, _SUBDIR)
 # the driver's state is not offered to the submission as sys.modules["__main__"]
 _sys.modules["__main__"] = type(_sys)("__main__")
 
@@ -1978,8 +1980,17 @@ _CODE = _compiled()
 # The import check runs as the first job, beside the first solve (not alone before every job: ~0.03 s
 # of the wall time on the critical path).  A solver whose import fails fails every job at its own
 # import as well; the grader reads no job without the import check's "ready" (grading.py).
-fork_jobs([{"id": "import"}] + [dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]],
-          lambda _job: _import_job() if _job["id"] == "import" else _run_job(_job), _REQ.get("concurrency", 1))
+
+
+def _job(job):
+    """A job child: the submission's folder on its path (its sibling modules import; never in the
+    warm parent, whose own lazy imports, e.g. fork_jobs's, must be the standard library's), then
+    its runs."""
+    _sys.path.insert(0, _SUBDIR)
+    return _import_job() if job["id"] == "import" else _run_job(job)
+
+
+fork_jobs([{"id": "import"}] + [dict(_j, id=_j["tag"]) for _j in _REQ["jobs"]], _job, _REQ.get("concurrency", 1))
 send({"kind": "done"})
 for _stream in (_sys.stdout, _sys.stderr):
     _stream.flush()

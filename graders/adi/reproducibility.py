@@ -109,8 +109,24 @@ def perturb_seed() -> int:
     return secrets.randbits(63)
 
 
+def run_of_job(tag: str, job) -> bool:
+    """Whether a run's result (tag) may come from the forked child of job `job` (the tag the warm
+    parent puts on everything that child writes, which the child cannot forge): its own, or a step
+    run of the same mesh (one_child: the step runs of one mesh share a child)."""
+    if tag == job:
+        return True
+    steps = ("bench-1:", "bench-t1:", "bench-t2:")
+    return (isinstance(job, str) and tag.startswith(steps) and job.startswith(steps)
+            and tag.split(":", 1)[1] == job.split(":", 1)[1])
+
+
 def decode_jobs(outcome) -> tuple:
-    """(ready message or None, {tag: job result}, [violations]) from the runner's messages."""
+    """(ready message or None, {tag: job result}, [violations]) from the runner's messages.  A result
+    is read only from the child that ran it (run_of_job), once: one written by another job's child
+    (a job can write on its channel what the driver writes: measured, the last job overwrote an
+    earlier run's result, red team round 7) is a "forged_result" violation and not read; a second
+    result for one run makes that run an error; so is a second "ready" of the import check (the first
+    one is read: the submission's import can write one before the driver's)."""
     import numpy as np
     ready, jobs, violations = None, {}, []
     for msg in outcome.messages:
@@ -119,8 +135,19 @@ def decode_jobs(outcome) -> tuple:
         kind = msg.get("kind")
         if kind in ("ready", "import_error") and ready is None and msg.get("job") == "import":
             ready = msg
+        elif kind in ("ready", "import_error") and msg.get("job") == "import":     # the driver sends one
+            violations.append({"kind": "forged_result", "job": "import", "tag": "import",
+                               "why": "a second ready of the import check"})
         elif kind in ("violation", "tamper", "residual", "factor", "unreadable"):
             violations.append(msg)
+        elif kind == "job" and isinstance(msg.get("tag"), str) and not run_of_job(msg["tag"], msg.get("job")):
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80],
+                               "why": "a result written by another run's child"})
+        elif kind == "job" and isinstance(msg.get("tag"), str) and msg["tag"] in jobs:
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80], "tag": msg["tag"][:80],
+                               "why": "a second result for one run"})
+            jobs[msg["tag"]] = dict(jobs[msg["tag"]], status="error", error="more than one result for this run "
+                                    "(one not written by the driver)")
         elif kind == "job" and isinstance(msg.get("tag"), str):
             r = {"status": msg.get("status"), "error": str(msg.get("error", ""))[:400],
                  "log": msg.get("log") if isinstance(msg.get("log"), dict) else {},
@@ -133,7 +160,14 @@ def decode_jobs(outcome) -> tuple:
                 except (KeyError, ValueError, TypeError) as exc:
                     r = dict(r, status="error", error=f"garbled reply: {exc}")
             jobs[msg["tag"]] = r
-        elif kind == "job_end" and isinstance(msg.get("job"), str) and msg["job"] in jobs:
+        if kind == "job_end" and isinstance(msg.get("garbage"), int) and msg["garbage"] > 0:
+            # (counted by the warm parent: lines on a job's channel the driver did not write -- a
+            # partial line written first spoils the driver's result after it, and a run "not reached"
+            # reads as a harness gap: INCONCLUSIVE instead of the FAIL its result would earn)
+            violations.append({"kind": "forged_result", "job": str(msg.get("job"))[:80],
+                               "tag": str(msg.get("job"))[:80],
+                               "why": f"{msg['garbage']} unreadable line(s) on its channel"})
+        if kind == "job_end" and isinstance(msg.get("job"), str) and msg["job"] in jobs:
             left = msg.get("left") if msg.get("isolation") != "private" else []
             jobs[msg["job"]]["left"] = [str(p)[:200] for p in left[:20]] if isinstance(left, list) \
                 else ["(unreadable list)"]
