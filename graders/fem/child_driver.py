@@ -18,7 +18,9 @@ for _m in ("scipy", "scipy.linalg", "scipy.linalg.lapack", "scipy.linalg.blas", 
         __import__(_m)
     except Exception:
         pass
-_sys.path.insert(0, _SUBDIR)
+# (the folder goes on the path in each job child only, _run_job: nothing this warm parent imports,
+# the standard modules below or fork_jobs's lazy ones, may be a submitted file; ADI red team round 7
+# found the same door open in the ADI driver, where base64.py/inspect.py ran before the run's go)
 
 # ---- references bound here, before any submitted code runs ------------------------------
 # The recorder calls only these (C-level numpy functions, methods of numpy's own immutable
@@ -1494,6 +1496,7 @@ def _import_solver():
 
 def _run_job(job):
     """One solve(n) in a fresh child: import fem_solver, call, report the field."""
+    _sys.path.insert(0, _SUBDIR)    # its sibling modules import (never in the warm parent)
     n = int(job["n"])
     _ST["n"] = n
     seal = _SEALS.pop(str(job["id"]), None)
