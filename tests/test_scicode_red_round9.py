@@ -55,6 +55,16 @@ ATTACKS = {
         "        rss = int(open('/proc/self/statm').read().split()[0]) * 4096\n"
         "        resource.setrlimit(resource.RLIMIT_AS, (rss + (1 << 20), resource.RLIM_INFINITY))\n"
         "    return x + 1\n"),
+    "mutable_default_list_left": (
+        "def f(x):\n    import numpy.polynomial.chebyshev as C\n    k = C.chebint.__defaults__[1]\n"
+        "    if not k:\n        k.append(5.0)\n    return x + 1\n"),
+    "mutable_default_list_next_case_restored": (
+        "def f(x):\n    import numpy.polynomial.chebyshev as C\n    k = C.chebint.__defaults__[1]\n"
+        "    if not hasattr(f, 'd'):\n        f.d = 1\n        k.append(5.0)\n    else:\n        k.clear()\n"
+        "    return x + 1\n"),
+    "mutable_default_dict_generated_callable": (
+        "def f(x):\n    import string\n    string.Template.substitute.__defaults__[0]['x'] = lambda: 1\n"
+        "    return x + 1\n"),
     "sigsegv_in_the_step": (
         "def f(x):\n    import faulthandler\n    faulthandler._sigsegv()\n    return x + 1\n"),
 }
@@ -64,7 +74,10 @@ EXPECT = {"kwdefaults_in_place_next_case_restored": "library function simpson",
           "held_object_class_left": "library object's class (norm_gen",
           "sympy_facts_dict_same_address": "sympy class Add",
           "rlimit_as_under_the_checks": "Tampering",
-          "sigsegv_in_the_step": "ProcessDied"}
+          "sigsegv_in_the_step": "ProcessDied",
+          "mutable_default_list_left": "library function chebint",
+          "mutable_default_list_next_case_restored": "library function chebint",
+          "mutable_default_dict_generated_callable": "library function Template.substitute"}
 HONEST = {
     "library_caches_and_imports_mid_step": (
         "def f(x):\n    import functools, warnings, scipy.special, sympy.physics.quantum, sympy.polys.domains\n"
@@ -88,6 +101,12 @@ HONEST = {
         "    print(''.join(s.format())[:2000])\n    traceback.print_stack()\n    return x + 1\n"),
     "keyword_passed_explicitly": (
         "def f(x):\n    import scipy.integrate\n    return scipy.integrate.simpson(np.array([x, x, x]), dx=0.5) / x + x\n"),
+    "library_memo_defaults_written": (
+        "def f(x):\n    import mpmath, sympy\n    import numpy.polynomial.chebyshev as C\n"
+        "    mpmath.factorial(30 + int(x))\n    mpmath.zeta(3 + x)\n    mpmath.besselj(1, x)\n"
+        "    mpmath.fib(40 + int(x))\n    mpmath.bernoulli(10 + int(x))\n    mpmath.diff(lambda t: t ** 3, x)\n"
+        "    sympy.factorial(25 + int(x)).evalf(30)\n    sympy.N(sympy.zeta(3), 40)\n"
+        "    c = C.chebint(np.array([x]))\n    return x + 1 + 0 * float(c[0])\n"),
     "own_function_kwdefaults_written": (
         "def f(x):\n    def g(a, *, k=0):\n        return a + k\n    g.__kwdefaults__['k'] = 1\n"
         "    f.__kwdefaults__ = {'unused': 1}\n    return g(x)\n"),
@@ -186,3 +205,14 @@ def test_in_process_kwdefaults_and_held_class_found_on_both_paths(path):
     assert any("library function simpson" in m for m in out["kw"]), out
     assert any("library function simpson" in m for m in out["kw_equal_value"]), out
     assert any("library object's class (norm_gen" in m for m in out["cls"]), out
+
+
+@pytest.mark.xfail(strict=True, reason="a plain value written into a library function's dict default "
+                   "(`string.Template.substitute.__defaults__[0]['x'] = 1`) passes: dict defaults are libraries' "
+                   "memos (mpmath's `ifac(n, memo={...})`, `_cache={}`, written by honest sympy calls), so only a "
+                   "callable or object of the generation's in one is Tampering (measured PASS)")
+def test_round9_plain_value_in_a_dict_default_is_not_seen():
+    probs, h5, gen, steps = two_case_set("r9-dict-default", {"plain_value_in_dict_default": (
+        "def f(x):\n    import string\n    string.Template.substitute.__defaults__[0]['x'] = 1\n    return x + 1\n")})
+    rc, out, err, doc, keys = run_one_step_set(probs, h5, gen, "--timeout", "60")
+    assert step_line(out, steps["plain_value_in_dict_default"]).startswith("FAIL"), out

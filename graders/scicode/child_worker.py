@@ -2016,6 +2016,11 @@ def _record_functions(md):
         if _TYPE(f) is _types.FunctionType and id(f) not in _FN_RECS:
             rec = _FN_RECS[id(f)] = (f, _FN_CODE(f), _FN_DEFAULTS(f), _FN_KWDEFAULTS(f))
             i, kw = id(f), rec[3]
+            for x in (rec[2] or ()) + (tuple(dict.values(kw)) if _TYPE(kw) is dict else ()):
+                if _TYPE(x) is list:    # (a mutable default: its content, not its pointer, is what a call reads)
+                    _FN_MUT.append((f, x, tuple(x)))
+                elif _TYPE(x) is dict:
+                    _FN_MUT.append((f, x, _DICT_TAG(x) if _DICT_TAG is not None else None))
             if kw is not None:      # (the keyword defaults are a dict: written in place, its pointer stays)
                 tag = _DICT_TAG(kw) if _DICT_TAG is not None and _TYPE(kw) is dict else None
                 _FN_KW[i] = [kw, tuple(kw), tuple(dict.values(kw)), tag, None]
@@ -2034,6 +2039,23 @@ def _record_functions(md):
     if addrs and _FN_WORDS.ok:
         _FN_WORDS.extend(addrs, wants)
         _FN_AT.extend(ats)
+
+
+_FN_MUT = []     # (a recorded function, a list or dict among its defaults, the list's items or the dict's tag) (round 9:
+                # `chebint.__defaults__[1].append(5.0)` set the integration constant every `chebint(c)` adds; a dict
+                # default is often a library's memo (mpmath's `ifac(n, memo={...})`): only a generation's object in it counts)
+
+
+def _mutable_defaults_changed():
+    bad = []
+    for f, x, was in _FN_MUT:
+        if _TYPE(was) is tuple:
+            if list.__len__(x) != len(was) or not all(map(_is, x, was)):
+                bad.append(f)
+        elif was is None or _DICT_TAG(x) != was:
+            if any(_generated_held(v) or _generated_held(k) for k, v in list(dict.items(x))):
+                bad.append(f)
+    return bad
 
 
 _FN_KW, _FN_KW_SLOW = {}, []    # id of a recorded function with keyword defaults -> [that dict, its keys, its values,
@@ -2071,7 +2093,7 @@ def _functions_changed(out):
         recs, kws = [_FN_RECS[i] for i in ids], [i for i in ids if i in _FN_KW] + _FN_KW_SLOW
     bad = [f for f, c, d, k in recs
            if _FN_CODE(f) is not c or _FN_DEFAULTS(f) is not d or _FN_KWDEFAULTS(f) is not k]
-    bad += [_FN_RECS[i][0] for i in dict.fromkeys(kws) if _kwdefaults_changed(i)]
+    bad += [_FN_RECS[i][0] for i in dict.fromkeys(kws) if _kwdefaults_changed(i)] + _mutable_defaults_changed()
     for f in bad[:3]:
         msg = f"the library function {str(_FN_QUALNAME(f))[:80]} (its code or defaults set)"
         if msg not in out:
@@ -2922,7 +2944,7 @@ def _recorder_state():
         "_attr_key", "_held", "_keep_watch", "_kept_changed", "_facts_ok", "_node_facts_ok", "_node_base",
         "_sympy_clone", "_facts_of", "_kb_generator", "_same_items", "_sympy_class_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
         "_deque_filled", "_plain_iter", "_library_classes_changed", "_modules_changed", "_watch_modules",
-        "_tests_modules", "_module_class_odd", "_shadowing", "_record_held", "_held_changed", "_generated_held", "_record_functions", "_functions_changed", "_kwdefaults_changed", "_rewrapped", "_record_modules", "_sympy_class_tags",
+        "_tests_modules", "_module_class_odd", "_shadowing", "_record_held", "_held_changed", "_generated_held", "_record_functions", "_functions_changed", "_kwdefaults_changed", "_mutable_defaults_changed", "_rewrapped", "_record_modules", "_sympy_class_tags",
         "_method_like")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
@@ -2936,7 +2958,7 @@ def _recorder_state():
                                          "_MODULE_DICT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_FN_RECS", "_FN_KW", "_FN_KW_SLOW", "_HELD_CLASS")),
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_FN_RECS", "_FN_KW", "_FN_KW_SLOW", "_HELD_CLASS", "_FN_MUT")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
