@@ -65,6 +65,17 @@ ATTACKS = {
     "mutable_default_dict_generated_callable": (
         "def f(x):\n    import string\n    string.Template.substitute.__defaults__[0]['x'] = lambda: 1\n"
         "    return x + 1\n"),
+    "recursion_limit_low_under_the_checks": (
+        "def f(x):\n    import sys, scipy.integrate\n    scipy.integrate.simpson.__kwdefaults__['dx'] = 1000.0\n"
+        "    sys.setrecursionlimit(25)\n    return x + 1\n"),
+    "nofile_limit_under_the_checks": (
+        "def f(x):\n    import resource, scipy.integrate\n    scipy.integrate.simpson.__kwdefaults__['dx'] = 1000.0\n"
+        "    resource.setrlimit(resource.RLIMIT_NOFILE, (3, 3))\n    return x + 1\n"),
+    "thread_writing_kwdefaults_during_the_checks": (
+        "def f(x):\n    import threading, time, scipy.integrate\n    kw = scipy.integrate.simpson.__kwdefaults__\n"
+        "    def run():\n        t0 = time.time()\n        while time.time() - t0 < 0.3:\n"
+        "            kw['dx'] = 1000.0\n            kw['dx'] = 1.0\n        kw['dx'] = 1000.0\n"
+        "    threading.Thread(target=run).start()\n    return x + 1\n"),
     "sigsegv_in_the_step": (
         "def f(x):\n    import faulthandler\n    faulthandler._sigsegv()\n    return x + 1\n"),
 }
@@ -75,6 +86,9 @@ EXPECT = {"kwdefaults_in_place_next_case_restored": "library function simpson",
           "sympy_facts_dict_same_address": "sympy class Add",
           "rlimit_as_under_the_checks": "Tampering",
           "sigsegv_in_the_step": "ProcessDied",
+          "recursion_limit_low_under_the_checks": "library function simpson",
+          "nofile_limit_under_the_checks": "library function simpson",
+          "thread_writing_kwdefaults_during_the_checks": "Tampering",
           "mutable_default_list_left": "library function chebint",
           "mutable_default_list_next_case_restored": "library function chebint",
           "mutable_default_dict_generated_callable": "library function Template.substitute"}
