@@ -76,6 +76,13 @@ ATTACKS = {
         "    def run():\n        t0 = time.time()\n        while time.time() - t0 < 0.3:\n"
         "            kw['dx'] = 1000.0\n            kw['dx'] = 1.0\n        kw['dx'] = 1000.0\n"
         "    threading.Thread(target=run).start()\n    return x + 1\n"),
+    "sympy_dispatcher_slot_registered": (
+        "def f(x):\n    import sympy\n    from sympy.core.relational import _eval_is_eq\n"
+        "    if not hasattr(f, 'd'):\n        f.d = 1\n"
+        "        _eval_is_eq.add((sympy.Symbol, sympy.Symbol), lambda a, b: True)\n    return x + 1\n"),
+    "numpy_partial_keywords_written": (
+        "def f(x):\n    import numpy._core.arrayprint as ap\n"
+        "    ap._default_array_repr.keywords['array2string'] = lambda *a, **k: 'rigged'\n    return x + 1\n"),
     "sigsegv_in_the_step": (
         "def f(x):\n    import faulthandler\n    faulthandler._sigsegv()\n    return x + 1\n"),
 }
@@ -86,6 +93,8 @@ EXPECT = {"kwdefaults_in_place_next_case_restored": "library function simpson",
           "sympy_facts_dict_same_address": "sympy class Add",
           "rlimit_as_under_the_checks": "Tampering",
           "sigsegv_in_the_step": "ProcessDied",
+          "sympy_dispatcher_slot_registered": "library registry or object's dict",
+          "numpy_partial_keywords_written": "library registry or object's dict (array2string",
           "recursion_limit_low_under_the_checks": "library function simpson",
           "nofile_limit_under_the_checks": "library function simpson",
           "thread_writing_kwdefaults_during_the_checks": "Tampering",
@@ -121,6 +130,14 @@ HONEST = {
         "    mpmath.fib(40 + int(x))\n    mpmath.bernoulli(10 + int(x))\n    mpmath.diff(lambda t: t ** 3, x)\n"
         "    sympy.factorial(25 + int(x)).evalf(30)\n    sympy.N(sympy.zeta(3), 40)\n"
         "    c = C.chebint(np.array([x]))\n    return x + 1 + 0 * float(c[0])\n"),
+    "sympy_own_classes_through_dispatch": (
+        "def f(x):\n    import sympy, functools\n    class Half(sympy.Function):\n"
+        "        @classmethod\n        def eval(cls, a):\n            if a.is_Number:\n                return a / 2\n"
+        "    class P(sympy.Symbol):\n        pass\n    a, b = P('a'), P('b')\n"
+        "    assert sympy.Eq(a, a) is sympy.true and sympy.Eq(a, b) != sympy.true\n"
+        "    assert sympy.simplify(Half(2 * a) - Half(2 * a)) == 0 and Half(sympy.Integer(4)) == 2\n"
+        "    v = np.vectorize(lambda t: t + 1)\n    p = functools.partial(np.add, 1)\n"
+        "    repr(np.arange(3))\n    return float(v(x)) + 0 * p(x)\n"),
     "own_function_kwdefaults_written": (
         "def f(x):\n    def g(a, *, k=0):\n        return a + k\n    g.__kwdefaults__['k'] = 1\n"
         "    f.__kwdefaults__ = {'unused': 1}\n    return g(x)\n"),

@@ -1723,6 +1723,7 @@ def _library_classes_changed(out):
                 out.append(msg)
     _modules_changed(out)
     _held_changed(out)
+    _slot_held_changed(out)
     _functions_changed(out)
     _sympy_classes_changed(out)     # sympy's default facts and fact handlers, changed in place
     return out
@@ -2053,7 +2054,7 @@ def _mutable_defaults_changed():
             if list.__len__(x) != len(was) or not all(map(_is, x, was)):
                 bad.append(f)
         elif was is None or _DICT_TAG(x) != was:
-            if any(_generated_held(v) or _generated_held(k) for k, v in list(dict.items(x))):
+            if any(map(_generated_held, list(dict.values(x)))):
                 bad.append(f)
     return bad
 
@@ -2109,9 +2110,26 @@ def _record_held(md):
     for x in list(dict.values(md)):
         t = _TYPE(x)
         owner = None
+        if t is _PARTIAL:       # (a partial's keywords: the dict each call merges, written in place)
+            kw = _PARTIAL_KW(x, t)
+            if _TYPE(kw) is dict and id(kw) not in _SLOT_IDS:
+                _SLOT_IDS.add(id(kw))
+                _SLOT_HELD.append([x, None, kw, _DICT_TAG(kw) if _DICT_TAG is not None else None])
+            continue
         if t is not dict:
             if not _FLAGS(t) & _HEAP or isinstance(x, type) or t is _MODULE or t in _FUNCS:
                 continue
+            slots = _SLOTS_OF.get(t)
+            if slots is None:
+                slots = _SLOTS_OF[t] = _slots(t)
+            for sl in slots:    # (a dict in a slot: sympy's dispatchers' `funcs`, without an instance dict)
+                try:
+                    v = sl.__get__(x, t)
+                except Exception:
+                    continue
+                if _TYPE(v) is dict and id(v) not in _SLOT_IDS:
+                    _SLOT_IDS.add(id(v))
+                    _SLOT_HELD.append([x, sl, v, _DICT_TAG(v) if _DICT_TAG is not None else None])
             owner = x
             try:
                 x = _instance_dict(x, t)
@@ -2124,6 +2142,38 @@ def _record_held(md):
             if owner is not None:
                 _HELD_CLASS[id(x)] = t
             _held_words(id(x), owner, x)
+
+
+_SLOT_HELD, _SLOT_IDS, _SLOTS_OF = [], set(), {}  # [an object a module holds, its slot (None: a partial's keywords),
+# the dict in it, the dict's tag] (round 9: `_eval_is_eq.add((Symbol, Symbol), g)` put a generation's function in a
+# sympy Dispatcher's `funcs`, a slot: `Eq(a, b)` answered True; `_default_array_repr.keywords[...]` numpy's repr)
+_PARTIAL_KW = _PARTIAL.__dict__["keywords"].__get__
+
+
+def _slot_held_changed(out):
+    """The dicts in the slots of objects modules hold, and partials' keywords: written since
+    (their tags) or put in place of the recorded one (a library's own reset: `_cache = {}`),
+    they must not hold a callable or object of the generation's.  Compared in Python (a few
+    hundred dicts)."""
+    for rec in _SLOT_HELD:
+        x, sl, d, tag = rec
+        try:
+            now = _PARTIAL_KW(x, _PARTIAL) if sl is None else sl.__get__(x, _TYPE(x))
+        except Exception:
+            now = None
+        if now is d and tag is not None and _DICT_TAG(d) == tag:
+            continue
+        if _TYPE(now) is not dict:
+            continue
+        bad = [k for k, v in list(dict.items(now)) if _generated_held(v)]
+        if bad:
+            msg = f"a library registry or object's dict ({', '.join(map(str, bad[:3]))[:120]}: a callable or object " \
+                  "of the generation's put where a library calls it)"
+            if msg not in out:
+                out.append(msg)
+        else:
+            rec[2], rec[3] = now, _DICT_TAG(now) if _DICT_TAG is not None else None
+    return out
 
 
 _HELD_CLASS = {}    # the key of a held object's dict -> the object's class when recorded (round 9: `norm.__class__ =
@@ -2944,7 +2994,7 @@ def _recorder_state():
         "_attr_key", "_held", "_keep_watch", "_kept_changed", "_facts_ok", "_node_facts_ok", "_node_base",
         "_sympy_clone", "_facts_of", "_kb_generator", "_same_items", "_sympy_class_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
         "_deque_filled", "_plain_iter", "_library_classes_changed", "_modules_changed", "_watch_modules",
-        "_tests_modules", "_module_class_odd", "_shadowing", "_record_held", "_held_changed", "_generated_held", "_record_functions", "_functions_changed", "_kwdefaults_changed", "_mutable_defaults_changed", "_rewrapped", "_record_modules", "_sympy_class_tags",
+        "_tests_modules", "_module_class_odd", "_shadowing", "_record_held", "_held_changed", "_generated_held", "_record_functions", "_functions_changed", "_kwdefaults_changed", "_slot_held_changed", "_mutable_defaults_changed", "_rewrapped", "_record_modules", "_sympy_class_tags",
         "_method_like")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
@@ -2958,7 +3008,7 @@ def _recorder_state():
                                          "_MODULE_DICT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_FN_RECS", "_FN_KW", "_FN_KW_SLOW", "_HELD_CLASS", "_FN_MUT")),
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_FN_RECS", "_FN_KW", "_FN_KW_SLOW", "_HELD_CLASS", "_FN_MUT", "_SLOT_HELD", "_PARTIAL_KW")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
