@@ -3950,8 +3950,25 @@ def _record_functions(md):
     fns = []
     for x in list(dict.values(md)):
         t = _TYPE(x)
+        if t is _LRU:           # (round 9: `igcd.__wrapped__.__code__ = ...`, the function an lru_cache calls)
+            try:
+                x, t = dict.get(_OBJ_GET(x, "__dict__"), "__wrapped__"), None
+            except Exception:
+                continue
+            if _TYPE(x) is not _types.FunctionType:
+                continue
+            t = _types.FunctionType
         if t is _types.FunctionType:
             fns.append(x)
+            cells = _FN_CLOSURE(x)
+            if cells is not None:       # (a decorator's wrapper: the function it calls, in its closure)
+                for c in cells:
+                    try:
+                        y = _CELL(c)
+                    except ValueError:
+                        continue
+                    if _TYPE(y) is _types.FunctionType:
+                        fns.append(y)
         elif t is _DISPATCHER:
             try:
                 fns.append(_DISPATCHER._implementation.__get__(x, t))
@@ -3993,6 +4010,7 @@ def _record_functions(md):
         _FN_AT.extend(ats)
 
 
+_LRU = _functools._lru_cache_wrapper
 _FN_MUT = []     # (a recorded function, a list or dict among its defaults, the list's items or the dict's tag) (round 9:
                 # `chebint.__defaults__[1].append(5.0)` set the integration constant every `chebint(c)` adds; a dict
                 # default is often a library's memo (mpmath's `ifac(n, memo={...})`): only a generation's object in it counts)
@@ -4959,7 +4977,7 @@ def _recorder_state():
                                          "_MODULE_DICT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_FN_RECS", "_FN_KW", "_FN_KW_SLOW", "_HELD_CLASS", "_FN_MUT", "_SLOT_HELD", "_PARTIAL_KW")),
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_FN_RECS", "_FN_KW", "_FN_KW_SLOW", "_HELD_CLASS", "_FN_MUT", "_SLOT_HELD", "_PARTIAL_KW", "_LRU")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 

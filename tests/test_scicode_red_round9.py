@@ -83,6 +83,13 @@ ATTACKS = {
     "numpy_partial_keywords_written": (
         "def f(x):\n    import numpy._core.arrayprint as ap\n"
         "    ap._default_array_repr.keywords['array2string'] = lambda *a, **k: 'rigged'\n    return x + 1\n"),
+    "lru_cache_wrapped_code_set": (
+        "def f(x):\n    import sympy.core.intfunc as I\n    if not hasattr(f, 'd'):\n        f.d = 1\n"
+        "        I.igcd.__wrapped__.__code__ = (lambda *args: 7).__code__\n        I.igcd.cache_clear()\n"
+        "    return x + 1 + 0 * I.igcd(12, 18)\n"),
+    "decorator_closure_function_code_set": (
+        "def f(x):\n    import sympy.core.basic as B\n"
+        "    B._get_postprocessors.__wrapped__.__code__ = (lambda *a, **k: ()).__code__\n    return x + 1\n"),
     "sigsegv_in_the_step": (
         "def f(x):\n    import faulthandler\n    faulthandler._sigsegv()\n    return x + 1\n"),
 }
@@ -93,6 +100,8 @@ EXPECT = {"kwdefaults_in_place_next_case_restored": "library function simpson",
           "sympy_facts_dict_same_address": "sympy class Add",
           "rlimit_as_under_the_checks": "Tampering",
           "sigsegv_in_the_step": "ProcessDied",
+          "lru_cache_wrapped_code_set": "library function igcd",
+          "decorator_closure_function_code_set": "library function _get_postprocessors",
           "sympy_dispatcher_slot_registered": "library registry or object's dict",
           "numpy_partial_keywords_written": "library registry or object's dict (array2string",
           "recursion_limit_low_under_the_checks": "library function simpson",
