@@ -3674,6 +3674,7 @@ def _library_classes_changed(out):
                 out.append(msg)
     _modules_changed(out)
     _held_changed(out)
+    _slot_held_changed(out)
     _functions_changed(out)
     _sympy_classes_changed(out)     # sympy's default facts and fact handlers, changed in place
     return out
@@ -3949,8 +3950,25 @@ def _record_functions(md):
     fns = []
     for x in list(dict.values(md)):
         t = _TYPE(x)
+        if t is _LRU:           # (round 9: `igcd.__wrapped__.__code__ = ...`, the function an lru_cache calls)
+            try:
+                x, t = dict.get(_OBJ_GET(x, "__dict__"), "__wrapped__"), None
+            except Exception:
+                continue
+            if _TYPE(x) is not _types.FunctionType:
+                continue
+            t = _types.FunctionType
         if t is _types.FunctionType:
             fns.append(x)
+            cells = _FN_CLOSURE(x)
+            if cells is not None:       # (a decorator's wrapper: the function it calls, in its closure)
+                for c in cells:
+                    try:
+                        y = _CELL(c)
+                    except ValueError:
+                        continue
+                    if _TYPE(y) is _types.FunctionType:
+                        fns.append(y)
         elif t is _DISPATCHER:
             try:
                 fns.append(_DISPATCHER._implementation.__get__(x, t))
@@ -3962,18 +3980,74 @@ def _record_functions(md):
                     y = y.__func__
                 if _TYPE(y) is _types.FunctionType:
                     fns.append(y)
-    addrs, wants = [], []
+    addrs, wants, ats = [], [], []
     for f in fns:
         if _TYPE(f) is _types.FunctionType and id(f) not in _FN_RECS:
             rec = _FN_RECS[id(f)] = (f, _FN_CODE(f), _FN_DEFAULTS(f), _FN_KWDEFAULTS(f))
+            i, kw = id(f), rec[3]
+            for x in (rec[2] or ()) + (tuple(dict.values(kw)) if _TYPE(kw) is dict else ()):
+                if _TYPE(x) is list:    # (a mutable default: its content, not its pointer, is what a call reads)
+                    _FN_MUT.append((f, x, tuple(x)))
+                elif _TYPE(x) is dict:
+                    _FN_MUT.append((f, x, _DICT_TAG(x) if _DICT_TAG is not None else None))
+            if kw is not None:      # (the keyword defaults are a dict: written in place, its pointer stays)
+                tag = _DICT_TAG(kw) if _DICT_TAG is not None and _TYPE(kw) is dict else None
+                _FN_KW[i] = [kw, tuple(kw), tuple(dict.values(kw)), tag, None]
+                if tag is None or not _FN_WORDS.ok:
+                    _FN_KW_SLOW.append(i)
             if _FN_WORDS.ok:
-                i = id(f)
                 for o, x in zip(_WORDS["fn"], rec[1:]):
                     addrs.append(i + o)
                     wants.append(0 if x is None else id(x))     # (None: NULL in the field)
+                    ats.append(i)
+                if kw is not None and _FN_KW[i][3] is not None:
+                    _FN_KW[i][4] = len(_FN_WORDS.at) + len(addrs)
+                    addrs.append(id(kw) + _WORDS["tag"])
+                    wants.append(_FN_KW[i][3])
+                    ats.append(i)
     if addrs and _FN_WORDS.ok:
         _FN_WORDS.extend(addrs, wants)
-        _FN_AT.extend([a - o for a, o in zip(addrs, _WORDS["fn"] * (len(addrs) // 3))])
+        _FN_AT.extend(ats)
+
+
+_LRU = _functools._lru_cache_wrapper
+_FN_MUT = []     # (a recorded function, a list or dict among its defaults, the list's items or the dict's tag) (round 9:
+                # `chebint.__defaults__[1].append(5.0)` set the integration constant every `chebint(c)` adds; a dict
+                # default is often a library's memo (mpmath's `ifac(n, memo={...})`): only a generation's object in it counts)
+
+
+def _mutable_defaults_changed():
+    bad = []
+    for f, x, was in _FN_MUT:
+        if _TYPE(was) is tuple:
+            if list.__len__(x) != len(was) or not all(map(_is, x, was)):
+                bad.append(f)
+        elif was is None or _DICT_TAG(x) != was:
+            if any(map(_generated_held, list(dict.values(x)))):
+                bad.append(f)
+    return bad
+
+
+_FN_KW, _FN_KW_SLOW = {}, []    # id of a recorded function with keyword defaults -> [that dict, its keys, its values,
+                                # its version tag when last found as recorded, its tag's position in _FN_WORDS]
+                                # (round 9: `simpson.__kwdefaults__['dx'] = ...` wrote the very dict the pointer
+                                # still named); those without a tag or a word are compared after each case
+
+
+def _kwdefaults_changed(i):
+    """A recorded function's keyword-defaults dict written since: its tag moved and it no
+    longer holds the very keys and values recorded (found so, it is expected at its new tag)."""
+    kw, keys, vals, tag, pos = _FN_KW[i]
+    now = _DICT_TAG(kw) if tag is not None else None
+    if now is not None and now == tag:
+        return False
+    if dict.__len__(kw) != len(keys) or tuple(kw) != keys or not all(map(_is, dict.values(kw), vals)):
+        return True
+    if now is not None:
+        _FN_KW[i][3] = now
+        if pos is not None:
+            _FN_WORDS.expect(pos, now)      # (read before the comparison)
+    return False
 
 
 def _functions_changed(out):
@@ -3982,10 +4056,14 @@ def _functions_changed(out):
     subpackages and sympy loaded, read in Python; about 0.3 ms read in one pass by _Words; a
     change undone within the case is not seen)."""
     words = _FN_WORDS.changed()
-    recs = list(_FN_RECS.values()) if words is None else [_FN_RECS[i] for i in dict.fromkeys(
-        _FN_AT[p] for p, _ in words)]
+    if words is None:
+        recs, kws = list(_FN_RECS.values()), list(_FN_KW)
+    else:
+        ids = list(dict.fromkeys(_FN_AT[p] for p, _ in words))
+        recs, kws = [_FN_RECS[i] for i in ids], [i for i in ids if i in _FN_KW] + _FN_KW_SLOW
     bad = [f for f, c, d, k in recs
            if _FN_CODE(f) is not c or _FN_DEFAULTS(f) is not d or _FN_KWDEFAULTS(f) is not k]
+    bad += [_FN_RECS[i][0] for i in dict.fromkeys(kws) if _kwdefaults_changed(i)] + _mutable_defaults_changed()
     for f in bad[:3]:
         msg = f"the library function {str(_FN_QUALNAME(f))[:80]} (its code or defaults set)"
         if msg not in out:
@@ -4001,9 +4079,26 @@ def _record_held(md):
     for x in list(dict.values(md)):
         t = _TYPE(x)
         owner = None
+        if t is _PARTIAL:       # (a partial's keywords: the dict each call merges, written in place)
+            kw = _PARTIAL_KW(x, t)
+            if _TYPE(kw) is dict and id(kw) not in _SLOT_IDS:
+                _SLOT_IDS.add(id(kw))
+                _SLOT_HELD.append([x, None, kw, _DICT_TAG(kw) if _DICT_TAG is not None else None])
+            continue
         if t is not dict:
             if not _FLAGS(t) & _HEAP or isinstance(x, type) or t is _MODULE or t in _FUNCS:
                 continue
+            slots = _SLOTS_OF.get(t)
+            if slots is None:
+                slots = _SLOTS_OF[t] = _slots(t)
+            for sl in slots:    # (a dict in a slot: sympy's dispatchers' `funcs`, without an instance dict)
+                try:
+                    v = sl.__get__(x, t)
+                except Exception:
+                    continue
+                if _TYPE(v) is dict and id(v) not in _SLOT_IDS:
+                    _SLOT_IDS.add(id(v))
+                    _SLOT_HELD.append([x, sl, v, _DICT_TAG(v) if _DICT_TAG is not None else None])
             owner = x
             try:
                 x = _instance_dict(x, t)
@@ -4013,7 +4108,45 @@ def _record_held(md):
                 continue
         if id(x) not in _HELD:
             _HELD[id(x)] = (owner, x, _DICT_TAG(x))
+            if owner is not None:
+                _HELD_CLASS[id(x)] = t
             _held_words(id(x), owner, x)
+
+
+_SLOT_HELD, _SLOT_IDS, _SLOTS_OF = [], set(), {}  # [an object a module holds, its slot (None: a partial's keywords),
+# the dict in it, the dict's tag] (round 9: `_eval_is_eq.add((Symbol, Symbol), g)` put a generation's function in a
+# sympy Dispatcher's `funcs`, a slot: `Eq(a, b)` answered True; `_default_array_repr.keywords[...]` numpy's repr)
+_PARTIAL_KW = _PARTIAL.__dict__["keywords"].__get__
+
+
+def _slot_held_changed(out):
+    """The dicts in the slots of objects modules hold, and partials' keywords: written since
+    (their tags) or put in place of the recorded one (a library's own reset: `_cache = {}`),
+    they must not hold a callable or object of the generation's.  Compared in Python (a few
+    hundred dicts)."""
+    for rec in _SLOT_HELD:
+        x, sl, d, tag = rec
+        try:
+            now = _PARTIAL_KW(x, _PARTIAL) if sl is None else sl.__get__(x, _TYPE(x))
+        except Exception:
+            now = None
+        if now is d and tag is not None and _DICT_TAG(d) == tag:
+            continue
+        if _TYPE(now) is not dict:
+            continue
+        bad = [k for k, v in list(dict.items(now)) if _generated_held(v)]
+        if bad:
+            msg = f"a library registry or object's dict ({', '.join(map(str, bad[:3]))[:120]}: a callable or object " \
+                  "of the generation's put where a library calls it)"
+            if msg not in out:
+                out.append(msg)
+        else:
+            rec[2], rec[3] = now, _DICT_TAG(now) if _DICT_TAG is not None else None
+    return out
+
+
+_HELD_CLASS = {}    # the key of a held object's dict -> the object's class when recorded (round 9: `norm.__class__ =
+                    # S`, a subclass of the generation's with its own `_ppf`, left the object, its dict and tag as they were)
 
 
 _HELD_WORDS, _HELD_AT, _HELD_SLOW = [None], [], []     # (_Words: each recorded dict's version tag, and where
@@ -4076,6 +4209,10 @@ def _held_changed(out):
     for key in keys:
         owner, d, tag = _HELD[key]
         now = d
+        if owner is not None and _TYPE(owner) is not _HELD_CLASS.get(key, _TYPE(owner)) and not _library(_TYPE(owner)):
+            msg = f"a library object's class ({str(_NAME(_HELD_CLASS[key]))[:60]} replaced by the generation's)"
+            if msg not in out:
+                out.append(msg)
         if owner is not None:           # (an object's __dict__ can be replaced whole)
             try:
                 now = _instance_dict(owner, _TYPE(owner))
@@ -4826,7 +4963,7 @@ def _recorder_state():
         "_attr_key", "_held", "_keep_watch", "_kept_changed", "_facts_ok", "_node_facts_ok", "_node_base",
         "_sympy_clone", "_facts_of", "_kb_generator", "_same_items", "_sympy_class_changed", "_stateless", "_solid", "_class_data_checked", "_wrap_held", "_write_array", "_copy_view", "_write_view", "_dict_filled",
         "_deque_filled", "_plain_iter", "_library_classes_changed", "_modules_changed", "_watch_modules",
-        "_tests_modules", "_module_class_odd", "_shadowing", "_record_held", "_held_changed", "_generated_held", "_record_functions", "_functions_changed", "_rewrapped", "_record_modules", "_sympy_class_tags",
+        "_tests_modules", "_module_class_odd", "_shadowing", "_record_held", "_held_changed", "_generated_held", "_record_functions", "_functions_changed", "_kwdefaults_changed", "_slot_held_changed", "_mutable_defaults_changed", "_rewrapped", "_record_modules", "_sympy_class_tags",
         "_method_like")] + [_CUR.get("send")] + \
         [getattr(_sys.modules.get(m), n, None) for m, n in _GUARDED[:3] + _GUARDED[-3:]]
     return (tuple(_fn_state(f) for f in fns), id(type(_CUR)), id(g.get("_CUR")),
@@ -4840,7 +4977,7 @@ def _recorder_state():
                                          "_MODULE_DICT",
                                          "_GEN_SEND", "_GEN_THROW", "_GEN_CLOSE", "_ARRAY", "_RANDOM_C",
                                          "_EXPOSED", "_EXPOSED_DUNDERS", "_Exposed", "_CONSTS", "_ClassConst",
-                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_FN_RECS")),
+                                         "_PLAIN_DESCRIPTORS", "_WRAPPED_HOOKS", "_GRADER_HOOKS", "_DC_OPS", "_DC_PARAMS", "_CHECKED_CALL_CODE", "_PLAIN_ITER_CODE", "_FN_RECS", "_FN_KW", "_FN_KW_SLOW", "_HELD_CLASS", "_FN_MUT", "_SLOT_HELD", "_PARTIAL_KW", "_LRU")),
             id(_json.dumps), id(_os.write), id(base64.b64encode), id(numpy.lib.format.write_array),
             id(_sys.gettrace()), id(_sys.getprofile()), _sys.getswitchinterval())
 
