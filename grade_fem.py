@@ -4087,17 +4087,14 @@ class Execution:
 
     def join(self):
         """The run's RunOutcome, once it is over."""
-        try:
-            for t in self.threads:
-                if not join_unless_interrupted(t):
-                    return None         # Ctrl-C: the unwind goes on (the children are killed)
-            return self.outcome
-        finally:                        # the staged copy, however the wait ended
-            self.discard()
+        for t in self.threads:
+            if not join_unless_interrupted(t):
+                return None             # Ctrl-C: the unwind goes on (the children are killed)
+        return self.outcome
 
     def discard(self) -> None:
-        """Remove the staged copy (the runner copies it at each launch; grade() calls this
-        however it ends, an interrupt before the wait included)."""
+        """Remove the staged copy (the runner copies it at each launch, a relaunch included):
+        grade() calls this in a finally, however the grading ends."""
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

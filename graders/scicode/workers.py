@@ -291,9 +291,8 @@ class WorkerPool:
                     break
                 if isinstance(item, Worker):
                     item.stop()
-        finally:                        # the workers' folder, however the wait ended (twice: a
-            for _ in range(2):          # worker's folder made during the first pass stops it)
-                shutil.rmtree(self.base, ignore_errors=True)
+        finally:                        # the workers' folder, however the wait ended
+            shutil.rmtree(self.base, ignore_errors=True)
 
 
 _PRESTARTED = {}        # "pool": the WorkerPool prestart_workers launched for the coming steps
