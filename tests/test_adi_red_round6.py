@@ -13,6 +13,7 @@ recognised or fitted (the residual the statement documents); the switch is by st
 import numpy as np
 import pytest
 
+from test_adi_benchmark_step import step_jobs
 from test_adi_exploit_recorder import JOBS, failed, judge
 from test_adi_support import GOLD, grader, survey
 
@@ -116,15 +117,6 @@ def load(src: str, name: str):
     mod = types.ModuleType(name)
     exec(compile(src, name, "exec"), mod.__dict__)
     return mod
-
-
-def step_jobs(solve, ps):
-    G = grader()
-    out = {}
-    for job in [{"tag": f"bench:{p}", "h": G.h_value(p)} for p in ps] + G.step_jobs(ps):
-        X, Y, U = solve(job["h"], job.get("T", 1.0), None)
-        out[job["tag"]] = {"status": "ok", "U": np.asarray(U, dtype=float), "error": ""}
-    return out
 
 
 PINNED = {"scheme": "MCS", "theta": 1 / 3}

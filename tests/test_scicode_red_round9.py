@@ -25,7 +25,7 @@ import sys
 import pytest
 
 from test_scicode_support import GRADER, run_one_step_set, step_line, tmpdir
-from test_scicode_word_checks import two_case_set
+from test_scicode_word_checks import WORKER_LOAD, WORKER_RUN, two_case_set
 
 ATTACKS = {
     "kwdefaults_in_place_next_case_restored": (
@@ -181,27 +181,12 @@ def test_round9_honest_twins_pass():
 
 
 # both paths of the checks in process: the one-pass reader, and the Python path it falls back to
-IN_PROCESS = r'''
-import json, os, sys
-sys.path.insert(0, sys.argv[2])
-import importlib.util
-spec = importlib.util.spec_from_file_location("grade_scicode", sys.argv[1])
-gs = importlib.util.module_from_spec(spec)
-sys.modules["grade_scicode"] = gs
-spec.loader.exec_module(gs)
-gs.write_shim(sys.argv[3])
-sys.path.insert(0, sys.argv[3])
-body = gs.WORKER_BODY.split("\n_learn_classes()            # warm")[0]
+IN_PROCESS = WORKER_LOAD + r'''
 if sys.argv[4] == "python":
     assert body.count("\n_WORDS = _word_reader()\n") == 1
     body = body.replace("\n_WORDS = _word_reader()\n", "\n_WORDS = None\n")
 warm = ["numpy", "scipy.integrate", "scipy.stats", "sympy"]
-g = {"__name__": "worker", "_json": json, "_os": os, "_sys": sys, "send": lambda o: None, "_FD": -1,
-     "_INIT": {"warm": warm, "target_methods": [], "max_plain_items": 1 << 22, "max_plain_depth": 64,
-               "helper_name": "__h__", "reap": False, "tmp_bytes": 1 << 20}}
-exec(compile(body, "worker", "exec"), g)
-g["_learn_classes"]()
-g["_record_modules"]()
+''' + WORKER_RUN + r'''
 check = lambda: g["_library_classes_changed"]([])
 check()
 out = {"reader": g["_WORDS"] is not None, "clean": check()}

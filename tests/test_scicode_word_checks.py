@@ -120,8 +120,10 @@ def test_honest_writing_library_caches_every_case_passes():
 
 
 # the worker's definitions run in a process of their own (its loop and spawn cut off)
-IN_PROCESS = r'''
-import json, os, sys, types, gc
+# argv: the grader file, the repo, a shim folder; `body` is the worker's definitions (its loop and
+# spawn cut off), which WORKER_RUN executes with the modules of `warm` recorded
+WORKER_LOAD = r'''
+import json, os, sys
 sys.path.insert(0, sys.argv[2])
 import importlib.util
 spec = importlib.util.spec_from_file_location("grade_scicode", sys.argv[1])
@@ -131,13 +133,19 @@ spec.loader.exec_module(gs)
 gs.write_shim(sys.argv[3])
 sys.path.insert(0, sys.argv[3])
 body = gs.WORKER_BODY.split("\n_learn_classes()            # warm")[0]
-warm = ["numpy", "scipy.integrate", "scipy.sparse", "scipy.stats", "sympy", "copy", "enum", "signal"]
+'''
+WORKER_RUN = r'''
 g = {"__name__": "worker", "_json": json, "_os": os, "_sys": sys, "send": lambda o: None, "_FD": -1,
      "_INIT": {"warm": warm, "target_methods": [], "max_plain_items": 1 << 22, "max_plain_depth": 64,
                "helper_name": "__h__", "reap": False, "tmp_bytes": 1 << 20}}
 exec(compile(body, "worker", "exec"), g)
 g["_learn_classes"]()
 g["_record_modules"]()
+'''
+IN_PROCESS = WORKER_LOAD + r'''
+import types, gc
+warm = ["numpy", "scipy.integrate", "scipy.sparse", "scipy.stats", "sympy", "copy", "enum", "signal"]
+''' + WORKER_RUN + r'''
 out = {"reader": g["_WORDS"] is not None,
        "ok": [w is not None and w.ok for w in (g["_FN_WORDS"], g["_CLS_WORDS"][0], g["_MOD_WORDS"][0],
                                                g["_HELD_WORDS"][0], g["_SY_WORDS"][0])],
