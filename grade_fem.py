@@ -218,6 +218,32 @@ _INTERRUPT = {"at": None}     # set when interrupted: results arriving after it 
                               # no child is started after it (see reports._interrupted)
 
 
+# Work dirs this grader made and has not removed yet.  Each is removed by whoever made it, in a
+# `finally`; after an interrupt a thread still starting a worker can write into one after that
+# removal (seen: 1 of 4 full runs left a SciCode worker folder), so the interrupted exit removes
+# whatever is still here once every child is gone (reports._interrupted_exit, the watch's exit).
+_WORK_DIRS: set = set()
+
+
+def new_work_dir(prefix: str, dir=None) -> str:
+    """A fresh private directory (tempfile.mkdtemp) the interrupted exit removes if it is left."""
+    path = tempfile.mkdtemp(prefix=prefix, dir=dir)
+    _WORK_DIRS.add(path)
+    return path
+
+
+def remove_work_dir(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    if not os.path.lexists(path):   # a thread writing into it as it went leaves it: kept on the list
+        _WORK_DIRS.discard(path)
+
+
+def remove_left_work_dirs() -> None:
+    """At an interrupted exit, after the children are killed: every work dir still here."""
+    for path in sorted(_WORK_DIRS):
+        remove_work_dir(path)
+
+
 def join_unless_interrupted(thread) -> bool:
     """Wait for `thread` unless the grader is interrupted (Ctrl-C, SIGTERM): a wait in a
     `finally` that unwinds the interrupt must not keep the grader alive.  On the main thread an
@@ -4042,7 +4068,7 @@ class Execution:
         self.session = AuditSession(self.plan)
         self.outcome = None
         self.threads: list = []
-        self.tmp = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-stage-")
+        self.tmp = new_work_dir(f"{GRADER_NAME}-stage-")
         try:
             stage = stage_solver(sub, os.path.join(self.tmp, "submission"))
         except OSError as exc:
@@ -4095,7 +4121,7 @@ class Execution:
     def discard(self) -> None:
         """Remove the staged copy (the runner copies it at each launch, a relaunch included):
         grade() calls this in a finally, however the grading ends."""
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        remove_work_dir(self.tmp)
 
 
 def execution_checks(run: Execution, arrs: dict, report: Report) -> list:
@@ -4956,7 +4982,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     again = dict(interact=interact, followup=followup, rearm=rearm, lib_files=lib_files,
                  cpu_seconds=cpu_seconds, mem_bytes=mem_bytes, memory=memory, env_pass=env_pass,
                  ro_paths=ro_paths, no_site=no_site, launched=launched, gate=gate, env_set=env_set)
-    work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+    work = new_work_dir(f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
         sub = os.path.join(work, "submission")
@@ -5231,7 +5257,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                               **extra)
         return RunOutcome("ok", messages, "", wall, rc, stdout, stderr, **extra)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_work_dir(work)
 
 
 # ---- the sandbox: probed once, the same for every child of every grader ----
@@ -5649,7 +5675,7 @@ def _full_level(seen: dict) -> dict | None:
 
 def _probe_sandbox() -> None:
     """Try the full sandbox, then user+net namespaces only, then none."""
-    work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
+    work = new_work_dir(f"{GRADER_NAME}-probe-")
     try:
         unshare = shutil.which("unshare") or "/usr/bin/unshare"
         level = _full_level(_try_launch(_full_prefix(), True, work))
@@ -5667,7 +5693,7 @@ def _probe_sandbox() -> None:
                          "file the grader's user can" + ("" if seen else
                                                          "; no user/network namespace either"))
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_work_dir(work)
     level["rlimits"] = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
     _SANDBOX.update(level)
 
@@ -7544,6 +7570,7 @@ KILL_WAIT_S = 5.0
 def _interrupted_exit(submission: str) -> tuple:
     progress_end()
     kill_descendants(wait=KILL_WAIT_S)
+    remove_left_work_dirs()             # after the children: nothing writes into them now
     print(f"{GRADER_NAME}: interrupted: {submission} not graded (results kept by --out are "
           "reused when rerun)", file=sys.stderr)
     return EXIT_INTERRUPTED, None
@@ -7565,7 +7592,7 @@ def grade_many(args, reused: dict) -> tuple:
     --out kept) are printed, not graded.  (codes, documents)"""
     import concurrent.futures
     import io
-    base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-many-")
+    base = new_work_dir(f"{GRADER_NAME}-many-")
     children = {}
 
     def one(i, sub):
@@ -7628,7 +7655,7 @@ def grade_many(args, reused: dict) -> tuple:
               "submissions (the leaderboard below holds the finished ones)", file=sys.stderr)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-        shutil.rmtree(base, ignore_errors=True)
+        remove_work_dir(base)
     return codes, docs
 
 
@@ -7690,6 +7717,7 @@ def _watch_interrupt() -> None:
     except (OSError, ValueError):
         pass
     kill_descendants(wait=KILL_WAIT_S)
+    remove_left_work_dirs()
     os._exit(EXIT_INTERRUPTED)
 
 

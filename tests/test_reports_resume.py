@@ -90,8 +90,7 @@ def test_scicode_interrupted_then_resumed_grades_only_the_rest(scicode, tmp_path
     done = len(list(kept.glob("*.json")))
     assert rc == 130 and "Traceback" not in err and "interrupted" in err and 3 <= done < 6
     assert "RESULT:" not in out and kids and not any(alive(p) for p in kids)
-    # (its work dirs go to the test's own TMPDIR: a worker folder is still left now and then after
-    # the interrupt, 1 of 4 full runs; open, in the closing note)
+    assert not list((tmp_path / "tmp").iterdir())     # the workers' folder removed too
     rc, out, err, doc = run_grader(grader, *scicode, "--out", tmp_path / "run", "--json", tmp_path / "r.json")
     assert f"resume: {done} of 6 step(s) already graded" in err
     assert f"steps {6 - done}/{6 - done}" in err                       # only the rest ran
@@ -218,6 +217,38 @@ def test_no_child_starts_after_an_interrupt(tmp_path):
         g._INTERRUPT["at"] = None
     assert out.status == "error" and "interrupted" in out.reason and out.wall == 0.0
     assert descendants(os.getpid()) == before
+
+
+def test_work_dirs_written_after_their_removal_go_at_the_interrupted_exit(tmp_path, monkeypatch):
+    """A thread still starting a worker when Ctrl-C came can write into a work dir after its
+    owner removed it (seen in a full run: a SciCode worker folder left, 1 of 4 runs): the
+    interrupted exit removes what is still there once the children are gone; after the interrupt
+    no SciCode worker makes a folder at all."""
+    import importlib.util
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("grade_scicode_workdirs", REPO / "grade_scicode.py")
+    g = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(g)
+    g.tempfile.tempdir = None                       # TMPDIR read again
+    base = g.new_work_dir("grade_scicode-")
+    g.remove_work_dir(base)                         # its owner's finally
+    assert not os.path.exists(base) and not g._WORK_DIRS
+    kept = g.new_work_dir("grade_scicode-")
+    with monkeypatch.context() as m:                # a removal that fails stays on the list
+        m.setattr(g.shutil, "rmtree", lambda path, ignore_errors=False: None)
+        g.remove_work_dir(kept)
+    assert g._WORK_DIRS == {kept}
+    os.makedirs(os.path.join(kept, "worker-x", "work"))    # written by a thread the interrupt cut
+    g._INTERRUPT["at"] = time.monotonic()
+    try:
+        with pytest.raises(RuntimeError, match="interrupted"):
+            g.Worker(kept, kept, [])
+        assert os.listdir(kept) == ["worker-x"]     # no new worker folder after the interrupt
+        code, doc = g._interrupted_exit("sub")
+    finally:
+        g._INTERRUPT["at"] = None
+        g.tempfile.tempdir = None
+    assert code == 130 and doc is None and not os.listdir(tmp_path) and not g._WORK_DIRS
 
 
 # ---- --out DIR in every grader: each submission's report kept, reused by a rerun -----------------

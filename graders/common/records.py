@@ -2,6 +2,9 @@
 import dataclasses
 import enum
 import math
+import os
+import shutil
+import tempfile
 import threading
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
@@ -9,6 +12,32 @@ import threading
 # =============================================================================
 _INTERRUPT = {"at": None}     # set when interrupted: results arriving after it are not kept, and
                               # no child is started after it (see reports._interrupted)
+
+
+# Work dirs this grader made and has not removed yet.  Each is removed by whoever made it, in a
+# `finally`; after an interrupt a thread still starting a worker can write into one after that
+# removal (seen: 1 of 4 full runs left a SciCode worker folder), so the interrupted exit removes
+# whatever is still here once every child is gone (reports._interrupted_exit, the watch's exit).
+_WORK_DIRS: set = set()
+
+
+def new_work_dir(prefix: str, dir=None) -> str:
+    """A fresh private directory (tempfile.mkdtemp) the interrupted exit removes if it is left."""
+    path = tempfile.mkdtemp(prefix=prefix, dir=dir)
+    _WORK_DIRS.add(path)
+    return path
+
+
+def remove_work_dir(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    if not os.path.lexists(path):   # a thread writing into it as it went leaves it: kept on the list
+        _WORK_DIRS.discard(path)
+
+
+def remove_left_work_dirs() -> None:
+    """At an interrupted exit, after the children are killed: every work dir still here."""
+    for path in sorted(_WORK_DIRS):
+        remove_work_dir(path)
 
 
 def join_unless_interrupted(thread) -> bool:

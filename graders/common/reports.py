@@ -4,7 +4,6 @@ import hashlib
 import json
 import math
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,11 +16,12 @@ from graders.common.bench import (GRADER_NAME, GRADER_VERSION, KEY_FORMATS, LEAD
 from graders.common.cli_defaults import (exit_code_of, finish_report, print_submission_report,
     report_extra, report_verdict)
 from graders.common.cli_solver import build_parser, child_jobs, standalone_action, usage_checks
-from graders.common.plots import plot_subdir, plot_usage_error, write_leaderboard_figure
 from graders.common.html_report import write_html
 from graders.common.options import add_shared_option, resolve_deprecated, subset_requested
+from graders.common.plots import plot_subdir, plot_usage_error, write_leaderboard_figure
 from graders.common.printing import format_check, print_report
-from graders.common.records import _INTERRUPT, Check, Status, _jsonable
+from graders.common.records import (Check, Status, _INTERRUPT, _jsonable, new_work_dir,
+    remove_left_work_dirs, remove_work_dir)
 from graders.common.stats import interval_text, intervals_overlap
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
@@ -979,6 +979,7 @@ KILL_WAIT_S = 5.0
 def _interrupted_exit(submission: str) -> tuple:
     progress_end()
     kill_descendants(wait=KILL_WAIT_S)
+    remove_left_work_dirs()             # after the children: nothing writes into them now
     print(f"{GRADER_NAME}: interrupted: {submission} not graded (results kept by --out are "
           "reused when rerun)", file=sys.stderr)
     return EXIT_INTERRUPTED, None
@@ -1000,7 +1001,7 @@ def grade_many(args, reused: dict) -> tuple:
     --out kept) are printed, not graded.  (codes, documents)"""
     import concurrent.futures
     import io
-    base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-many-")
+    base = new_work_dir(f"{GRADER_NAME}-many-")
     children = {}
 
     def one(i, sub):
@@ -1063,7 +1064,7 @@ def grade_many(args, reused: dict) -> tuple:
               "submissions (the leaderboard below holds the finished ones)", file=sys.stderr)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-        shutil.rmtree(base, ignore_errors=True)
+        remove_work_dir(base)
     return codes, docs
 
 
@@ -1125,6 +1126,7 @@ def _watch_interrupt() -> None:
     except (OSError, ValueError):
         pass
     kill_descendants(wait=KILL_WAIT_S)
+    remove_left_work_dirs()
     os._exit(EXIT_INTERRUPTED)
 
 

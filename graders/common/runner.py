@@ -7,16 +7,14 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from graders._embed import embed
 from graders.common.bench import GRADER_NAME, SPEC
-from graders.common.records import _INTERRUPT
+from graders.common.records import _INTERRUPT, new_work_dir, remove_work_dir
 from graders.common.sandbox import (CHILD_RUNTIME, JOB_AREAS, _PROBE_LOCK, _SANDBOX, _SANDBOX_INIT,
-    _SHM_BYTES, _drain,
-    _full_level, _full_prefix, _grader_site_dirs, _launch_cfg, _python_exe, decode_reply,
-    sandbox_level)
+    _SHM_BYTES, _drain, _full_level, _full_prefix, _grader_site_dirs, _launch_cfg, _python_exe,
+    decode_reply, sandbox_level)
 # -- end of source-tree preamble: the build keeps only what follows --
 # =============================================================================
 # SUBPROCESS RUNNER
@@ -290,7 +288,7 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
     again = dict(interact=interact, followup=followup, rearm=rearm, lib_files=lib_files,
                  cpu_seconds=cpu_seconds, mem_bytes=mem_bytes, memory=memory, env_pass=env_pass,
                  ro_paths=ro_paths, no_site=no_site, launched=launched, gate=gate, env_set=env_set)
-    work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+    work = new_work_dir(f"{GRADER_NAME}-")
     t0 = time.monotonic()
     try:
         sub = os.path.join(work, "submission")
@@ -565,6 +563,6 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                               **extra)
         return RunOutcome("ok", messages, "", wall, rc, stdout, stderr, **extra)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_work_dir(work)
 
 

@@ -6,11 +6,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from graders._embed import embed
 from graders.common.bench import GRADER_NAME
-from graders.common.records import _INTERRUPT, Check, Status
+from graders.common.records import Check, Status, _INTERRUPT, new_work_dir, remove_work_dir
 # -- end of source-tree preamble: the build keeps only what follows --
 # ---- the sandbox: probed once, the same for every child of every grader ----
 # pid 1 of the run's pid namespace (or, where there is none, a plain watcher), run as
@@ -203,7 +202,7 @@ def _full_level(seen: dict) -> dict | None:
 
 def _probe_sandbox() -> None:
     """Try the full sandbox, then user+net namespaces only, then none."""
-    work = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-probe-")
+    work = new_work_dir(f"{GRADER_NAME}-probe-")
     try:
         unshare = shutil.which("unshare") or "/usr/bin/unshare"
         level = _full_level(_try_launch(_full_prefix(), True, work))
@@ -221,7 +220,7 @@ def _probe_sandbox() -> None:
                          "file the grader's user can" + ("" if seen else
                                                          "; no user/network namespace either"))
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_work_dir(work)
     level["rlimits"] = ["RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE"]
     _SANDBOX.update(level)
 

@@ -2,10 +2,10 @@
 import os
 import platform
 import shutil
-import tempfile
 import threading
 import time
-from graders.common.records import Check, Report, Status, join_unless_interrupted
+from graders.common.records import (Check, Report, Status, join_unless_interrupted, new_work_dir,
+    remove_work_dir)
 from graders.common.runner import RunOutcome, run_isolated
 from graders.fem.audit_live import AuditSession
 from graders.fem.driver_run import FEM_DRIVER
@@ -39,7 +39,7 @@ class Execution:
         self.session = AuditSession(self.plan)
         self.outcome = None
         self.threads: list = []
-        self.tmp = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-stage-")
+        self.tmp = new_work_dir(f"{GRADER_NAME}-stage-")
         try:
             stage = stage_solver(sub, os.path.join(self.tmp, "submission"))
         except OSError as exc:
@@ -92,7 +92,7 @@ class Execution:
     def discard(self) -> None:
         """Remove the staged copy (the runner copies it at each launch, a relaunch included):
         grade() calls this in a finally, however the grading ends."""
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        remove_work_dir(self.tmp)
 
 
 def execution_checks(run: Execution, arrs: dict, report: Report) -> list:

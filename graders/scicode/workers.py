@@ -6,7 +6,6 @@ import os
 import queue
 import re
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +13,8 @@ import tempfile
 import threading
 import time
 from graders._embed import embed
-from graders.common.records import _INTERRUPT, join_unless_interrupted
+from graders.common.records import (_INTERRUPT, join_unless_interrupted, new_work_dir,
+    remove_work_dir)
 from graders.common.reports import grader_sha256
 from graders.common.sandbox import (CHILD_RUNTIME, _SANDBOX, _SANDBOX_INIT, _drain,
     _grader_site_dirs, _launch_cfg, _python_exe, decode_reply, sandbox_level)
@@ -77,6 +77,8 @@ class Worker:
 
     def start(self) -> None:
         import socket
+        if _INTERRUPT["at"] is not None:    # Ctrl-C: no new worker (nor its folder)
+            raise RuntimeError("not started: the grader was interrupted")
         box = tempfile.mkdtemp(prefix="worker-", dir=self.base)
         work = os.path.join(box, "work")
         os.mkdir(work)
@@ -248,7 +250,7 @@ class WorkerPool:
     close() stops those never taken and removes the workers' folder."""
 
     def __init__(self, n: int, warm: list):
-        self.base = tempfile.mkdtemp(prefix=f"{GRADER_NAME}-")
+        self.base = new_work_dir(f"{GRADER_NAME}-")
         self.shim_dir = write_shim(os.path.join(self.base, "shim"))
         self.warm, self.n = warm, n
         self.started = queue.Queue()
@@ -292,7 +294,7 @@ class WorkerPool:
                 if isinstance(item, Worker):
                     item.stop()
         finally:                        # the workers' folder, however the wait ended
-            shutil.rmtree(self.base, ignore_errors=True)
+            remove_work_dir(self.base)
 
 
 _PRESTARTED = {}        # "pool": the WorkerPool prestart_workers launched for the coming steps
