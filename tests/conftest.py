@@ -54,6 +54,36 @@ def verdict_lines(stdout: str) -> dict:
     return out
 
 
+_CONFIG: dict = {}
+
+
+def pytest_configure(config):
+    _CONFIG["config"] = config
+
+
+def shared_once(name: str, compute):
+    """compute() once per test run, shared by every xdist worker: the first worker that asks
+    computes it under a lock and pickles it into the run's common temp dir (the parent of the
+    workers' own); the others wait, then read it.  Without xdist it is computed here.  For
+    session-wide derived data (the ADI survey's 19 rows: 30+ s each time a worker computed it)."""
+    import fcntl
+    import pickle
+    config = _CONFIG.get("config")
+    if config is None or not os.environ.get("PYTEST_XDIST_WORKER"):
+        return compute()
+    root = config._tmp_path_factory.getbasetemp().parent
+    path = root / f"shared-{name}.pickle"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        value = compute()
+        part = root / f"shared-{name}.part"
+        part.write_bytes(pickle.dumps(value))
+        part.rename(path)
+        return value
+
+
 # `pytest --write-file-costs PATH` writes each test file's summed setup+call+teardown time of the
 # run (the controller's view under xdist), heaviest first: where a full run's time goes, by file.
 def pytest_addoption(parser):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conftest import REFERENCE, REPO, run_grader
+from conftest import REFERENCE, REPO, run_grader, shared_once
 
 GRADER = REPO / "grade_adi.py"
 ADI_REF = REFERENCE / "adi"
@@ -38,8 +38,10 @@ def survey():
 @functools.lru_cache(maxsize=None)
 def survey_rows() -> dict:
     """The survey's 19 rows (benchmark and hidden columns, hidden fields kept), computed
-    once per session and shared by the survey and hidden-instance tests."""
-    return {r["label"]: r for r in survey().survey(keep_fields=True)}
+    once per test run and shared by the survey and hidden-instance tests (across xdist
+    workers too: conftest.shared_once)."""
+    return shared_once("adi-survey-rows",
+                       lambda: {r["label"]: r for r in survey().survey(keep_fields=True)})
 
 
 def make_gold():
