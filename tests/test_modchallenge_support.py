@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from conftest import REFERENCE, REPO, run_grader
+from conftest import REFERENCE, REPO, run_grader, shared_once
 
 GRADER = REPO / "grade_modchallenge.py"
 SUBS = REFERENCE / "modchallenge" / "submissions"
@@ -29,8 +29,10 @@ def grader():
 
 @functools.lru_cache(None)
 def public_set(total=1100):
+    """The public seed's set (4 s on two cores): once per test run, shared by the xdist workers."""
     g = grader()
-    return g.generate_test_set(g.SPEC["public_seed"], total, jobs=2)
+    return shared_once(f"modchallenge-public-set-{total}",
+                       lambda: g.generate_test_set(g.SPEC["public_seed"], total, jobs=2))
 
 
 @functools.lru_cache(None)
