@@ -4,13 +4,27 @@ a grading with the memo empty gives, on the sample run and on runs whose baselin
 from the warm one only in ways a key could miss (one ulp, -0.0, sigma, SPEC changed between
 calls); in-process callers on several threads must not lose their entry to another's clear."""
 import re
+import shutil
 
 import h5py
 import numpy as np
 import pytest
 
-from test_engiai_support import G, gold, run  # noqa: F401
+from test_engiai_support import B, G
 from test_engiai_support import grade_run as grade
+
+
+@pytest.fixture(scope="module")
+def gold(tmp_path_factory):
+    root = tmp_path_factory.mktemp("engiai_gold") / "run"
+    B.build_gold(str(root))
+    return root
+
+
+@pytest.fixture
+def run(gold, tmp_path):
+    shutil.copytree(gold, tmp_path / "run")
+    return tmp_path / "run"
 
 BASE = "baselines/training_code_beams2d/cgan_cnn_2d/seed5"
 
