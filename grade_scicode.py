@@ -127,6 +127,22 @@ def new_work_dir(prefix: str, dir=None) -> str:
     return path
 
 
+def make_dirs_below(anchor: str, path: str) -> None:
+    """os.makedirs(path, exist_ok=True) for a folder inside `anchor`, never making `anchor`
+    itself (nor what holds it): a work dir the interrupted exit removed while a thread was still
+    filling it stays removed (that thread gets FileNotFoundError, as at its next open)."""
+    rel = os.path.relpath(path, anchor)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        raise ValueError(f"{path} is not inside {anchor}")
+    cur = anchor
+    for part in ([] if rel == os.curdir else rel.split(os.sep)):
+        cur = os.path.join(cur, part)
+        try:
+            os.mkdir(cur)
+        except FileExistsError:
+            pass
+
+
 def remove_work_dir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
     if not os.path.lexists(path):   # a thread writing into it as it went leaves it: kept on the list
@@ -5484,7 +5500,7 @@ def _sandboxed(work: str, rw: list, ro: list, argv: list, lifeline: int) -> list
     pid 1 of fresh user/net/mount/pid namespaces, the allow-list root (system and Python
     read-only, `ro`, the worker's own `rw` folders), pivot_root, the old root detached."""
     sandbox_level()
-    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    make_dirs_below(work, os.path.join(work, "root"))   # the worker's box: never made again
     cfg = _launch_cfg(work, _SANDBOX["root"], rw, argv, rw[0], [], lifeline, ro)
     return _SANDBOX["prefix"] + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT, json.dumps(cfg)]
 
@@ -6276,7 +6292,7 @@ def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
     marker = os.path.join(work, "hidden")
     with open(marker, "w") as fh:
         fh.write("x")
-    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    make_dirs_below(work, os.path.join(work, "root"))
     a, b = socket.socketpair()
     try:
         cfg = dict(_launch_cfg(work, root, [], [], "/", [], b.fileno()), probe=marker,

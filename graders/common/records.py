@@ -28,6 +28,22 @@ def new_work_dir(prefix: str, dir=None) -> str:
     return path
 
 
+def make_dirs_below(anchor: str, path: str) -> None:
+    """os.makedirs(path, exist_ok=True) for a folder inside `anchor`, never making `anchor`
+    itself (nor what holds it): a work dir the interrupted exit removed while a thread was still
+    filling it stays removed (that thread gets FileNotFoundError, as at its next open)."""
+    rel = os.path.relpath(path, anchor)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        raise ValueError(f"{path} is not inside {anchor}")
+    cur = anchor
+    for part in ([] if rel == os.curdir else rel.split(os.sep)):
+        cur = os.path.join(cur, part)
+        try:
+            os.mkdir(cur)
+        except FileExistsError:
+            pass
+
+
 def remove_work_dir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
     if not os.path.lexists(path):   # a thread writing into it as it went leaves it: kept on the list
