@@ -179,3 +179,45 @@ def test_make_dirs_below_refuses_a_path_outside_its_anchor(g, tmp_path):
         g.make_dirs_below(anchor, str(tmp_path / "elsewhere"))
     assert not (tmp_path / "elsewhere").exists()
     g.remove_work_dir(anchor)
+
+
+# ---- grade_many: the child graders' own work dirs ---------------------------------------------
+def _tree(path):
+    out = []
+    for root, dirs, files in os.walk(path):
+        out += [os.path.relpath(os.path.join(root, x), path) for x in dirs + files]
+    return sorted(out)
+
+
+def test_many_submissions_interrupted_leave_no_child_graders_work_dirs(tmp_path):
+    """grade_many (two FEM submissions, --jobs 2) interrupted once both child graders staged
+    their copies: the handler SIGKILLs the child graders (kill_descendants) before they can
+    remove their own work dirs.  Measured before the fix: 20 entries (grade_fem-*,
+    grade_fem-stage-*) left in TMPDIR at 0.8 s and 1.5 s into the run, 2 of 2 tries, on main
+    too.  Now each child grader's TMPDIR is inside the parent's work dir, removed with it."""
+    import time
+    from test_reports_resume import FEM, fem_subs, interrupt_when
+    subs = fem_subs(tmp_path)
+    before = {s.name: _tree(s) for s in subs}
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    rc, out, err, kids = interrupt_when(
+        [sys.executable, str(FEM), *map(str, subs), "--jobs", "2"],
+        lambda: sum("grade_fem-stage-" in p for p in _tree(tmp)) >= 2,
+        env=dict(os.environ, TMPDIR=str(tmp)))
+    assert rc == 130 and "Traceback" not in err and kids, err
+    time.sleep(0.2)
+    assert _tree(tmp) == []
+    assert {s.name: _tree(s) for s in subs} == before           # the submissions untouched
+
+
+def test_honest_twin_many_submissions_graded_leave_nothing(tmp_path, monkeypatch):
+    from conftest import run_grader
+    from test_reports_resume import FEM, fem_subs
+    subs = fem_subs(tmp_path)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    rc, out, err, _ = run_grader(FEM, *subs, "--jobs", "2")
+    assert rc == 1 and "RESULT: PASS" in out and "RESULT: FAIL" in out, err   # as before
+    assert _tree(tmp) == []
