@@ -289,16 +289,40 @@ def new_work_dir(prefix: str, dir=None) -> str:
     return path
 
 
+def make_dirs_below(anchor: str, path: str) -> None:
+    """os.makedirs(path, exist_ok=True) for a folder inside `anchor`, never making `anchor`
+    itself (nor what holds it): a work dir the interrupted exit removed while a thread was still
+    filling it stays removed (that thread gets FileNotFoundError, as at its next open)."""
+    rel = os.path.relpath(path, anchor)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        raise ValueError(f"{path} is not inside {anchor}")
+    cur = anchor
+    for part in ([] if rel == os.curdir else rel.split(os.sep)):
+        cur = os.path.join(cur, part)
+        try:
+            os.mkdir(cur)
+        except FileExistsError:
+            pass
+
+
 def remove_work_dir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
     if not os.path.lexists(path):   # a thread writing into it as it went leaves it: kept on the list
         _WORK_DIRS.discard(path)
 
 
-def remove_left_work_dirs() -> None:
-    """At an interrupted exit, after the children are killed: every work dir still here."""
-    for path in sorted(_WORK_DIRS):
-        remove_work_dir(path)
+def remove_left_work_dirs(wait: float = 2.0) -> None:
+    """At an interrupted exit, after the children are killed: every work dir still here.  A
+    process SIGKILLed a moment ago (a sandbox's pid 1 making its mount points) can still write
+    into one while it is removed, so the removal is tried again for up to `wait` seconds
+    (measured under load: a grade_many base dir left once of 3 with a single pass)."""
+    deadline = time.monotonic() + wait
+    while True:
+        for path in sorted(_WORK_DIRS):
+            remove_work_dir(path)
+        if not _WORK_DIRS or time.monotonic() >= deadline:
+            return
+        time.sleep(0.05)
 
 
 def join_unless_interrupted(thread) -> bool:
@@ -2619,11 +2643,13 @@ def baseline_stats(ref, bsm, sigma: float) -> dict:
     """MMD, spacing, copy thresholds and near rates of a baseline (ref, bsm: arrays the grader
     read and owns)."""
     key = (_content_key(ref, bsm), float(sigma), repr(sorted(SPEC.items(), key=repr)))
-    if key not in _BASELINE_STATS:
+    stats = _BASELINE_STATS.get(key)
+    if stats is None:       # kept in a local: another thread may clear the memo meanwhile
+        stats = _compute_baseline_stats(ref, bsm, sigma)
         if len(_BASELINE_STATS) >= _BASELINE_STATS_MAX:
             _BASELINE_STATS.clear()
-        _BASELINE_STATS[key] = _compute_baseline_stats(ref, bsm, sigma)
-    return _BASELINE_STATS[key]
+        _BASELINE_STATS[key] = stats
+    return stats
 
 
 def _compute_baseline_stats(ref, bsm, sigma: float) -> dict:
@@ -5467,8 +5493,13 @@ def grade_many(args, reused: dict) -> tuple:
                      plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
             json.dump(child, fh)
+        # the child grader's own work dirs inside ours: an interrupt SIGKILLs it (kill_descendants)
+        # before it can remove them, and removing `base` then removes them too
+        tmp = os.path.join(base, f"{i}.tmp")
+        os.mkdir(tmp)
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
-                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                env=dict(os.environ, TMPDIR=tmp))
         children[i] = proc
         stdout = proc.communicate()[0].decode("utf-8", "replace")
         doc = None
@@ -5504,13 +5535,15 @@ def grade_many(args, reused: dict) -> tuple:
                     proc.wait(timeout=10)
                 except (OSError, subprocess.TimeoutExpired):
                     pass
-        kill_descendants()
+        kill_descendants(wait=KILL_WAIT_S)  # gone before their dirs are removed (below)
         codes.append(EXIT_INTERRUPTED)
         print(f"{GRADER_NAME}: interrupted after {len(docs)} of {len(args.submissions)} "
               "submissions (the leaderboard below holds the finished ones)", file=sys.stderr)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         remove_work_dir(base)
+        if _INTERRUPT["at"] is not None:
+            remove_left_work_dirs()     # base again, if a child was still writing into it
     return codes, docs
 
 

@@ -232,16 +232,40 @@ def new_work_dir(prefix: str, dir=None) -> str:
     return path
 
 
+def make_dirs_below(anchor: str, path: str) -> None:
+    """os.makedirs(path, exist_ok=True) for a folder inside `anchor`, never making `anchor`
+    itself (nor what holds it): a work dir the interrupted exit removed while a thread was still
+    filling it stays removed (that thread gets FileNotFoundError, as at its next open)."""
+    rel = os.path.relpath(path, anchor)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        raise ValueError(f"{path} is not inside {anchor}")
+    cur = anchor
+    for part in ([] if rel == os.curdir else rel.split(os.sep)):
+        cur = os.path.join(cur, part)
+        try:
+            os.mkdir(cur)
+        except FileExistsError:
+            pass
+
+
 def remove_work_dir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
     if not os.path.lexists(path):   # a thread writing into it as it went leaves it: kept on the list
         _WORK_DIRS.discard(path)
 
 
-def remove_left_work_dirs() -> None:
-    """At an interrupted exit, after the children are killed: every work dir still here."""
-    for path in sorted(_WORK_DIRS):
-        remove_work_dir(path)
+def remove_left_work_dirs(wait: float = 2.0) -> None:
+    """At an interrupted exit, after the children are killed: every work dir still here.  A
+    process SIGKILLed a moment ago (a sandbox's pid 1 making its mount points) can still write
+    into one while it is removed, so the removal is tried again for up to `wait` seconds
+    (measured under load: a grade_many base dir left once of 3 with a single pass)."""
+    deadline = time.monotonic() + wait
+    while True:
+        for path in sorted(_WORK_DIRS):
+            remove_work_dir(path)
+        if not _WORK_DIRS or time.monotonic() >= deadline:
+            return
+        time.sleep(0.05)
 
 
 def join_unless_interrupted(thread) -> bool:
@@ -4053,7 +4077,7 @@ def check_artifact_provenance(fields: dict, arrs: dict) -> list:
 def stage_solver(sub: str, stage: str) -> str:
     """A directory holding only fem_solver.py: the child never sees the submitted
     outputs (a solver cannot replay reference_arrays.npz) nor stale bytecode."""
-    os.makedirs(stage)
+    os.mkdir(stage)         # in the staging work dir: never made again once removed
     shutil.copyfile(os.path.join(sub, SPEC["solver_file"]), os.path.join(stage, SPEC["solver_file"]))
     return stage
 
@@ -4787,13 +4811,13 @@ def _is_bytecode(name: str) -> bool:
 def _copy_submission(src: str, dst: str, max_bytes: int) -> None:
     """Copy regular files and folders only (symlinks, specials and compiled Python are skipped)."""
     total = 0
-    os.makedirs(dst)
+    os.mkdir(dst)           # in the run's work dir: never made again once removed (make_dirs_below)
     for root, dirs, files in os.walk(src, followlinks=False):
         rel = os.path.relpath(root, src)
         target = dst if rel == "." else os.path.join(dst, rel)
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d)) and not _is_bytecode(d)]
         for d in dirs:
-            os.makedirs(os.path.join(target, d), exist_ok=True)
+            make_dirs_below(dst, os.path.join(target, d))
         for f in files:
             p = os.path.join(root, f)
             if os.path.islink(p) or not os.path.isfile(p) or _is_bytecode(f):
@@ -4993,12 +5017,12 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                               sandbox=level)
         driver_dir = os.path.join(work, "driver")
         home = os.path.join(work, "home")
-        os.makedirs(driver_dir)
-        os.makedirs(home)
-        os.makedirs(os.path.join(work, "root"))
+        os.mkdir(driver_dir)
+        os.mkdir(home)
+        os.mkdir(os.path.join(work, "root"))
         lib = os.path.join(driver_dir, "lib")
         for rel, text in (lib_files or {}).items():
-            os.makedirs(os.path.dirname(os.path.join(lib, rel)), exist_ok=True)
+            make_dirs_below(driver_dir, os.path.dirname(os.path.join(lib, rel)))
             with open(os.path.join(lib, rel), "w") as fh:
                 fh.write(text)
         driver = os.path.join(driver_dir, "grader_driver.py")
@@ -5620,7 +5644,7 @@ def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
     marker = os.path.join(work, "hidden")
     with open(marker, "w") as fh:
         fh.write("x")
-    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    make_dirs_below(work, os.path.join(work, "root"))
     a, b = socket.socketpair()
     try:
         cfg = dict(_launch_cfg(work, root, [], [], "/", [], b.fileno()), probe=marker,
@@ -7612,8 +7636,13 @@ def grade_many(args, reused: dict) -> tuple:
                      plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
             json.dump(child, fh)
+        # the child grader's own work dirs inside ours: an interrupt SIGKILLs it (kill_descendants)
+        # before it can remove them, and removing `base` then removes them too
+        tmp = os.path.join(base, f"{i}.tmp")
+        os.mkdir(tmp)
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
-                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                env=dict(os.environ, TMPDIR=tmp))
         children[i] = proc
         stdout = proc.communicate()[0].decode("utf-8", "replace")
         doc = None
@@ -7649,13 +7678,15 @@ def grade_many(args, reused: dict) -> tuple:
                     proc.wait(timeout=10)
                 except (OSError, subprocess.TimeoutExpired):
                     pass
-        kill_descendants()
+        kill_descendants(wait=KILL_WAIT_S)  # gone before their dirs are removed (below)
         codes.append(EXIT_INTERRUPTED)
         print(f"{GRADER_NAME}: interrupted after {len(docs)} of {len(args.submissions)} "
               "submissions (the leaderboard below holds the finished ones)", file=sys.stderr)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         remove_work_dir(base)
+        if _INTERRUPT["at"] is not None:
+            remove_left_work_dirs()     # base again, if a child was still writing into it
     return codes, docs
 
 

@@ -69,9 +69,15 @@ def shared_once(name: str, compute):
     import fcntl
     import pickle
     config = _CONFIG.get("config")
-    if config is None or not os.environ.get("PYTEST_XDIST_WORKER"):
+    # an xdist worker of this session (its config carries workerinput; its basetemp is the
+    # controller's, fresh per session, / "popen-<worker id>"), not a session that merely
+    # inherited PYTEST_XDIST_WORKER: that one's basetemp parent (pytest-of-<user>) is shared by
+    # every session of every checkout, so it would serve a stale value
+    worker = getattr(config, "workerinput", None) if config is not None else None
+    base = config._tmp_path_factory.getbasetemp() if worker else None
+    if not worker or not base.name.endswith(f"-{worker.get('workerid')}"):
         return compute()
-    root = config._tmp_path_factory.getbasetemp().parent
+    root = base.parent
     path = root / f"shared-{name}.pickle"
     with open(root / f"shared-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

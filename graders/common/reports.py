@@ -1021,8 +1021,13 @@ def grade_many(args, reused: dict) -> tuple:
                      plot=plot_subdir(args.plot, sub, i) if getattr(args, "plot", None) else None)
         with open(req, "w") as fh:
             json.dump(child, fh)
+        # the child grader's own work dirs inside ours: an interrupt SIGKILLs it (kill_descendants)
+        # before it can remove them, and removing `base` then removes them too
+        tmp = os.path.join(base, f"{i}.tmp")
+        os.mkdir(tmp)
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--report-child", req],
-                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                env=dict(os.environ, TMPDIR=tmp))
         children[i] = proc
         stdout = proc.communicate()[0].decode("utf-8", "replace")
         doc = None
@@ -1058,13 +1063,15 @@ def grade_many(args, reused: dict) -> tuple:
                     proc.wait(timeout=10)
                 except (OSError, subprocess.TimeoutExpired):
                     pass
-        kill_descendants()
+        kill_descendants(wait=KILL_WAIT_S)  # gone before their dirs are removed (below)
         codes.append(EXIT_INTERRUPTED)
         print(f"{GRADER_NAME}: interrupted after {len(docs)} of {len(args.submissions)} "
               "submissions (the leaderboard below holds the finished ones)", file=sys.stderr)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         remove_work_dir(base)
+        if _INTERRUPT["at"] is not None:
+            remove_left_work_dirs()     # base again, if a child was still writing into it
     return codes, docs
 
 

@@ -11,7 +11,7 @@ import threading
 import time
 from graders._embed import embed
 from graders.common.bench import GRADER_NAME, SPEC
-from graders.common.records import _INTERRUPT, new_work_dir, remove_work_dir
+from graders.common.records import _INTERRUPT, make_dirs_below, new_work_dir, remove_work_dir
 from graders.common.sandbox import (CHILD_RUNTIME, JOB_AREAS, _PROBE_LOCK, _SANDBOX, _SANDBOX_INIT,
     _SHM_BYTES, _drain, _full_level, _full_prefix, _grader_site_dirs, _launch_cfg, _python_exe,
     decode_reply, sandbox_level)
@@ -93,13 +93,13 @@ def _is_bytecode(name: str) -> bool:
 def _copy_submission(src: str, dst: str, max_bytes: int) -> None:
     """Copy regular files and folders only (symlinks, specials and compiled Python are skipped)."""
     total = 0
-    os.makedirs(dst)
+    os.mkdir(dst)           # in the run's work dir: never made again once removed (make_dirs_below)
     for root, dirs, files in os.walk(src, followlinks=False):
         rel = os.path.relpath(root, src)
         target = dst if rel == "." else os.path.join(dst, rel)
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d)) and not _is_bytecode(d)]
         for d in dirs:
-            os.makedirs(os.path.join(target, d), exist_ok=True)
+            make_dirs_below(dst, os.path.join(target, d))
         for f in files:
             p = os.path.join(root, f)
             if os.path.islink(p) or not os.path.isfile(p) or _is_bytecode(f):
@@ -299,12 +299,12 @@ def run_isolated(submission_dir: str, driver_body: str, request: dict, timeout: 
                               sandbox=level)
         driver_dir = os.path.join(work, "driver")
         home = os.path.join(work, "home")
-        os.makedirs(driver_dir)
-        os.makedirs(home)
-        os.makedirs(os.path.join(work, "root"))
+        os.mkdir(driver_dir)
+        os.mkdir(home)
+        os.mkdir(os.path.join(work, "root"))
         lib = os.path.join(driver_dir, "lib")
         for rel, text in (lib_files or {}).items():
-            os.makedirs(os.path.dirname(os.path.join(lib, rel)), exist_ok=True)
+            make_dirs_below(driver_dir, os.path.dirname(os.path.join(lib, rel)))
             with open(os.path.join(lib, rel), "w") as fh:
                 fh.write(text)
         driver = os.path.join(driver_dir, "grader_driver.py")

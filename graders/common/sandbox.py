@@ -9,7 +9,8 @@ import sys
 import threading
 from graders._embed import embed
 from graders.common.bench import GRADER_NAME
-from graders.common.records import Check, Status, _INTERRUPT, new_work_dir, remove_work_dir
+from graders.common.records import (Check, Status, _INTERRUPT, make_dirs_below, new_work_dir,
+    remove_work_dir)
 # -- end of source-tree preamble: the build keeps only what follows --
 # ---- the sandbox: probed once, the same for every child of every grader ----
 # pid 1 of the run's pid namespace (or, where there is none, a plain watcher), run as
@@ -147,7 +148,7 @@ def _try_launch(prefix: list, root: bool, work: str) -> dict | None:
     marker = os.path.join(work, "hidden")
     with open(marker, "w") as fh:
         fh.write("x")
-    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    make_dirs_below(work, os.path.join(work, "root"))
     a, b = socket.socketpair()
     try:
         cfg = dict(_launch_cfg(work, root, [], [], "/", [], b.fileno()), probe=marker,

@@ -303,11 +303,13 @@ def baseline_stats(ref, bsm, sigma: float) -> dict:
     """MMD, spacing, copy thresholds and near rates of a baseline (ref, bsm: arrays the grader
     read and owns)."""
     key = (_content_key(ref, bsm), float(sigma), repr(sorted(SPEC.items(), key=repr)))
-    if key not in _BASELINE_STATS:
+    stats = _BASELINE_STATS.get(key)
+    if stats is None:       # kept in a local: another thread may clear the memo meanwhile
+        stats = _compute_baseline_stats(ref, bsm, sigma)
         if len(_BASELINE_STATS) >= _BASELINE_STATS_MAX:
             _BASELINE_STATS.clear()
-        _BASELINE_STATS[key] = _compute_baseline_stats(ref, bsm, sigma)
-    return _BASELINE_STATS[key]
+        _BASELINE_STATS[key] = stats
+    return stats
 
 
 def _compute_baseline_stats(ref, bsm, sigma: float) -> dict:

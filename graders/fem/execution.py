@@ -24,7 +24,7 @@ from graders.fem.system_map import free_system, own_stiffness_maps
 def stage_solver(sub: str, stage: str) -> str:
     """A directory holding only fem_solver.py: the child never sees the submitted
     outputs (a solver cannot replay reference_arrays.npz) nor stale bytecode."""
-    os.makedirs(stage)
+    os.mkdir(stage)         # in the staging work dir: never made again once removed
     shutil.copyfile(os.path.join(sub, SPEC["solver_file"]), os.path.join(stage, SPEC["solver_file"]))
     return stage
 

@@ -13,8 +13,8 @@ import tempfile
 import threading
 import time
 from graders._embed import embed
-from graders.common.records import (_INTERRUPT, join_unless_interrupted, new_work_dir,
-    remove_work_dir)
+from graders.common.records import (_INTERRUPT, join_unless_interrupted, make_dirs_below,
+    new_work_dir, remove_work_dir)
 from graders.common.reports import grader_sha256
 from graders.common.sandbox import (CHILD_RUNTIME, _SANDBOX, _SANDBOX_INIT, _drain,
     _grader_site_dirs, _launch_cfg, _python_exe, decode_reply, sandbox_level)
@@ -62,7 +62,7 @@ def _sandboxed(work: str, rw: list, ro: list, argv: list, lifeline: int) -> list
     pid 1 of fresh user/net/mount/pid namespaces, the allow-list root (system and Python
     read-only, `ro`, the worker's own `rw` folders), pivot_root, the old root detached."""
     sandbox_level()
-    os.makedirs(os.path.join(work, "root"), exist_ok=True)
+    make_dirs_below(work, os.path.join(work, "root"))   # the worker's box: never made again
     cfg = _launch_cfg(work, _SANDBOX["root"], rw, argv, rw[0], [], lifeline, ro)
     return _SANDBOX["prefix"] + [_python_exe(), "-I", "-S", "-B", "-c", _SANDBOX_INIT, json.dumps(cfg)]
 
