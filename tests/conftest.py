@@ -90,38 +90,6 @@ def shared_once(name: str, compute):
         return value
 
 
-# Heaviest files first.  xdist (--dist loadfile) hands out whole files in collection order, so
-# an alphabetical order left the heavy FEM-recorder, reports and SciCode files for the end: one
-# worker still ran them minutes after the others ran dry (measured: 85 % of the tests done at
-# 9 min of 15.4, 82 % of two cores used).  tests/file_costs.txt holds each file's summed time
-# from a full run (`--write-file-costs tests/file_costs.txt`); a file it does not list is
-# placed as a median one.  Only the order changes, never what runs.
-_COSTS_FILE = Path(__file__).resolve().parent / "file_costs.txt"
-
-
-def _file_costs() -> dict:
-    costs = {}
-    try:
-        for line in _COSTS_FILE.read_text().splitlines():
-            parts = line.split()
-            if len(parts) == 2:
-                costs[parts[1]] = float(parts[0])
-    except (OSError, ValueError):
-        return {}
-    return costs
-
-
-def pytest_collection_modifyitems(session, config, items):
-    costs = _file_costs()
-    if not costs:
-        return
-    median = sorted(costs.values())[len(costs) // 2]
-
-    def cost(item):
-        return costs.get(item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1], median)
-    items.sort(key=lambda item: -cost(item))      # stable: a file's tests keep their order
-
-
 # `pytest --write-file-costs PATH` writes each test file's summed setup+call+teardown time of the
 # run (the controller's view under xdist), heaviest first: where a full run's time goes, by file.
 def pytest_addoption(parser):
