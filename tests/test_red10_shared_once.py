@@ -39,9 +39,11 @@ def session(tmp_path, name, value, *, xdist: bool, worker_env: bool):
     (d / "test_shared.py").write_text(TEST)
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_WORKER"}
     env["RED10_VALUE"] = value
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"     # xdist only (below): the installed plugins'
+    #                                                 imports cost ~3.5 CPU-s a session
     if worker_env:          # inherited from an xdist worker that launched this session
         env["PYTEST_XDIST_WORKER"] = "gw0"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "xdist.plugin",
            f"--basetemp={tmp_path / 'tmp' / name}", str(d)]
     cmd += ["-n", "2"] if xdist else ["-n", "0"]
     return subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, timeout=300)
