@@ -393,10 +393,9 @@ def benchmark_step_check(jobs: dict, found: dict, theta_hint) -> list:
                 continue
             return [Check(cid, Status.FAIL, f"{msg}: the benchmark's steps cannot be witnessed (solve(h, T) "
                           "must take N = T/h steps of k = h for any T)")]
-        ops = witness_operators(m, h, *(float(getattr(_bench_problem(), k)) for k in "abc"))
-        k = 1.0 / m
+        ops, k = _step_operators(p)
         w = _bench_decay((m - 1 - a) * k)
-        UN, UN1, Ua, Ua1 = (np.asarray(r["U"], dtype=float)[1:-1, 1:-1] for r in runs)
+        UN, UN1, Ua, Ua1 = (_interior(r) for r in runs)
         Va, Vb = UN1 - w * Ua, UN - w * Ua1
         scale = float(np.max(np.abs(UN))) or 1.0
         fields = list(zip(("1",) + tuple(_steps_h(j) for j in steps[1:]), (UN, UN1, Ua, Ua1)))
@@ -423,23 +422,33 @@ def benchmark_step_check(jobs: dict, found: dict, theta_hint) -> list:
                             "on this mesh: the step witness is vacuous (a manufactured field?); manual review",
                             defect, SPEC["bench_step_min_defect"])
         def at(s, t):
-            """(mismatch, s, theta) with theta moved within its printed precision (relative
-            bench_step_theta_rtol) to the least-squares best for this step (one Gauss-Newton step)."""
+            """(mismatch, s, theta, theta of the trajectory) with theta moved within its printed
+            precision (relative bench_step_theta_rtol) to the least-squares best for this step (one
+            Gauss-Newton step).  The trajectory below is replayed at the theta given when the step
+            already matches there (to lim): that replay reads no T = 1 or (N - 1)h run, so ReplayAhead
+            computed it while the run went on; else at the moved theta."""
             base = np.asarray(adi_map(s, t, ops, k)(Va))
+            with np.errstate(all="ignore"):
+                r0 = Vb - base.reshape(Vb.shape)
+            keep = np.all(np.isfinite(r0)) and float(np.max(np.abs(r0))) / scale <= lim
             dt = 1e-7 * t
             J = (np.asarray(adi_map(s, t + dt, ops, k)(Va)) - base) / dt
             with np.errstate(all="ignore"):
                 jj, rj = float(np.sum(J * J)), float(np.sum((Vb - base.reshape(Vb.shape)) * J.reshape(Vb.shape)))
             move = rj / jj if jj > 0 and math.isfinite(rj / jj) else 0.0
             eps = SPEC["bench_step_theta_rtol"] * t
-            t = t + max(-eps, min(eps, move))
-            return mis(adi_map(s, t, ops, k)), s, t
+            moved = t + max(-eps, min(eps, move))
+            return mis(adi_map(s, moved, ops, k)), s, moved, (t if keep else moved)
         got = min(at(s, t) for s, t in cands)
         if got[0] <= lim:
             # the steps between: U_{N-1} replayed from U_{a+1} by N - 2 - a steps of M, each with the
             # anchor's data term decayed (a solver that takes only the witnessed steps by ADI
             # and the others by another method misses it by the difference of the two methods)
-            trail = _trajectory_mismatch(got[1], got[2], ops, k, Ua, Ua1, UN1, m - 2 - a) / scale
+            trail = _trajectory_mismatch(got[1], got[3], ops, k, Ua, Ua1, UN1, m - 2 - a) / scale
+            if not trail <= SPEC["bench_traj_rtol"] and got[3] != got[2]:     # (at the witness's theta:
+                # computed ahead; a miss there is judged at the theta polished for the last step, as
+                # before: CS theta = 1/3 grows without bound and needs it on h = 0.00625)
+                trail = _trajectory_mismatch(got[1], got[2], ops, k, Ua, Ua1, UN1, m - 2 - a) / scale
             if not trail <= SPEC["bench_traj_rtol"]:
                 whose = ("the scheme the hidden-family witness identified" if pinned[0] else
                          "the scheme of the family that fits its last step at the recorded theta")
@@ -452,7 +461,7 @@ def benchmark_step_check(jobs: dict, found: dict, theta_hint) -> list:
                                  else "manual review"), trail, SPEC["bench_traj_rtol"])]
             trails = max(trails, trail)
             if worst is None or got[0] > worst[0]:
-                worst = got + (h,)
+                worst = got[:3] + (h,)
             continue
         mono = mis(monolithic_map(0.5, ops, k))
         what = (f"on the benchmark mesh h = {h:g}, the last step of solve(h) (from {runs_of}, the "
@@ -483,10 +492,29 @@ def benchmark_step_check(jobs: dict, found: dict, theta_hint) -> list:
 
 
 def _trajectory_mismatch(scheme, theta, ops, k, Ua, Ua1, UN1, steps) -> float:
-    """max |U_(N-1) - replay| with replay = `steps` steps of the scheme's zero-data map M from U_(a+1),
-    step j (j = 1 .. steps) adding E(j k) (U_(a+1) - M U_a): the trajectory between the anchor and the
+    """max |U_(N-1) - replay| (trajectory_replay); inf when the replay is not finite."""
+    import numpy as np
+    Z = trajectory_replay(scheme, theta, ops, k, Ua, Ua1, steps)
+    with np.errstate(all="ignore"):
+        r = float(np.max(np.abs(Z - UN1)))
+    return r if math.isfinite(r) else math.inf
+
+
+def trajectory_replay(scheme, theta, ops, k, Ua, Ua1, steps):
+    """U_(N-1) replayed from U_(a+1) by `steps` steps of the scheme's zero-data map M, step j
+    (j = 1 .. steps) adding E(j k) (U_(a+1) - M U_a): the trajectory between the anchor and the
     graded run's last step, were every step of it the scheme's (the data term of step a + j is the
-    anchor's, decayed by E(j k)).  inf when the replay is not finite."""
+    anchor's, decayed by E(j k)).  It reads no T = 1 or (N - 1)h run: ReplayAhead (EARLY RUN)
+    computes it while those still run, kept in _REPLAYS by replay_key."""
+    key = replay_key(scheme, theta, ops, k, Ua, Ua1, steps)
+    Z = _REPLAYS.get(key)
+    if Z is None:
+        Z = _replay(scheme, theta, ops, k, Ua, Ua1, steps)
+        keep_replay(key, Z)
+    return Z
+
+
+def _replay(scheme, theta, ops, k, Ua, Ua1, steps):
     import numpy as np
     M = adi_map(scheme, theta, ops, k, banded=True)
     D = Ua1 - M(Ua)
@@ -494,8 +522,78 @@ def _trajectory_mismatch(scheme, theta, ops, k, Ua, Ua1, UN1, steps) -> float:
     with np.errstate(all="ignore"):
         for j in range(1, steps + 1):
             Z = M(Z) + _bench_decay(j * k) * D
-        r = float(np.max(np.abs(Z - UN1)))
-    return r if math.isfinite(r) else math.inf
+    return Z
+
+
+# Replays already computed in this process, by the SHA-256 of every input of trajectory_replay
+# (replay_key): the replay is a pure, deterministic function of them, so a field kept under the
+# digest of the same inputs is the field it would compute; inputs that differ in any bit (another
+# scheme, theta, anchor field) miss and are computed then.  ReplayAhead fills it from a forked
+# copy of this process (the grader's own code on the run's authentic results, nothing else).
+_REPLAYS = {}
+_REPLAYS_MAX = 32                       # (a few per grading: the memory of a long --jobs run)
+
+
+def replay_key(scheme, theta, ops, k, Ua, Ua1, steps) -> bytes:
+    import hashlib
+    import struct
+    import numpy as np
+    d = hashlib.sha256(repr((str(scheme), int(steps), int(ops["n"]))).encode())
+    d.update(struct.pack("<5d", float(theta), float(k), float(ops["a"]), float(ops["b"]), float(ops["c"])))
+    for A in (ops["D1"], ops["D2"], Ua, Ua1):
+        A = np.asarray(A)
+        d.update(repr((A.dtype.str, A.shape)).encode())
+        d.update(np.ascontiguousarray(A).tobytes())
+    return d.digest()
+
+
+def keep_replay(key: bytes, Z) -> None:
+    import numpy as np
+    Z = np.array(Z, dtype=float)        # (an owned, read-only copy)
+    Z.flags.writeable = False
+    if len(_REPLAYS) >= _REPLAYS_MAX:
+        _REPLAYS.clear()
+    _REPLAYS[key] = Z
+
+
+def _step_operators(p):
+    """(ops, k) of the step witness on benchmark mesh p (benchmark_step_check and ReplayAhead alike)."""
+    h = h_value(p)
+    m = mesh_m(h)
+    return witness_operators(m, h, *(float(getattr(_bench_problem(), c)) for c in "abc")), 1.0 / m
+
+
+def _interior(r):
+    import numpy as np
+    return np.asarray(r["U"], dtype=float)[1:-1, 1:-1]
+
+
+def replays_ahead(jobs: dict) -> list:
+    """[(replay_key, field)] of the trajectory replays benchmark_step_check reads when each mesh's last
+    step matches the scheme and theta the hidden-family witness pins on its coarsest mesh (at() keeps
+    that theta): from the witness pair and each mesh's anchor runs (T = a h, (a + 1) h) alone, the
+    finest mesh first.  Empty when the witness pins nothing.  The results given may be partial (the
+    run still going on): a theta or field that differs later only makes the check compute its own."""
+    theta_hint = submission_theta(jobs)
+    _, pinned = _witness_one(jobs, theta_hint, max(SPEC["witness_h"]), None)
+    if pinned is None or not pinned[0]:
+        return []
+    a, out = SPEC["bench_step_anchor"], []
+    for p in sorted(SPEC["coarse"] + SPEC["fine"], reverse=True):
+        runs = [jobs.get(f"{t}:{p}") for t in ("bench-t1", "bench-t2")]
+        if any(r is None or r["status"] != "ok" or not _finite(r["U"]) for r in runs):
+            continue
+        ops, k = _step_operators(p)
+        Ua, Ua1 = (_interior(r) for r in runs)
+        steps = mesh_m(h_value(p)) - 2 - a
+        out.append((replay_key(pinned[0], pinned[1], ops, k, Ua, Ua1, steps),
+                    trajectory_replay(pinned[0], pinned[1], ops, k, Ua, Ua1, steps)))
+    return out
+
+
+def _finite(U) -> bool:
+    import numpy as np
+    return bool(np.all(np.isfinite(U)))
 
 
 def _steps_h(j: int) -> str:

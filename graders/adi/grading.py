@@ -7,7 +7,7 @@ from graders.adi.causal import (_job_label, _log_int, adi_counted, benchmark_ste
     witness_check)
 from graders.adi.guarded import load_npz_file
 from graders.adi.hidden import hidden_checks, hidden_reference
-from graders.adi.early import EarlyRun, keep_heap
+from graders.adi.early import EarlyRun, ReplayAhead, keep_heap
 from graders.adi.reproducibility import decode_jobs, field_check, regeneration_checks
 from graders.adi.schema import (MANDATORY_ARRAYS, Submitted, TIER3_ARRAYS, check_array_schema,
     check_tier3_arrays, fitted_order)
@@ -30,9 +30,9 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
     --no-exec or already 0.0) one isolated run of every job beside the hidden reference.  The
     run's child starts before the static checks and waits for them (EarlyRun); it is stopped
     however the grading ends."""
-    early = None
+    early, ahead = None, ReplayAhead()
     if not no_exec and os.path.isfile(os.path.join(submission, SPEC["solver_file"])):
-        early = EarlyRun(submission, budget)
+        early = EarlyRun(submission, budget, watch=ahead.watch)
     try:
         report = Report(submission)
         checks, phases, outcomes, keys = report.checks, report.phases, report.outcomes, report.keys
@@ -108,6 +108,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
                 __import__("scipy.sparse.linalg")   # up, not after the run (~0.05 s off the tail); imported
             except ImportError:                     # again where used (an error surfaces there)
                 pass
+            ahead.allow()                   # (this thread's numpy work done: ReplayAhead may fork)
 
         worker = threading.Thread(target=compute_reference, daemon=True)
         worker.start()
@@ -139,6 +140,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
         checks += causal_audit_check(jobs, outcome)
         found = {}
         checks += witness_check(jobs, submission_theta(jobs), found=found)
+        ahead.collect()                 # the replays computed while the run went on (read back by digest)
         checks += benchmark_step_check(jobs, found, submission_theta(jobs))
         checks += interface_check(jobs)
         checks += determinism_check(jobs)
@@ -155,6 +157,7 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
                                        for t in sorted(jobs, key=tag_order)]
         return report
     finally:
+        ahead.close()
         if early is not None:
             early.stop()            # (after go(): nothing left to do)
 

@@ -41,8 +41,10 @@ def plan_jobs() -> list:
     steps = [j for j in steps if j["tag"].startswith("bench-1:")] + one_child(
         [j for j in steps if not j["tag"].startswith("bench-1:")])
     if SPEC["job_concurrency"] > 1:     # the rest of the fine runs, the longest first (the finest
-        tail = sorted(steps + fine[:-1], key=lambda j: -_work(j))   # mesh's run to (N - 1) h)
-        return fine[-1:] + jobs + tail
+        tail = sorted(steps + fine[:-1], key=lambda j: -_work(j))   # mesh's run to (N - 1) h), but the
+        anchors = [j for j in tail if j["tag"].startswith("bench-t1:")]     # fine meshes' anchor runs
+        rest = [j for j in tail if not j["tag"].startswith("bench-t1:")]   # (a few steps) right after
+        return fine[-1:] + jobs + rest[:1] + anchors + rest[1:]            # it: ReplayAhead's inputs
     return jobs + fine + steps
 
 
