@@ -36,6 +36,7 @@ import html
 import json
 import math
 import os
+import platform
 import re
 import secrets
 import shutil
@@ -6450,7 +6451,8 @@ def grade(submission: str, *, budget: float, strict: bool, no_exec: bool) -> Rep
                 __import__("scipy.sparse.linalg")   # up, not after the run (~0.05 s off the tail); imported
             except ImportError:                     # again where used (an error surfaces there)
                 pass
-            ahead.allow()                   # (this thread's numpy work done: ReplayAhead may fork)
+            platform.platform()             # (the report's platform string runs `uname -p` once: here,
+            ahead.allow()                   # not after the run) this thread's work done: ReplayAhead may fork
 
         worker = threading.Thread(target=compute_reference, daemon=True)
         worker.start()
