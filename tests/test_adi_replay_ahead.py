@@ -180,10 +180,11 @@ def test_gold_grading_reads_the_replays_made_during_the_run():
         keep.update(jobs=jobs, found=dict(found), theta=theta)
         return check(jobs, found, theta)
     G._replay, G.benchmark_step_check = counted, kept
-    try:
+    wait, G.REPLAY_WAIT_S = G.REPLAY_WAIT_S, 300.0     # (what is shown is where the replays come from,
+    try:                                                # not how soon: a loaded machine starves nice 10)
         report = G.grade(os.fspath(GOLD), budget=600.0, strict=False, no_exec=False)
     finally:
-        G._replay, G.benchmark_step_check = plain, check
+        G._replay, G.benchmark_step_check, G.REPLAY_WAIT_S = plain, check, wait
     rec = [c for c in report.checks if c.id == "witness.benchmark_step"][0]
     assert rec.status is G.Status.PASS, rec.message
     assert calls == [], calls               # (the forked process's calls are not counted here)
@@ -257,3 +258,37 @@ def test_a_trajectory_missed_at_the_witness_theta_is_judged_at_the_polished_one(
     finally:
         G.SPEC["bench_traj_rtol"] = limit
         G._REPLAYS.clear()
+
+
+def test_a_forked_replay_that_does_not_finish_is_killed_and_the_check_computes_its_own():
+    """A forked grader still running REPLAY_WAIT_S after the run (here: stuck for 60 s) is killed; the
+    check computes every replay itself and writes the same PASS; nothing is left running, and the
+    grading does not wait for it."""
+    G = grader()
+    G._REPLAYS.clear()
+    before = _children()
+    calls = []
+    plain, stuck, wait = G._replay, G.replays_ahead, G.REPLAY_WAIT_S
+
+    def counted(*args):
+        calls.append(args[-1])
+        return plain(*args)
+
+    def hangs(jobs):
+        time.sleep(60)
+        return []
+    G._replay, G.replays_ahead, G.REPLAY_WAIT_S = counted, hangs, 0.5
+    t0 = time.monotonic()
+    try:
+        report = G.grade(os.fspath(GOLD), budget=600.0, strict=False, no_exec=False)
+    finally:
+        G._replay, G.replays_ahead, G.REPLAY_WAIT_S = plain, stuck, wait
+    assert time.monotonic() - t0 < 40
+    rec = [c for c in report.checks if c.id == "witness.benchmark_step"][0]
+    assert rec.status is G.Status.PASS, rec.message
+    assert sorted(calls) == sorted(G.mesh_m(G.h_value(p)) - 2 - G.SPEC["bench_step_anchor"] for p in range(5))
+    G._REPLAYS.clear()
+    deadline = time.monotonic() + 5
+    while _children() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _children() - before
