@@ -118,7 +118,7 @@ def test_replays_ahead_are_the_checks_own_replays():
             jobs[tag] = {"status": "ok", "U": np.asarray(U, dtype=float), "error": "", "log": {}}
     partial = {t: r for t, r in jobs.items() if not t.startswith(("bench:", "bench-1:"))}
     G._REPLAYS.clear()
-    ahead = G.replays_ahead(partial)
+    ahead = list(G.replays_ahead(partial))
     assert len(ahead) == 2
     G._REPLAYS.clear()
     found = {}
@@ -132,21 +132,26 @@ def test_replays_ahead_are_the_checks_own_replays():
     h0 = G.SPEC["witness_h"][0]
     hid = jobs[f"hidden:{h0:g}"]
     swapped[f"witness:{h0:g}"] = dict(hid, U=hid["U"] * 1.001)       # not the solver's map of the gap
-    assert G.replays_ahead(swapped) == []
+    assert list(G.replays_ahead(swapped)) == []
     G._REPLAYS.clear()
 
 
 def test_what_the_forked_grader_sends_is_read_only_whole():
-    """_decode_replays: complete entries only; a cut or malformed stream gives nothing."""
+    """_decode_replays: whole entries only, the bytes they used; a cut entry waits for the rest; an
+    entry with an impossible shape ends the reading."""
     G = grader()
     Z = np.arange(12.0).reshape(3, 4)
     one = G._REPLAY_HEAD.pack(b"k" * 32, 3, 4) + Z.astype("<f8").tobytes()
-    got = G._decode_replays(one + one)
-    assert len(got) == 2 and all(k == b"k" * 32 and np.array_equal(v, Z) for k, v in got)
-    assert G._decode_replays(one + one[:-1]) == []
-    assert G._decode_replays(one[:10]) == []
-    assert G._decode_replays(G._REPLAY_HEAD.pack(b"k" * 32, -3, 4)) == []
-    assert G._decode_replays(b"") == []
+    got, used = G._decode_replays(one + one)
+    assert used == 2 * len(one) and len(got) == 2
+    assert all(k == b"k" * 32 and np.array_equal(v, Z) for k, v in got)
+    got, used = G._decode_replays(one + one[:-1])
+    assert len(got) == 1 and used == len(one)
+    assert G._decode_replays(one[:10]) == ([], 0)
+    bad = G._REPLAY_HEAD.pack(b"k" * 32, -3, 4)
+    got, used = G._decode_replays(one + bad + one)
+    assert len(got) == 1 and used == len(one + bad + one)
+    assert G._decode_replays(b"") == ([], 0)
 
 
 def _children() -> set:

@@ -568,17 +568,18 @@ def _interior(r):
     return np.asarray(r["U"], dtype=float)[1:-1, 1:-1]
 
 
-def replays_ahead(jobs: dict) -> list:
-    """[(replay_key, field)] of the trajectory replays benchmark_step_check reads when each mesh's last
+def replays_ahead(jobs: dict):
+    """(replay_key, field) of each trajectory replay benchmark_step_check reads when each mesh's last
     step matches the scheme and theta the hidden-family witness pins on its coarsest mesh (at() keeps
-    that theta): from the witness pair and each mesh's anchor runs (T = a h, (a + 1) h) alone, the
-    finest mesh first.  Empty when the witness pins nothing.  The results given may be partial (the
-    run still going on): a theta or field that differs later only makes the check compute its own."""
+    that theta), as each is computed, the finest mesh first: from the witness pair and each mesh's
+    anchor runs (T = a h, (a + 1) h) alone.  None when the witness pins nothing.  The results given may
+    be partial (the run still going on): a theta or field that differs later only makes the check
+    compute its own."""
     theta_hint = submission_theta(jobs)
     _, pinned = _witness_one(jobs, theta_hint, max(SPEC["witness_h"]), None)
     if pinned is None or not pinned[0]:
-        return []
-    a, out = SPEC["bench_step_anchor"], []
+        return
+    a = SPEC["bench_step_anchor"]
     for p in sorted(SPEC["coarse"] + SPEC["fine"], reverse=True):
         runs = [jobs.get(f"{t}:{p}") for t in ("bench-t1", "bench-t2")]
         if any(r is None or r["status"] != "ok" or not _finite(r["U"]) for r in runs):
@@ -586,9 +587,8 @@ def replays_ahead(jobs: dict) -> list:
         ops, k = _step_operators(p)
         Ua, Ua1 = (_interior(r) for r in runs)
         steps = mesh_m(h_value(p)) - 2 - a
-        out.append((replay_key(pinned[0], pinned[1], ops, k, Ua, Ua1, steps),
-                    trajectory_replay(pinned[0], pinned[1], ops, k, Ua, Ua1, steps)))
-    return out
+        yield (replay_key(pinned[0], pinned[1], ops, k, Ua, Ua1, steps),
+               trajectory_replay(pinned[0], pinned[1], ops, k, Ua, Ua1, steps))
 
 
 def _finite(U) -> bool:
