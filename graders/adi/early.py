@@ -168,6 +168,12 @@ class ReplayAhead:
         return len(self._got)
 
     def _run(self):
+        try:
+            self._fork_and_read()
+        except Exception:               # (no fork, no pipe: only a memo; the check computes its own)
+            pass
+
+    def _fork_and_read(self):
         with self._cv:
             while not self._closed and self._have != self._need:
                 self._cv.wait()
@@ -178,10 +184,14 @@ class ReplayAhead:
             held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)    # (until the fork has
             try:                                                            # its own handlers)
                 pid = os.fork()
-                if pid == 0:            # (the forked grader: never returns)
-                    _replay_child(msgs, r, w)
-            finally:
+            except BaseException:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                os.close(r)
+                os.close(w)
+                raise
+            if pid == 0:                # (the forked grader, signals still blocked: never returns)
+                _replay_child(msgs, r, w)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             self._pid = pid
         os.close(w)
         data = b""
