@@ -6229,7 +6229,9 @@ class ReplayAhead:
         try:
             with self._cv:
                 self._msgs.append(body)
-                if isinstance(body, dict) and body.get("kind") == "job" and body.get("tag") in self._need:
+                if isinstance(body, dict) and body.get("kind") == "job" and body.get("tag") in self._need \
+                        and run_of_job(body["tag"], body.get("job")):  # (a tag another job's child wrote
+                    # is no result decode_jobs reads: it made the fork fire before the inputs were in)
                     self._have.add(body["tag"])
                     if self._have == self._need:
                         self._cv.notify()
@@ -6284,7 +6286,7 @@ class ReplayAhead:
                 self._cv.wait()
             if self._closed:
                 return
-            msgs = list(self._msgs)
+            msgs, parent = list(self._msgs), os.getpid()
             r, w = os.pipe()
             held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)    # (until the fork has
             try:                                                            # its own handlers)
@@ -6295,7 +6297,7 @@ class ReplayAhead:
                 os.close(w)
                 raise
             if pid == 0:                # (the forked grader, signals still blocked: never returns)
-                _replay_child(msgs, r, w)
+                _replay_child(msgs, r, w, parent)
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
             self._pid = pid
         os.close(w)
@@ -6311,23 +6313,28 @@ class ReplayAhead:
                     self._got += got
         finally:
             os.close(r)
-            try:
-                os.waitpid(pid, 0)
+            try:                        # (exited, not reaped: close() may still signal the pid, which
+                os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)     # no other process can have yet)
             except ChildProcessError:
                 pass
-            with self._cv:
-                self._pid = None
+            with self._cv:              # reaped and forgotten at once: close() never signals a pid
+                self._pid = None        # the system may have given another process (red team round 11)
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
 
 
 _REPLAY_HEAD = struct.Struct("<32sqq")
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def _replay_child(msgs, r, w):
+def _replay_child(msgs, r, w, parent=None):
     """The forked grader's work: replays_ahead over the results so far, each sent as its digest,
     shape and float64 bytes on w; then os._exit (no handler, finaliser or buffer of the grader
     runs here).  Every other descriptor is closed first: the run's pipes must see their ends when
-    the grader closes its own."""
+    the grader closes its own.  A grader that died before PR_SET_PDEATHSIG was set (it fires only
+    for a death after the call) is seen by the parent id: this process ends at once."""
     try:
         import ctypes
         import gc
@@ -6342,6 +6349,8 @@ def _replay_child(msgs, r, w):
             ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)      # PR_SET_PDEATHSIG, SIGKILL: dies with its thread
         except (OSError, AttributeError):
             pass
+        if parent is not None and os.getppid() != parent:   # (died in between: reparented)
+            os._exit(0)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
