@@ -6208,8 +6208,8 @@ class ReplayAhead:
     read only the hidden-family witness pair and each mesh's anchor runs (T = a h, (a + 1) h), which
     the plan runs before the fine meshes' long runs end (plan_jobs); once those results have arrived
     (watch: the runner's authentic messages) and the grader's own reference is computed (allow), a
-    forked copy of the grader decodes them as decode_jobs does and runs replays_ahead at a lower
-    priority (it yields to the jobs), sending back each replay under the digest of its inputs.
+    forked copy of the grader decodes them as decode_jobs does and runs replays_ahead at nice 10,
+    sending back each replay under the digest of its inputs as soon as it is computed.
     collect() puts them in causal._REPLAYS: the check after the run reads one back only for inputs
     identical bit for bit (any other theta, scheme or field is computed then).  Nothing is decided
     here.  The forked process runs only the grader's code; it dies with its thread (PDEATHSIG), and
@@ -6248,19 +6248,18 @@ class ReplayAhead:
 
     def close(self) -> None:
         """No replay is wanted any more: the forked process (if any) is killed, the thread ends."""
-        with self._cv:
-            self._closed = True
+        with self._cv:                  # (under the lock: the thread reaps and forgets the pid under
+            self._closed = True         # it, so a pid signalled here is never one already reaped)
             self._cv.notify()
-            pid = self._pid
-        if pid is not None:
-            try:
-                os.kill(pid, 9)
-            except OSError:
-                pass
+            if self._pid is not None:
+                try:
+                    os.kill(self._pid, 9)
+                except OSError:
+                    pass
 
     def collect(self, timeout: float = None) -> int:
-        """Wait for the replays under way (at most `timeout` s, REPLAY_WAIT_S by default; then they
-        are dropped), keep them in causal._REPLAYS; how many."""
+        """Wait for the replays under way (at most `timeout` s, REPLAY_WAIT_S by default; then the
+        forked grader is killed), keep those that arrived whole in causal._REPLAYS; how many."""
         timeout = REPLAY_WAIT_S if timeout is None else timeout
         with self._cv:
             fired = self._pid is not None or self._got
