@@ -266,7 +266,7 @@ def test_a_trajectory_missed_at_the_witness_theta_is_judged_at_the_polished_one(
 
 
 def test_a_forked_replay_that_does_not_finish_is_killed_and_the_check_computes_its_own():
-    """A forked grader still running REPLAY_WAIT_S after the run (here: stuck for 60 s) is killed; the
+    """A forked grader still running REPLAY_WAIT_S after the run (here: stuck for an hour) is killed; the
     check computes every replay itself and writes the same PASS; nothing is left running, and the
     grading does not wait for it."""
     G = grader()
@@ -280,7 +280,7 @@ def test_a_forked_replay_that_does_not_finish_is_killed_and_the_check_computes_i
         return plain(*args)
 
     def hangs(jobs):
-        time.sleep(60)
+        time.sleep(3600)
         return []
     G._replay, G.replays_ahead, G.REPLAY_WAIT_S = counted, hangs, 0.5
     t0 = time.monotonic()
@@ -288,7 +288,7 @@ def test_a_forked_replay_that_does_not_finish_is_killed_and_the_check_computes_i
         report = G.grade(os.fspath(GOLD), budget=600.0, strict=False, no_exec=False)
     finally:
         G._replay, G.replays_ahead, G.REPLAY_WAIT_S = plain, stuck, wait
-    assert time.monotonic() - t0 < 40
+    assert time.monotonic() - t0 < 120             # (a gold grading under the suite's load: < 60 s)
     rec = [c for c in report.checks if c.id == "witness.benchmark_step"][0]
     assert rec.status is G.Status.PASS, rec.message
     assert sorted(calls) == sorted(G.mesh_m(G.h_value(p)) - 2 - G.SPEC["bench_step_anchor"] for p in range(5))
