@@ -48,6 +48,7 @@ import tempfile
 import threading
 import time
 import types
+import warnings
 
 # The grader's own numerics on one BLAS thread (set before numpy is first imported): its
 # results do not depend on the machine's core count, and idle OpenBLAS workers, which spin,
@@ -6289,7 +6290,9 @@ class ReplayAhead:
             r, w = os.pipe()
             held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)    # (until the fork has
             try:                                                            # its own handlers)
-                pid = os.fork()
+                with warnings.catch_warnings():     # (Python 3.12+ warns of any fork beside threads:
+                    warnings.simplefilter("ignore", DeprecationWarning)     # the forked grader takes
+                    pid = os.fork()                 # no lock another thread could hold, _replay_child)
             except BaseException:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 os.close(r)

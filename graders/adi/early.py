@@ -4,6 +4,7 @@ import signal
 import struct
 import threading
 import types
+import warnings
 from graders.adi.causal import keep_replay, replays_ahead
 from graders.adi.reproducibility import (decode_jobs, driver_request, perturb_seed, plan_jobs, request_draws,
     run_of_job)
@@ -185,7 +186,9 @@ class ReplayAhead:
             r, w = os.pipe()
             held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)    # (until the fork has
             try:                                                            # its own handlers)
-                pid = os.fork()
+                with warnings.catch_warnings():     # (Python 3.12+ warns of any fork beside threads:
+                    warnings.simplefilter("ignore", DeprecationWarning)     # the forked grader takes
+                    pid = os.fork()                 # no lock another thread could hold, _replay_child)
             except BaseException:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 os.close(r)
