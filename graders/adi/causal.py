@@ -434,7 +434,7 @@ def benchmark_step_check(jobs: dict, found: dict, theta_hint) -> list:
             dt = 1e-7 * t
             J = (np.asarray(adi_map(s, t + dt, ops, k)(Va)) - base) / dt
             with np.errstate(all="ignore"):
-                jj, rj = float(np.sum(J * J)), float(np.sum((Vb - base.reshape(Vb.shape)) * J.reshape(Vb.shape)))
+                jj, rj = float(np.sum(J * J)), float(np.sum(r0 * J.reshape(Vb.shape)))
             move = rj / jj if jj > 0 and math.isfinite(rj / jj) else 0.0
             eps = SPEC["bench_step_theta_rtol"] * t
             moved = t + max(-eps, min(eps, move))
@@ -506,12 +506,16 @@ def trajectory_replay(scheme, theta, ops, k, Ua, Ua1, steps):
     graded run's last step, were every step of it the scheme's (the data term of step a + j is the
     anchor's, decayed by E(j k)).  It reads no T = 1 or (N - 1)h run: ReplayAhead (EARLY RUN)
     computes it while those still run, kept in _REPLAYS by replay_key."""
+    return _keyed_replay(scheme, theta, ops, k, Ua, Ua1, steps)[1]
+
+
+def _keyed_replay(scheme, theta, ops, k, Ua, Ua1, steps) -> tuple:
+    """(replay_key, the kept field): read back, or computed and kept."""
     key = replay_key(scheme, theta, ops, k, Ua, Ua1, steps)
     Z = _REPLAYS.get(key)
     if Z is None:
-        Z = _replay(scheme, theta, ops, k, Ua, Ua1, steps)
-        keep_replay(key, Z)
-    return Z
+        Z = keep_replay(key, _replay(scheme, theta, ops, k, Ua, Ua1, steps))
+    return key, Z
 
 
 def _replay(scheme, theta, ops, k, Ua, Ua1, steps):
@@ -547,13 +551,15 @@ def replay_key(scheme, theta, ops, k, Ua, Ua1, steps) -> bytes:
     return d.digest()
 
 
-def keep_replay(key: bytes, Z) -> None:
+def keep_replay(key: bytes, Z):
+    """Z kept under key as an owned, read-only copy (returned)."""
     import numpy as np
-    Z = np.array(Z, dtype=float)        # (an owned, read-only copy)
+    Z = np.array(Z, dtype=float)
     Z.flags.writeable = False
     if len(_REPLAYS) >= _REPLAYS_MAX:
         _REPLAYS.clear()
     _REPLAYS[key] = Z
+    return Z
 
 
 def _step_operators(p):
@@ -587,8 +593,7 @@ def replays_ahead(jobs: dict):
         ops, k = _step_operators(p)
         Ua, Ua1 = (_interior(r) for r in runs)
         steps = mesh_m(h_value(p)) - 2 - a
-        yield (replay_key(pinned[0], pinned[1], ops, k, Ua, Ua1, steps),
-               trajectory_replay(pinned[0], pinned[1], ops, k, Ua, Ua1, steps))
+        yield _keyed_replay(pinned[0], pinned[1], ops, k, Ua, Ua1, steps)
 
 
 def _finite(U) -> bool:
