@@ -1296,9 +1296,12 @@ def plan_jobs() -> list:
     which one is audited); the fine meshes outside the shuffle: the finest
     first (with SPEC["job_concurrency"] = 2 jobs at once it runs beside all the
     others: a quarter of the run's work, no longer its tail), the other fine runs
-    (the next finest, the step witness's) last, the longest first.  A hang on a
-    fine mesh leaves everything else graded (-> 0.5): the other job slot runs on,
-    and no second fine run starts before every coarse job has."""
+    (the next finest, the step witness's) last, the longest first.  The fine runs
+    are marked long: the driver starts the next as soon as no other long one runs
+    (the finest mesh's run to (N - 1) h the moment its T = 1 run ends, not behind
+    the coarse jobs left), and a second one beside it only when no coarse job is
+    left (_next_job).  A hang on a fine mesh leaves everything else graded (-> 0.5):
+    one job slot is always the coarse jobs'."""
     jobs = [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["coarse"]]
     jobs += [{"tag": f"hidden:{h:g}", "h": h, "problem": "hidden"} for h in SPEC["hidden_h"]]
     jobs.append({"tag": f"audit:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "hidden",
@@ -1322,7 +1325,8 @@ def plan_jobs() -> list:
         tail = sorted(steps + fine[:-1], key=lambda j: -_work(j))   # mesh's run to (N - 1) h), but the
         anchors = [j for j in tail if j["tag"].startswith("bench-t1:")]     # fine meshes' anchor runs
         rest = [j for j in tail if not j["tag"].startswith("bench-t1:")]   # (a few steps) right after
-        return fine[-1:] + jobs + rest[:1] + anchors + rest[1:]            # it: ReplayAhead's inputs
+        return [dict(j, long=True) for j in fine[-1:]] + jobs + \
+            [dict(j, long=True) for j in rest[:1] + anchors + rest[1:]]  # it: ReplayAhead's inputs
     return jobs + fine + steps
 
 
@@ -2515,6 +2519,9 @@ _SUBDIR = _sys.path.pop(0)             # nothing this warm parent imports may be
 import base64 as _b64, builtins as _builtins, inspect as _inspect, threading as _threading, time as _time
 __builtins__ = dict(_builtins.__dict__)    # the functions below look builtins up here: a submission
 #                                            reassigning builtins.max (or any) changes nothing they see
+import_libraries(("numpy", "numpy.fft", "numpy.linalg", "numpy.ma", "numpy.polynomial", "numpy.random",
+                  "scipy", "scipy.fft", "scipy.fftpack", "scipy.optimize", "scipy.linalg",
+                  "scipy.linalg.lapack", "scipy.linalg.blas", "scipy.sparse", "scipy.sparse.linalg"))
 import numpy as _np
 import numpy.fft as _npfft
 import numpy.linalg as _npl
@@ -4629,6 +4636,58 @@ def report_runtime(_sent=[]):
           "prefix": _sys.prefix, "modules": mods})
 
 
+# numpy's lazy submodules that scipy's array-api layer imports only because it copies every
+# name dir(numpy) lists (array_api_compat's clone_module: hasattr on each, which loads each):
+# numpy.f2py (with crackfortran and charset_normalizer), numpy.testing (unittest, difflib),
+# numpy.rec, numpy.char, numpy.ctypeslib, numpy.matlib.  Neither numpy's nor scipy's solving
+# paths use them, the recorder relies on none (FEM's tamper check skips them).  Left loaded:
+# numpy.ma (scipy.linalg reads np.ma at every call, _asarray_validated, numpy's np.unique too:
+# lazy, it would load inside every job) and numpy.polynomial (Gauss points: the FEM gold's).
+_LAZY_NUMPY = ("f2py", "testing", "rec", "char", "ctypeslib", "matlib")
+
+
+def import_libraries(names, optional=False, _lazy=_LAZY_NUMPY):
+    """Import the driver's numpy/scipy modules (names, in order) with dir(numpy) and
+    numpy.__all__ (what `from numpy import *` reads) not listing the lazy submodules above that
+    are not loaded yet, so that scipy's copy of numpy's namespace does not load them; that copy
+    (scipy._lib.array_api_compat.numpy) answers those names from numpy on use instead (a module
+    __getattr__).  numpy's own __dir__ and __all__ (the same objects) are back before anything
+    else runs: a submission that uses numpy.testing (or any) loads it as in a plain interpreter.
+    Where numpy has no module __dir__ or no __all__ list (older numpy) nothing is hidden.
+    optional: a module that fails to import is skipped (FEM: scipy is optional)."""
+    import importlib
+    import numpy
+    g = vars(numpy)
+    own_dir = g.get("__dir__")
+    hidden = frozenset(n for n in _lazy if "numpy." + n not in _sys.modules)
+    own_all = g.get("__all__")
+    if not (callable(own_dir) and type(own_all) is list):
+        hidden = frozenset()
+    if hidden:
+        g["__dir__"] = lambda: [n for n in own_dir() if n not in hidden]
+        g["__all__"] = [n for n in own_all if n not in hidden]
+    try:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:
+                if not optional:
+                    raise
+    finally:
+        if hidden:
+            g["__dir__"], g["__all__"] = own_dir, own_all
+    compat = _sys.modules.get("scipy._lib.array_api_compat.numpy")
+    cd = getattr(compat, "__dict__", None)
+    if hidden and type(cd) is dict and "__getattr__" not in cd:
+        modname = cd.get("__name__")
+
+        def __getattr__(name, _np=numpy, _hidden=hidden):
+            if name in _hidden:
+                return getattr(_np, name)
+            raise AttributeError("module %r has no attribute %r" % (modname, name))
+        cd["__getattr__"] = __getattr__
+
+
 def _libc():
     try:
         import ctypes
@@ -5021,6 +5080,28 @@ def _relay_round(running):
                 s["st"] = code
 
 
+def _is_long(job):
+    return isinstance(job, dict) and job.get("long") is True
+
+
+def _next_job(pending, running, end):
+    """The next of a list of jobs run `concurrency` at once: the first in order, except that
+    a long job (job["long"] is True: a fine mesh's run) starts as soon as no other long job
+    runs, and beside one only when no short job is left.  While short jobs remain one slot is
+    always theirs, so a long job that hangs leaves every short job run; and the next long job
+    does not wait behind the short ones once the slot of the one before it is free."""
+    if not pending:
+        return end
+    if not any(_is_long(s["job"]) for s in running):
+        for i, job in enumerate(pending):
+            if _is_long(job):
+                return pending.pop(i)
+    for i, job in enumerate(pending):
+        if not _is_long(job):
+            return pending.pop(i)
+    return pending.pop(0)
+
+
 def fork_jobs(jobs, run_job, concurrency=1):
     """The warm fork server: for each job (in the order given) fork a child that runs
     run_job(job) and exits; relay its messages tagged with job["id"]; enforce
@@ -5029,7 +5110,8 @@ def fork_jobs(jobs, run_job, concurrency=1):
     user namespace; their asks are answered by job id).
     jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
     then holds no plan of the jobs after it, as it would in a list it inherited (with
-    concurrency 1 only: the next job is drawn when no job is running)."""
+    concurrency 1 only: the next job is drawn when no job is running).  With more than one at
+    once, jobs marked long are drawn as _next_job says."""
     if _REQ.get("gated"):                   # the grader says go before any job (run_isolated(gate=)):
         word = receive()                    # nothing of the submission runs until then; anything
         if not (isinstance(word, dict) and word.get("go") is True):     # else ends the run
@@ -5047,11 +5129,13 @@ def fork_jobs(jobs, run_job, concurrency=1):
     gc.freeze()                             # the warm heap stays shared: a job's collections
     limit = _REQ.get("job_timeout")         # do not touch (copy) every page of it
     width = max(1, int(concurrency))
-    source, end_of_jobs = iter(jobs if width == 1 else list(jobs)), object()
-    running, ends, started = [], {}, 0
+    end_of_jobs, running, ends, started = object(), [], {}, 0
+    source = iter(jobs) if width == 1 else None
+    pending = None if width == 1 else list(jobs)
     while True:
         while len(running) < width:
-            job = next(source, end_of_jobs)
+            job = next(source, end_of_jobs) if source is not None else \
+                _next_job(pending, running, end_of_jobs)
             if job is end_of_jobs:
                 break
             job = dict(job) if isinstance(job, dict) else {"value": job}

@@ -3653,6 +3653,58 @@ def report_runtime(_sent=[]):
           "prefix": _sys.prefix, "modules": mods})
 
 
+# numpy's lazy submodules that scipy's array-api layer imports only because it copies every
+# name dir(numpy) lists (array_api_compat's clone_module: hasattr on each, which loads each):
+# numpy.f2py (with crackfortran and charset_normalizer), numpy.testing (unittest, difflib),
+# numpy.rec, numpy.char, numpy.ctypeslib, numpy.matlib.  Neither numpy's nor scipy's solving
+# paths use them, the recorder relies on none (FEM's tamper check skips them).  Left loaded:
+# numpy.ma (scipy.linalg reads np.ma at every call, _asarray_validated, numpy's np.unique too:
+# lazy, it would load inside every job) and numpy.polynomial (Gauss points: the FEM gold's).
+_LAZY_NUMPY = ("f2py", "testing", "rec", "char", "ctypeslib", "matlib")
+
+
+def import_libraries(names, optional=False, _lazy=_LAZY_NUMPY):
+    """Import the driver's numpy/scipy modules (names, in order) with dir(numpy) and
+    numpy.__all__ (what `from numpy import *` reads) not listing the lazy submodules above that
+    are not loaded yet, so that scipy's copy of numpy's namespace does not load them; that copy
+    (scipy._lib.array_api_compat.numpy) answers those names from numpy on use instead (a module
+    __getattr__).  numpy's own __dir__ and __all__ (the same objects) are back before anything
+    else runs: a submission that uses numpy.testing (or any) loads it as in a plain interpreter.
+    Where numpy has no module __dir__ or no __all__ list (older numpy) nothing is hidden.
+    optional: a module that fails to import is skipped (FEM: scipy is optional)."""
+    import importlib
+    import numpy
+    g = vars(numpy)
+    own_dir = g.get("__dir__")
+    hidden = frozenset(n for n in _lazy if "numpy." + n not in _sys.modules)
+    own_all = g.get("__all__")
+    if not (callable(own_dir) and type(own_all) is list):
+        hidden = frozenset()
+    if hidden:
+        g["__dir__"] = lambda: [n for n in own_dir() if n not in hidden]
+        g["__all__"] = [n for n in own_all if n not in hidden]
+    try:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:
+                if not optional:
+                    raise
+    finally:
+        if hidden:
+            g["__dir__"], g["__all__"] = own_dir, own_all
+    compat = _sys.modules.get("scipy._lib.array_api_compat.numpy")
+    cd = getattr(compat, "__dict__", None)
+    if hidden and type(cd) is dict and "__getattr__" not in cd:
+        modname = cd.get("__name__")
+
+        def __getattr__(name, _np=numpy, _hidden=hidden):
+            if name in _hidden:
+                return getattr(_np, name)
+            raise AttributeError("module %r has no attribute %r" % (modname, name))
+        cd["__getattr__"] = __getattr__
+
+
 def _libc():
     try:
         import ctypes
@@ -4045,6 +4097,28 @@ def _relay_round(running):
                 s["st"] = code
 
 
+def _is_long(job):
+    return isinstance(job, dict) and job.get("long") is True
+
+
+def _next_job(pending, running, end):
+    """The next of a list of jobs run `concurrency` at once: the first in order, except that
+    a long job (job["long"] is True: a fine mesh's run) starts as soon as no other long job
+    runs, and beside one only when no short job is left.  While short jobs remain one slot is
+    always theirs, so a long job that hangs leaves every short job run; and the next long job
+    does not wait behind the short ones once the slot of the one before it is free."""
+    if not pending:
+        return end
+    if not any(_is_long(s["job"]) for s in running):
+        for i, job in enumerate(pending):
+            if _is_long(job):
+                return pending.pop(i)
+    for i, job in enumerate(pending):
+        if not _is_long(job):
+            return pending.pop(i)
+    return pending.pop(0)
+
+
 def fork_jobs(jobs, run_job, concurrency=1):
     """The warm fork server: for each job (in the order given) fork a child that runs
     run_job(job) and exits; relay its messages tagged with job["id"]; enforce
@@ -4053,7 +4127,8 @@ def fork_jobs(jobs, run_job, concurrency=1):
     user namespace; their asks are answered by job id).
     jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
     then holds no plan of the jobs after it, as it would in a list it inherited (with
-    concurrency 1 only: the next job is drawn when no job is running)."""
+    concurrency 1 only: the next job is drawn when no job is running).  With more than one at
+    once, jobs marked long are drawn as _next_job says."""
     if _REQ.get("gated"):                   # the grader says go before any job (run_isolated(gate=)):
         word = receive()                    # nothing of the submission runs until then; anything
         if not (isinstance(word, dict) and word.get("go") is True):     # else ends the run
@@ -4071,11 +4146,13 @@ def fork_jobs(jobs, run_job, concurrency=1):
     gc.freeze()                             # the warm heap stays shared: a job's collections
     limit = _REQ.get("job_timeout")         # do not touch (copy) every page of it
     width = max(1, int(concurrency))
-    source, end_of_jobs = iter(jobs if width == 1 else list(jobs)), object()
-    running, ends, started = [], {}, 0
+    end_of_jobs, running, ends, started = object(), [], {}, 0
+    source = iter(jobs) if width == 1 else None
+    pending = None if width == 1 else list(jobs)
     while True:
         while len(running) < width:
-            job = next(source, end_of_jobs)
+            job = next(source, end_of_jobs) if source is not None else \
+                _next_job(pending, running, end_of_jobs)
             if job is end_of_jobs:
                 break
             job = dict(job) if isinstance(job, dict) else {"value": job}

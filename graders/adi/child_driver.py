@@ -1,5 +1,5 @@
 """Child program (embedded as text by the build; runs after common/child_driver_prologue.py)."""
-from graders.common.child_driver_prologue import _REQ, _json, _os, _sys, fork_jobs, send
+from graders.common.child_driver_prologue import _REQ, _json, _os, _sys, fork_jobs, import_libraries, send
 # -- end of source-tree preamble: the build keeps only what follows --
 _SUBDIR = _sys.path.pop(0)             # nothing this warm parent imports may be a submission's file
 #   (numpy/scipy, and the standard modules below: a submitted base64.py or inspect.py imported here
@@ -8,6 +8,9 @@ _SUBDIR = _sys.path.pop(0)             # nothing this warm parent imports may be
 import base64 as _b64, builtins as _builtins, inspect as _inspect, threading as _threading, time as _time
 __builtins__ = dict(_builtins.__dict__)    # the functions below look builtins up here: a submission
 #                                            reassigning builtins.max (or any) changes nothing they see
+import_libraries(("numpy", "numpy.fft", "numpy.linalg", "numpy.ma", "numpy.polynomial", "numpy.random",
+                  "scipy", "scipy.fft", "scipy.fftpack", "scipy.optimize", "scipy.linalg",
+                  "scipy.linalg.lapack", "scipy.linalg.blas", "scipy.sparse", "scipy.sparse.linalg"))
 import numpy as _np
 import numpy.fft as _npfft
 import numpy.linalg as _npl

@@ -18,9 +18,12 @@ def plan_jobs() -> list:
     which one is audited); the fine meshes outside the shuffle: the finest
     first (with SPEC["job_concurrency"] = 2 jobs at once it runs beside all the
     others: a quarter of the run's work, no longer its tail), the other fine runs
-    (the next finest, the step witness's) last, the longest first.  A hang on a
-    fine mesh leaves everything else graded (-> 0.5): the other job slot runs on,
-    and no second fine run starts before every coarse job has."""
+    (the next finest, the step witness's) last, the longest first.  The fine runs
+    are marked long: the driver starts the next as soon as no other long one runs
+    (the finest mesh's run to (N - 1) h the moment its T = 1 run ends, not behind
+    the coarse jobs left), and a second one beside it only when no coarse job is
+    left (_next_job).  A hang on a fine mesh leaves everything else graded (-> 0.5):
+    one job slot is always the coarse jobs'."""
     jobs = [{"tag": f"bench:{p}", "h": h_value(p), "problem": "benchmark"} for p in SPEC["coarse"]]
     jobs += [{"tag": f"hidden:{h:g}", "h": h, "problem": "hidden"} for h in SPEC["hidden_h"]]
     jobs.append({"tag": f"audit:{SPEC['audit_h']:g}", "h": SPEC["audit_h"], "problem": "hidden",
@@ -44,7 +47,8 @@ def plan_jobs() -> list:
         tail = sorted(steps + fine[:-1], key=lambda j: -_work(j))   # mesh's run to (N - 1) h), but the
         anchors = [j for j in tail if j["tag"].startswith("bench-t1:")]     # fine meshes' anchor runs
         rest = [j for j in tail if not j["tag"].startswith("bench-t1:")]   # (a few steps) right after
-        return fine[-1:] + jobs + rest[:1] + anchors + rest[1:]            # it: ReplayAhead's inputs
+        return [dict(j, long=True) for j in fine[-1:]] + jobs + \
+            [dict(j, long=True) for j in rest[:1] + anchors + rest[1:]]  # it: ReplayAhead's inputs
     return jobs + fine + steps
 
 

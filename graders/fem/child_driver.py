@@ -1,6 +1,6 @@
 """Child program (embedded as text by the build; runs after common/child_driver_prologue.py)."""
 from graders.common.child_driver_prologue import (_LIM, _REQ, _live_children, _os, _sys, ask,
-    fork_jobs, send)
+    fork_jobs, import_libraries, send)
 # -- end of source-tree preamble: the build keeps only what follows --
 import time as _time
 _SUBDIR = _REQ["submission_dir"]
@@ -10,14 +10,11 @@ while _SUBDIR in _sys.path:          # numpy/scipy must not be shadowed by submi
 import functools as _functools
 import importlib.util as _importlib_util
 import subprocess as _subprocess
+import_libraries(("numpy", "numpy.linalg", "numpy.ma", "numpy.polynomial", "scipy", "scipy.linalg",
+                  "scipy.linalg.lapack", "scipy.linalg.blas", "scipy.sparse", "scipy.sparse.linalg"),
+                 optional=True)
 import numpy as _np
 import numpy.linalg
-for _m in ("scipy", "scipy.linalg", "scipy.linalg.lapack", "scipy.linalg.blas", "scipy.sparse",
-           "scipy.sparse.linalg"):
-    try:
-        __import__(_m)
-    except Exception:
-        pass
 # (the folder goes on the path in each job child only, _run_job: nothing this warm parent imports,
 # the standard modules below or fork_jobs's lazy ones, may be a submitted file; ADI red team round 7
 # found the same door open in the ADI driver, where base64.py/inspect.py ran before the run's go)
