@@ -4782,7 +4782,7 @@ def fork_jobs(jobs, run_job, concurrency=1):
     """The warm fork server: for each job (in the order given) fork a child that runs
     run_job(job) and exits; relay its messages tagged with job["id"]; enforce
     _REQ["job_timeout"]; send one job_end per job.  Returns the job_end messages, in the
-    jobs' order.  Up to `concurrency` jobs run at once (each its own child, process group and
+    order the jobs started.  Up to `concurrency` jobs run at once (each its own child, process group and
     user namespace; their asks are answered by job id).
     jobs may be an iterator (e.g. one that ask()s the grader for the next job): a job child
     then holds no plan of the jobs after it, as it would in a list it inherited (with
