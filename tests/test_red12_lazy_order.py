@@ -14,6 +14,8 @@ import random
 import subprocess
 import sys
 
+import pytest
+
 import test_fem_support as fem
 from test_adi_support import (copy_gold, drive, failed, gold_variant_source, grade, grader, message, reviews,
                               status, submission_from_solver)
@@ -88,6 +90,7 @@ print(json.dumps(out))
 
 
 # -- ADI: honest solvers that use the lazy submodules -----------------------------------------------
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")     # numpy.matlib's, in the study
 def test_adi_star_import_and_every_lazy_submodule_grade_as_the_gold(tmp_path):
     """Honest twin (passes before and after): `from numpy import *` at the top and numpy.f2py,
     ctypeslib, char, matlib, rec and dir(np) used inside solve: PASS 1.0, no REVIEW (ADI has no
@@ -214,10 +217,10 @@ print(json.dumps({"calls": len(calls), "asked": asked,
 
 
 # -- the job order: long jobs and the hang guarantee ------------------------------------------------
-def _schedule(plan, dur, width=2, hangs=()):
-    """fork_jobs's order with _next_job, each job taking dur(job) (those in hangs never end):
-    {tag: (start, end)} of the jobs started."""
-    nj = _prologue_functions("_is_long", "_next_job")["_next_job"]
+def _schedule(plan, dur, width=2, hangs=(), pick=None):
+    """fork_jobs's order with _next_job (or pick), each job taking dur(job) (those in hangs never
+    end): {tag: (start, end)} of the jobs started."""
+    nj = pick or _prologue_functions("_is_long", "_next_job")["_next_job"]
     pending, running, out, t, end = list(plan), [], {}, 0.0, object()
     while True:
         while len(running) < width:
@@ -283,3 +286,30 @@ def test_hang_on_the_finest_meshs_run_to_N_minus_1_h_only_is_partial(tmp_path):
     st = status(doc)
     assert st["provenance.regen[h=0.025]"] == st["hidden.drop"] == st["audit.causal"] == "PASS"
     assert st["tier3.regen[h=0.00625]"] == "PASS", message(doc, "tier3.regen[h=0.00625]")
+
+
+def _old_next(pending, running, end):
+    """The order before 3017f13: the plan's own, whatever runs."""
+    return pending.pop(0) if pending else end
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "measured, not fixed (the trade of 3017f13's order): a solver whose finest mesh's run to (N - 1) h "
+    "alone hangs now holds one slot from the end of the T = 1 run, so the short jobs run on one slot "
+    "throughout (they end at ~ S instead of ~ (S + W1) / 2: S the short jobs' time on one slot, W1 the "
+    "finest T = 1 run's; in this test's model 6.38 s against 3.90 s).  Graded (the gold with 0.35 s of sleep at import, that run hanging): --budget 8: before "
+    "PARTIAL 0.5 (every coarse, hidden and audit run graded), after FAIL 0.0 (hidden, witness, audit runs "
+    "cut); --budget 6: 0.0 both; the same solver hanging on every fine run: 0.0 both at --budget 8.  The "
+    "bound the hang rule always needed (a budget covering the short jobs on one slot: "
+    "test_short_jobs_never_wait_longer_than_alone_on_one_slot) still holds; keeping the old margin means "
+    "starting that run after the short jobs again (the ~0.1 s the change gained on the gold)"))
+def test_a_hang_of_only_the_finest_meshs_run_to_N_minus_1_h_leaves_the_short_jobs_as_early_as_before():
+    G = grader()
+    plan = G.plan_jobs()
+    dur = lambda j: 0.35 + 0.25e-6 * G._work(j)       # import-heavy: 0.35 s a job; the finest T = 1 run ~1.4 s
+    shorts = [j["tag"] for j in plan if not j.get("long")]
+    new = _schedule(plan, dur, hangs=("bench-1:4",))
+    old = _schedule(plan, dur, hangs=("bench-1:4",), pick=_old_next)
+    assert set(shorts) <= set(new) and set(shorts) <= set(old)
+    assert max(new[t][1] for t in shorts) <= max(old[t][1] for t in shorts) + 1e-9, \
+        (max(new[t][1] for t in shorts), max(old[t][1] for t in shorts))
