@@ -313,3 +313,40 @@ def test_a_hang_of_only_the_finest_meshs_run_to_N_minus_1_h_leaves_the_short_job
     assert set(shorts) <= set(new) and set(shorts) <= set(old)
     assert max(new[t][1] for t in shorts) <= max(old[t][1] for t in shorts) + 1e-9, \
         (max(new[t][1] for t in shorts), max(old[t][1] for t in shorts))
+
+
+# -- the recorder's wrapping: late modules hold no unwrapped entry point -----------------------------
+_UNWRAPPED_PROBE = r'''
+    import sys as _s, numpy as _n
+    for _x in ("f2py", "testing", "rec", "char", "ctypeslib", "matlib"):
+        getattr(_n, _x)
+    _W = getattr(solve_banded, "__glob" + "als__")["_WRAPPED"]
+    PLANT_ORIGINAL
+    _bad = []
+    for _nm, _m in list(_s.modules.items()):
+        _d = getattr(_m, "__dict__", None)
+        if type(_d) is not dict or _nm == "adi_solver":
+            continue
+        for _k, _v in list(_d.items()):
+            _w = _W.get(id(_v))
+            if _w is not None and _w[0] is _v:
+                _bad.append(_nm + "." + _k)
+    raise RuntimeError(("UNWRAPPED " + ", ".join(sorted(_bad)[:20])) if _bad else "CLEAN %d" % len(_W))
+'''
+
+
+def test_numpys_late_submodules_hold_no_unwrapped_entry_point(tmp_path):
+    """The driver replaced every reference to a recorded entry point in the modules loaded at its
+    start (_PATCHED); the six submodules now load later, in the job.  Loaded there (all six), no
+    module holds an original the recorder wrapped (the scan reads the driver's _WRAPPED through a
+    wrapper's globals, as a test only).  Control: an original planted into a new module is found."""
+    anchor = "    pb = BenchmarkProblem() if problem is None else problem\n"
+    clean = gold_variant_source(anchor, _UNWRAPPED_PROBE.replace("PLANT_ORIGINAL", "pass") + anchor)
+    ready, J, viol, _ = drive(tmp_path / "clean", clean)
+    assert J["bench:0"]["error"].startswith("RuntimeError: CLEAN "), J["bench:0"]["error"]
+    assert int(J["bench:0"]["error"].rsplit(" ", 1)[1]) > 100          # (the recorder's entry points)
+    planted = gold_variant_source(anchor, _UNWRAPPED_PROBE.replace(
+        "PLANT_ORIGINAL", "_s.modules['planted_mod'] = type(_s)('planted_mod'); "
+        "_s.modules['planted_mod'].f = next(iter(_W.values()))[0]") + anchor)
+    ready, J, viol, _ = drive(tmp_path / "planted", planted)
+    assert "UNWRAPPED planted_mod.f" in J["bench:0"]["error"], J["bench:0"]["error"]
