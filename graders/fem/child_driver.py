@@ -1456,8 +1456,26 @@ _ALLOWED = set(getattr(_sys, "stdlib_module_names", ())) | {"numpy", "scipy", "f
                                                                  "__mp_main__"}
 
 
+# numpy.f2py, one of numpy's submodules the warm parent leaves lazy (import_libraries), imports
+# charset_normalizer where it is installed (numpy/f2py/crackfortran.py), a package compiled by mypyc
+# with a runtime helper module of its own (named <20 hex digits>__mypyc): modules numpy loads, not
+# the submission (scipy's import loaded them in the warm parent before issue 21's speed work).
+# Without this, a solver that loads numpy.f2py (`from numpy import *` does) was reported here
+# (REVIEW, 0.0 under --strict; ADI/FEM red team round 12).  Exempt only in a job that loaded
+# numpy.f2py; any other package still shows by its own name (a mypyc-compiled one included).
+_NUMPY_LAZY_LOADS = {"numpy.f2py": ("charset_normalizer",)}
+
+
+def _mypyc_helper(name):
+    return len(name) == 27 and name.endswith("__mypyc") and all(c in "0123456789abcdef" for c in name[:20])
+
+
 def _new_modules():
-    return sorted({m.split(".")[0] for m in set(_sys.modules) - _MODS0} - _ALLOWED)[:20]
+    new = {m.split(".")[0] for m in set(_sys.modules) - _MODS0} - _ALLOWED
+    for sub, tops in _NUMPY_LAZY_LOADS.items():
+        if sub in _sys.modules and sub not in _MODS0:
+            new = {m for m in new if m not in tops and not _mypyc_helper(m)}
+    return sorted(new)[:20]
 
 
 def _compiled():
