@@ -4,6 +4,7 @@ swept in, numpy.f2py and numpy.testing among them, are left lazy) and which job 
 when two run at once (_next_job: a fine mesh's run starts as soon as no other one runs, and
 one job slot is always the coarse jobs')."""
 import ast
+import functools
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import test_fem_support as fem
 from test_adi_support import failed, gold_variant_source, grade, grader, reviews, submission_from_solver
 
 
+@functools.lru_cache(maxsize=None)
 def _prologue_source(*names):
     """The named top-level functions (and constants) of the child prologue as built into
     grade_adi.py, as source to run alone (the prologue itself talks to a grader at import)."""
