@@ -32,24 +32,29 @@ def _prologue_functions(*names):
     return ns
 
 
-def _simulate(plan, width=2, hangs=()):
-    """Drive _next_job as fork_jobs does, every job taking one tick (those in `hangs` never
-    end); returns the (tick, tag) starts."""
-    nj = _prologue_functions("_is_long", "_next_job")["_next_job"]
-    pending, running, starts, end, tick = list(plan), [], [], object(), 0
+def _schedule(plan, dur, width=2, hangs=(), pick=None):
+    """fork_jobs's order with _next_job (or pick), each job taking dur(job) (those in hangs never
+    end): {tag: (start, end)} of the jobs started, in the order they started."""
+    nj = pick or _prologue_functions("_is_long", "_next_job")["_next_job"]
+    pending, running, out, t, end = list(plan), [], {}, 0.0, object()
     while True:
         while len(running) < width:
             job = nj(pending, running, end)
             if job is end:
                 break
-            running.append({"job": job, "left": 10 ** 9 if job["tag"] in hangs else job.get("ticks", 1)})
-            starts.append((tick, job["tag"]))
-        if not running or all(s["left"] > 10 ** 8 for s in running):
-            return starts
-        tick += 1
-        for s in running:
-            s["left"] -= 1
-        running = [s for s in running if s["left"] > 0]
+            stop = float("inf") if job["tag"] in hangs else t + dur(job)
+            running.append({"job": job, "end": stop})
+            out[job["tag"]] = (t, stop)
+        live = [s for s in running if s["end"] < float("inf")]
+        if not live:
+            return out
+        s = min(live, key=lambda s: s["end"])
+        t = s["end"]
+        running.remove(s)
+
+
+def _ticks(job):
+    return job.get("ticks", 1)
 
 
 PLAN = ([{"tag": "F1", "long": True, "ticks": 5}] + [{"tag": f"c{i}"} for i in range(8)]
@@ -57,7 +62,7 @@ PLAN = ([{"tag": "F1", "long": True, "ticks": 5}] + [{"tag": f"c{i}"} for i in r
 
 
 def test_next_long_job_starts_when_the_slot_of_the_one_before_is_free():
-    starts = dict((t, k) for k, t in _simulate(PLAN))
+    starts = {tag: start for tag, (start, _) in _schedule(PLAN, _ticks).items()}
     assert starts["F1"] == 0 and starts["c0"] == 0
     assert starts["F2"] == 5                    # the moment F1 ended, before c5..c7
     assert max(starts[f"c{i}"] for i in range(8)) < starts["F3"]   # a second long one beside it
@@ -66,17 +71,17 @@ def test_next_long_job_starts_when_the_slot_of_the_one_before_is_free():
 
 def test_one_slot_is_always_the_short_jobs():
     """Every long job hangs: every short job still runs (the hang rule, -> 0.5)."""
-    tags = [t for _, t in _simulate(PLAN, hangs={"F1", "F2", "F3"})]
+    tags = list(_schedule(PLAN, _ticks, hangs={"F1", "F2", "F3"}))
     assert {f"c{i}" for i in range(8)} <= set(tags)
-    assert tags.count("F1") == 1 and "F3" not in tags   # F2 in the free slot after the shorts
-    tags = [t for _, t in _simulate(PLAN, hangs={"F1"})]
+    assert "F1" in tags and "F3" not in tags            # F2 in the free slot after the shorts
+    tags = list(_schedule(PLAN, _ticks, hangs={"F1"}))
     assert set(tags) == {t["tag"] for t in PLAN}
 
 
 def test_a_plan_without_long_jobs_runs_in_its_order():
     plan = [{"tag": f"j{i}"} for i in range(7)]
-    assert [t for _, t in _simulate(plan)] == [j["tag"] for j in plan]
-    assert [t for _, t in _simulate(plan, width=3)] == [j["tag"] for j in plan]
+    assert list(_schedule(plan, _ticks)) == [j["tag"] for j in plan]
+    assert list(_schedule(plan, _ticks, width=3)) == [j["tag"] for j in plan]
 
 
 def test_the_plan_marks_exactly_the_fine_meshes_runs_long():

@@ -19,7 +19,7 @@ import pytest
 import test_fem_support as fem
 from test_adi_support import (copy_gold, drive, failed, gold_variant_source, grade, grader, message, reviews,
                               status, submission_from_solver)
-from test_child_start import _prologue_functions, _prologue_source
+from test_child_start import _prologue_source, _schedule
 
 # -- FEM: numpy.f2py's own imports are not the submission's ---------------------------------------
 STAR = fem.GOLD_SOURCE.replace("import numpy as np\n", "import numpy as np\nfrom numpy import *  # noqa\n", 1)
@@ -217,27 +217,6 @@ print(json.dumps({"calls": len(calls), "asked": asked,
 
 
 # -- the job order: long jobs and the hang guarantee ------------------------------------------------
-def _schedule(plan, dur, width=2, hangs=(), pick=None):
-    """fork_jobs's order with _next_job (or pick), each job taking dur(job) (those in hangs never
-    end): {tag: (start, end)} of the jobs started."""
-    nj = pick or _prologue_functions("_is_long", "_next_job")["_next_job"]
-    pending, running, out, t, end = list(plan), [], {}, 0.0, object()
-    while True:
-        while len(running) < width:
-            job = nj(pending, running, end)
-            if job is end:
-                break
-            stop = float("inf") if job["tag"] in hangs else t + dur(job)
-            running.append({"job": job, "end": stop})
-            out[job["tag"]] = (t, stop)
-        live = [s for s in running if s["end"] < float("inf")]
-        if not live:
-            return out
-        s = min(live, key=lambda s: s["end"])
-        t = s["end"]
-        running.remove(s)
-
-
 def test_short_jobs_never_wait_longer_than_alone_on_one_slot():
     """The bound the hang rule rests on, over the real plan, random job times (fine runs from 0.1x
     to 10x the coarse ones) and every long job or all of them hanging: each short job ends no later

@@ -99,11 +99,9 @@ def import_libraries(names, optional=False, _lazy=_LAZY_NUMPY):
     import importlib
     import numpy
     g = vars(numpy)
-    own_dir = g.get("__dir__")
-    hidden = frozenset(n for n in _lazy if "numpy." + n not in _sys.modules)
-    own_all = g.get("__all__")
-    if not (callable(own_dir) and type(own_all) is list):
-        hidden = frozenset()
+    own_dir, own_all = g.get("__dir__"), g.get("__all__")
+    hidden = frozenset(n for n in _lazy if "numpy." + n not in _sys.modules) \
+        if callable(own_dir) and type(own_all) is list else frozenset()
     if hidden:
         g["__dir__"] = lambda: [n for n in own_dir() if n not in hidden]
         g["__all__"] = [n for n in own_all if n not in hidden]
